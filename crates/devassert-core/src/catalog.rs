@@ -1,0 +1,559 @@
+//! The rule catalog: one TOML file per rule under `catalog/`, embedded at
+//! build time, validated and compiled once. It answers three questions:
+//! which rule owns a device assertion line, which rule a host-side error text
+//! belongs to, and how the rule's causes rank given the evidence seen.
+
+use crate::finding::{Bound, Cause, Finding, OpFamily, Scalar, Severity, CAUSE_IDS};
+use regex::{Regex, RegexSet};
+use serde::Deserialize;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+include!(concat!(env!("OUT_DIR"), "/catalog_files.rs"));
+
+/// Rules the matcher falls back to when no catalog pattern owns a line.
+pub mod fallback {
+    pub const NO_KERNEL_LINE: &str = "DA001";
+    pub const UNRECOGNISED_ASSERT: &str = "DA004";
+    pub const INDUCTOR_ASSERT: &str = "DA402";
+    pub const CUSTOM_KERNEL: &str = "DA403";
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("catalog file {file}: {source}")]
+    Toml { file: String, source: toml::de::Error },
+    #[error("catalog file {file}: {message}")]
+    Invalid { file: String, message: String },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub id: String,
+    pub name: String,
+    pub op_family: OpFamily,
+    pub title: String,
+    pub summary: String,
+    #[serde(default)]
+    pub severity: Severity,
+    #[serde(default)]
+    pub internal: bool,
+    #[serde(default)]
+    pub ops: Vec<String>,
+    #[serde(default)]
+    pub bad_argument: String,
+    #[serde(default)]
+    pub bound: String,
+    #[serde(default)]
+    pub guard: String,
+    #[serde(default)]
+    pub fixes: Vec<String>,
+    #[serde(default, rename = "assert")]
+    pub asserts: Vec<AssertPattern>,
+    #[serde(default)]
+    pub cpu_messages: Vec<String>,
+    #[serde(default, rename = "cause")]
+    pub causes: Vec<CauseSpec>,
+    pub doc: Doc,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssertPattern {
+    pub file: Option<String>,
+    pub kernel: Option<String>,
+    pub assertion: Option<String>,
+    #[serde(default)]
+    pub releases: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CauseSpec {
+    pub id: String,
+    pub prior: f64,
+    pub why: String,
+    #[serde(default)]
+    pub fixes: Vec<String>,
+    #[serde(default)]
+    pub evidence: Vec<EvidenceSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvidenceSpec {
+    pub frame: Option<String>,
+    pub log: Option<String>,
+    pub assertion: Option<String>,
+    pub weight: f64,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Doc {
+    pub what: String,
+    pub why: String,
+    pub confirm: String,
+    pub fix: String,
+    #[serde(default)]
+    pub example: String,
+}
+
+struct CompiledAssert {
+    file: Option<Regex>,
+    kernel: Option<Regex>,
+    assertion: Option<Regex>,
+}
+
+impl CompiledAssert {
+    fn matches(&self, a: &DeviceAssert<'_>) -> bool {
+        let file_ok = self.file.as_ref().is_none_or(|r| r.is_match(a.file));
+        // Windows builds print no function: a kernel pattern cannot reject them.
+        let kernel_ok = match (&self.kernel, a.kernel) {
+            (Some(r), Some(k)) => r.is_match(k),
+            _ => true,
+        };
+        let assertion_ok = self.assertion.as_ref().is_none_or(|r| r.is_match(a.assertion));
+        file_ok && kernel_ok && assertion_ok
+    }
+}
+
+enum EvidenceKind {
+    Frame(Regex),
+    Log(usize),
+    Assertion(Regex),
+}
+
+struct CompiledEvidence {
+    kind: EvidenceKind,
+    weight: f64,
+    why: String,
+}
+
+struct CompiledCause {
+    spec: CauseSpec,
+    evidence: Vec<CompiledEvidence>,
+}
+
+/// A rule with its patterns compiled.
+pub struct CompiledRule {
+    pub rule: Rule,
+    asserts: Vec<CompiledAssert>,
+    causes: Vec<CompiledCause>,
+}
+
+impl std::ops::Deref for CompiledRule {
+    type Target = Rule;
+    fn deref(&self) -> &Rule {
+        &self.rule
+    }
+}
+
+/// One device assertion as the log reader parsed it, already normalised
+/// with [`normalize_path`], [`normalize_kernel`], [`normalize_assertion`].
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceAssert<'a> {
+    pub file: &'a str,
+    pub kernel: Option<&'a str>,
+    pub assertion: &'a str,
+}
+
+pub struct Catalog {
+    rules: Vec<CompiledRule>,
+    cpu_set: RegexSet,
+    cpu_owner: Vec<usize>,
+    log_set: RegexSet,
+    log_patterns: Vec<Regex>,
+}
+
+/// Which `log` evidence patterns fired while reading a log, with the named
+/// captures (`value`, `low`, `high`) of their first match.
+#[derive(Debug, Default, Clone)]
+pub struct LogHits {
+    first: HashMap<usize, Vec<(String, String)>>,
+}
+
+impl LogHits {
+    pub fn is_empty(&self) -> bool {
+        self.first.is_empty()
+    }
+    /// Merge hits of another reader (another input file of the same crash).
+    pub fn merge(&mut self, other: &LogHits) {
+        for (k, v) in &other.first {
+            self.first.entry(*k).or_insert_with(|| v.clone());
+        }
+    }
+}
+
+/// What the evidence says about a rule's causes.
+#[derive(Debug, Clone, Default)]
+pub struct Ranked {
+    pub causes: Vec<Cause>,
+    pub fixes: Vec<String>,
+    pub values: Vec<Scalar>,
+    pub bound: Option<Bound>,
+}
+
+fn compile(file: &str, what: &str, pat: &str) -> Result<Regex, CatalogError> {
+    Regex::new(pat).map_err(|e| CatalogError::Invalid { file: file.into(), message: format!("{what} pattern {pat:?}: {e}") })
+}
+
+impl Catalog {
+    /// The catalog embedded in this binary.
+    pub fn builtin() -> &'static Catalog {
+        static CATALOG: OnceLock<Catalog> = OnceLock::new();
+        CATALOG.get_or_init(|| {
+            // The embedded files are validated by this crate's tests; failing here
+            // means the binary was built from a broken catalog.
+            Catalog::from_sources(CATALOG_FILES.iter().copied()).unwrap_or_else(|e| panic!("embedded catalog is invalid: {e}"))
+        })
+    }
+
+    /// The embedded catalog's files, `(file name, TOML text)`.
+    pub fn builtin_sources() -> &'static [(&'static str, &'static str)] {
+        CATALOG_FILES
+    }
+
+    pub fn from_sources<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Catalog, CatalogError> {
+        let mut rules = Vec::new();
+        let mut cpu_patterns = Vec::new();
+        let mut cpu_owner = Vec::new();
+        let mut log_patterns: Vec<Regex> = Vec::new();
+        let mut ids = HashSet::new();
+        let mut names = HashSet::new();
+        for (file, text) in files {
+            let rule: Rule = toml::from_str(text).map_err(|source| CatalogError::Toml { file: file.into(), source })?;
+            let invalid = |message: String| CatalogError::Invalid { file: file.into(), message };
+            let id_ok = rule.id.len() == 5 && rule.id.starts_with("DA") && rule.id[2..].bytes().all(|b| b.is_ascii_digit());
+            if !id_ok {
+                return Err(invalid(format!("rule id {:?} is not DA followed by three digits", rule.id)));
+            }
+            if !file.starts_with(&format!("{}-{}", rule.id, rule.name)) {
+                return Err(invalid(format!("file name should be {}-{}.toml", rule.id, rule.name)));
+            }
+            if !rule.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+                return Err(invalid(format!("rule name {:?} is not kebab-case", rule.name)));
+            }
+            if !ids.insert(rule.id.clone()) || !names.insert(rule.name.clone()) {
+                return Err(invalid(format!("duplicate rule id or name {} {}", rule.id, rule.name)));
+            }
+            let mut asserts = Vec::new();
+            for a in &rule.asserts {
+                if a.file.is_none() && a.kernel.is_none() && a.assertion.is_none() {
+                    return Err(invalid("an [[assert]] needs at least one of file, kernel, assertion".into()));
+                }
+                let c = |p: &Option<String>, what| p.as_deref().map(|p| compile(file, what, p)).transpose();
+                asserts.push(CompiledAssert { file: c(&a.file, "file")?, kernel: c(&a.kernel, "kernel")?, assertion: c(&a.assertion, "assertion")? });
+            }
+            for m in &rule.cpu_messages {
+                compile(file, "cpu_messages", m)?;
+                cpu_patterns.push(m.clone());
+                cpu_owner.push(rules.len());
+            }
+            let mut causes = Vec::new();
+            for cause in &rule.causes {
+                if !CAUSE_IDS.contains(&cause.id.as_str()) {
+                    return Err(invalid(format!("cause id {:?} is not in the contract's vocabulary", cause.id)));
+                }
+                if !(0.0..=1.0).contains(&cause.prior) {
+                    return Err(invalid(format!("cause {} prior {} is outside [0, 1]", cause.id, cause.prior)));
+                }
+                let mut evidence = Vec::new();
+                for e in &cause.evidence {
+                    let kind = match (&e.frame, &e.log, &e.assertion) {
+                        (Some(p), None, None) => EvidenceKind::Frame(compile(file, "frame", p)?),
+                        (None, Some(p), None) => {
+                            log_patterns.push(compile(file, "log", p)?);
+                            EvidenceKind::Log(log_patterns.len() - 1)
+                        }
+                        (None, None, Some(p)) => EvidenceKind::Assertion(compile(file, "assertion", p)?),
+                        _ => return Err(invalid(format!("evidence of cause {} needs exactly one of frame, log, assertion", cause.id))),
+                    };
+                    evidence.push(CompiledEvidence { kind, weight: e.weight, why: e.why.clone() });
+                }
+                causes.push(CompiledCause { spec: cause.clone(), evidence });
+            }
+            rules.push(CompiledRule { rule, asserts, causes });
+        }
+        rules.sort_by(|a, b| a.id.cmp(&b.id));
+        // cpu_owner indexes the unsorted order; rebuild it against the sorted rules.
+        let mut cpu_owner_sorted = Vec::with_capacity(cpu_owner.len());
+        let mut cpu_sorted = Vec::with_capacity(cpu_patterns.len());
+        for (ri, r) in rules.iter().enumerate() {
+            for m in &r.cpu_messages {
+                cpu_sorted.push(m.clone());
+                cpu_owner_sorted.push(ri);
+            }
+        }
+        let set_err = |e: regex::Error| CatalogError::Invalid { file: "catalog".into(), message: e.to_string() };
+        Ok(Catalog {
+            cpu_set: RegexSet::new(&cpu_sorted).map_err(set_err)?,
+            cpu_owner: cpu_owner_sorted,
+            log_set: RegexSet::new(log_patterns.iter().map(|r| r.as_str())).map_err(set_err)?,
+            log_patterns,
+            rules,
+        })
+    }
+
+    pub fn rules(&self) -> &[CompiledRule] {
+        &self.rules
+    }
+
+    /// A rule by id (`DA101`, any case) or name.
+    pub fn get(&self, key: &str) -> Option<&CompiledRule> {
+        self.rules.iter().find(|r| r.id.eq_ignore_ascii_case(key) || r.name == key)
+    }
+
+    /// The rule that owns a device assertion line. Falls back to the generic
+    /// rules: PyTorch's own files → DA004, Inductor/Triton → DA402, any other
+    /// file → DA403 (custom kernel).
+    pub fn match_assert(&self, a: &DeviceAssert<'_>) -> &CompiledRule {
+        if let Some(r) = self.rules.iter().find(|r| r.asserts.iter().any(|p| p.matches(a))) {
+            return r;
+        }
+        let id = if is_inductor_file(a.file) || a.kernel == Some("unknown") {
+            fallback::INDUCTOR_ASSERT
+        } else if is_pytorch_file(a.file) {
+            fallback::UNRECOGNISED_ASSERT
+        } else {
+            fallback::CUSTOM_KERNEL
+        };
+        self.get(id).unwrap_or(&self.rules[0])
+    }
+
+    /// Whether any catalog pattern (not a fallback) owns the line.
+    pub fn owns_assert(&self, a: &DeviceAssert<'_>) -> bool {
+        self.rules.iter().any(|r| r.asserts.iter().any(|p| p.matches(a)))
+    }
+
+    /// The rule whose host-side error text appears in `line`, if any.
+    pub fn match_cpu_message(&self, line: &str) -> Option<&CompiledRule> {
+        self.cpu_set.matches(line).iter().next().map(|i| &self.rules[self.cpu_owner[i]])
+    }
+
+    /// Record which `log` evidence patterns `line` matches.
+    pub fn observe_log_line(&self, line: &str, hits: &mut LogHits) {
+        if self.log_patterns.is_empty() {
+            return;
+        }
+        for i in self.log_set.matches(line).iter() {
+            hits.first.entry(i).or_insert_with(|| {
+                let re = &self.log_patterns[i];
+                re.captures(line)
+                    .map(|c| re.capture_names().flatten().filter_map(|n| c.name(n).map(|m| (n.to_string(), m.as_str().to_string()))).collect())
+                    .unwrap_or_default()
+            });
+        }
+    }
+
+    /// Rank a rule's causes. `frames` are traceback function names and code
+    /// lines (innermost last); `assertion` the normalised assertion text.
+    pub fn rank(&self, rule: &CompiledRule, frames: &[&str], assertion: Option<&str>, hits: &LogHits) -> Ranked {
+        let mut out = Ranked::default();
+        let mut scored: Vec<(f64, usize, Cause, &CauseSpec)> = Vec::new();
+        for (order, cause) in rule.causes.iter().enumerate() {
+            let mut confidence = cause.spec.prior;
+            let mut reasons = Vec::new();
+            for e in &cause.evidence {
+                let fired = match &e.kind {
+                    EvidenceKind::Frame(re) => frames.iter().any(|f| re.is_match(f)),
+                    EvidenceKind::Assertion(re) => match assertion.and_then(|a| re.captures(a)) {
+                        Some(c) => {
+                            take_captures(re.capture_names().flatten().filter_map(|n| c.name(n).map(|m| (n, m.as_str()))), &mut out);
+                            true
+                        }
+                        None => false,
+                    },
+                    EvidenceKind::Log(i) => match hits.first.get(i) {
+                        Some(caps) => {
+                            take_captures(caps.iter().map(|(n, v)| (n.as_str(), v.as_str())), &mut out);
+                            true
+                        }
+                        None => false,
+                    },
+                };
+                if fired {
+                    confidence += e.weight;
+                    reasons.push(e.why.clone());
+                }
+            }
+            let confidence = (confidence.clamp(0.0, 0.95) * 100.0).round() / 100.0;
+            let why = if reasons.is_empty() { cause.spec.why.clone() } else { format!("{} (evidence: {})", cause.spec.why, reasons.join("; ")) };
+            scored.push((confidence, order, Cause { id: cause.spec.id.clone(), confidence, why }, &cause.spec));
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        if let Some((_, _, _, top)) = scored.first() {
+            out.fixes.extend(top.fixes.iter().cloned());
+        }
+        for f in &rule.fixes {
+            if !out.fixes.contains(f) {
+                out.fixes.push(f.clone());
+            }
+        }
+        out.causes = scored.into_iter().map(|(_, _, c, _)| c).collect();
+        out
+    }
+
+    /// A finding for `rule` with the rule's identity filled in and nothing else.
+    pub fn finding(&self, rule: &CompiledRule) -> Finding {
+        Finding {
+            rule: rule.id.clone(),
+            name: rule.name.clone(),
+            op_family: rule.op_family,
+            summary: rule.summary.clone(),
+            severity: rule.severity,
+            evidence: Default::default(),
+            location: None,
+            noticed_at: None,
+            values: Vec::new(),
+            value_counts: Vec::new(),
+            count: None,
+            bound: None,
+            locations: Vec::new(),
+            causes: Vec::new(),
+            fixes: rule.fixes.clone(),
+        }
+    }
+}
+
+fn take_captures<'a>(caps: impl Iterator<Item = (&'a str, &'a str)>, out: &mut Ranked) {
+    for (name, text) in caps {
+        let Ok(v) = text.trim().parse::<i64>() else { continue };
+        match name {
+            "value" if !out.values.contains(&Scalar::Int(v)) => out.values.push(Scalar::Int(v)),
+            "high" => out.bound.get_or_insert(Bound { low: Some(Scalar::Int(0)), high: None, high_inclusive: false }).high = Some(Scalar::Int(v)),
+            "low" => out.bound.get_or_insert(Bound { low: None, high: None, high_inclusive: false }).low = Some(Scalar::Int(v)),
+            _ => {}
+        }
+    }
+}
+
+const PYTORCH_ROOTS: &[&str] = &["aten/", "c10/", "torch/csrc/", "caffe2/", "third_party/", "torch/headeronly/"];
+
+/// The stable part of a printed source path: from `aten/`, `c10/`,
+/// `torch/csrc/`, `caffe2/` or `third_party/` on, with `/` separators; any
+/// other path is returned with `/` separators only.
+pub fn normalize_path(raw: &str) -> String {
+    let p = raw.trim().replace('\\', "/");
+    let mut best: Option<usize> = None;
+    for root in PYTORCH_ROOTS {
+        // The root must start the path or follow a separator (`/pytorch/aten/…`, `../aten/…`).
+        let mut from = 0;
+        while let Some(i) = p[from..].find(root) {
+            let at = from + i;
+            if at == 0 || p.as_bytes()[at - 1] == b'/' {
+                best = Some(best.map_or(at, |b: usize| b.min(at)));
+                break;
+            }
+            from = at + 1;
+        }
+    }
+    match best {
+        Some(i) => p[i..].to_string(),
+        None => p,
+    }
+}
+
+/// Whether a normalised path is PyTorch's own source.
+pub fn is_pytorch_file(path: &str) -> bool {
+    PYTORCH_ROOTS.iter().any(|r| path.starts_with(r))
+}
+
+/// Whether a path is an Inductor-generated Triton kernel.
+pub fn is_inductor_file(path: &str) -> bool {
+    path.contains("torchinductor") || path == "unknown" || path.is_empty()
+}
+
+/// The bare name of a printed device function: pretty signatures
+/// (`void indexSelectSmallIndex(TensorInfo<T, I>, …) [with T = float, …]`),
+/// qualified names (`at::native::<unnamed>::renormRowsL1`) and spelled-out
+/// lambdas (`lambda [](int)->auto::operator()(int)->auto`) lose everything
+/// but the name.
+pub fn normalize_kernel(raw: &str) -> String {
+    let s = raw.trim();
+    let s = s.split(" [with ").next().unwrap_or(s);
+    if s.contains("operator()") {
+        return "operator()".to_string();
+    }
+    // Cut the parameter list: the first '(' outside template brackets.
+    let mut depth = 0i32;
+    let mut cut = s.len();
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            '(' if depth <= 0 => {
+                cut = i;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let head = s[..cut].trim_end();
+    // Drop the return type and qualifiers: the last whitespace-separated token
+    // outside template brackets, then the last `::` component.
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, ch) in head.char_indices() {
+        match ch {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ' ' | '*' | '&' if depth <= 0 => start = i + 1,
+            _ => {}
+        }
+    }
+    let name = &head[start..];
+    let name = name.rsplit("::").next().unwrap_or(name);
+    // Template arguments on the name itself are not part of it.
+    let name = name.split('<').next().unwrap_or(name);
+    if name.is_empty() {
+        s.to_string()
+    } else {
+        name.to_string()
+    }
+}
+
+/// Whitespace runs collapsed to one space, ends trimmed.
+pub fn normalize_assertion(raw: &str) -> String {
+    raw.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_cut_at_the_pytorch_root() {
+        assert_eq!(normalize_path("/pytorch/aten/src/ATen/native/cuda/Indexing.cu"), "aten/src/ATen/native/cuda/Indexing.cu");
+        assert_eq!(normalize_path("../aten/src/ATen/native/cuda/Loss.cu"), "aten/src/ATen/native/cuda/Loss.cu");
+        assert_eq!(
+            normalize_path(r"C:\actions-runner\_work\pytorch\pytorch\pytorch\aten\src\ATen\native\cuda\IndexKernelUtils.cu"),
+            "aten/src/ATen/native/cuda/IndexKernelUtils.cu"
+        );
+        assert_eq!(normalize_path("/opt/conda/conda-bld/pytorch_1518244421288/work/torch/lib/THC/x.cuh"), "/opt/conda/conda-bld/pytorch_1518244421288/work/torch/lib/THC/x.cuh");
+        assert_eq!(normalize_path("/home/me/ext/my_kernel.cu"), "/home/me/ext/my_kernel.cu");
+        assert!(!is_pytorch_file("/home/me/ext/my_kernel.cu"));
+    }
+
+    #[test]
+    fn kernel_names_lose_signatures() {
+        assert_eq!(normalize_kernel("indexSelectLargeIndex"), "indexSelectLargeIndex");
+        assert_eq!(
+            normalize_kernel("void indexSelectSmallIndex(TensorInfo<T, IndexType>, TensorInfo<long, IndexType>, int, int, IndexType, long) [with T = float, IndexType = unsigned int, DstDim = 2, SrcDim = 2, IdxDim = -2]"),
+            "indexSelectSmallIndex"
+        );
+        assert_eq!(normalize_kernel("Acctype bce_functor<Dtype, Acctype>::operator()(Tuple) [with Tuple = t]"), "operator()");
+        assert_eq!(normalize_kernel("lambda [](int)->auto::operator()(int)->auto"), "operator()");
+        assert_eq!(normalize_kernel("int at::native::<unnamed>::binarySearchForMultinomial(scalar_t *, scal"), "binarySearchForMultinomial");
+        assert_eq!(normalize_kernel("void at::native::<unnamed>::EmbeddingBag_updateOutputKernel(long *, lo"), "EmbeddingBag_updateOutputKernel");
+        assert_eq!(normalize_kernel("IndexType indexToOffset(const TensorInfo<T, IndexType> &, long, IndexT"), "indexToOffset");
+        assert_eq!(normalize_kernel("unknown"), "unknown");
+    }
+
+    #[test]
+    fn assertion_whitespace_collapses() {
+        assert_eq!(normalize_assertion("  t >= 0  &&\tt < n_classes "), "t >= 0 && t < n_classes");
+    }
+}

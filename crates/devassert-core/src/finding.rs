@@ -1,0 +1,323 @@
+//! The one result type every command produces: a [`Finding`] tied to a rule of
+//! the catalog, and the [`Report`] that carries findings and their fallout.
+//! The serde shape of these types *is* the `devassert/1` JSON contract.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fmt;
+
+pub const SCHEMA: &str = "devassert/1";
+
+/// The op families of the contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpFamily {
+    IndexSelect,
+    EmbeddingBag,
+    NllLoss,
+    #[serde(rename = "nll_loss2d")]
+    NllLoss2d,
+    GatherScatter,
+    Index,
+    Bce,
+    Multinomial,
+    CtcLoss,
+    OneHot,
+    Bincount,
+    Inductor,
+    CustomKernel,
+    Unknown,
+}
+
+impl OpFamily {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpFamily::IndexSelect => "index_select",
+            OpFamily::EmbeddingBag => "embedding_bag",
+            OpFamily::NllLoss => "nll_loss",
+            OpFamily::NllLoss2d => "nll_loss2d",
+            OpFamily::GatherScatter => "gather_scatter",
+            OpFamily::Index => "index",
+            OpFamily::Bce => "bce",
+            OpFamily::Multinomial => "multinomial",
+            OpFamily::CtcLoss => "ctc_loss",
+            OpFamily::OneHot => "one_hot",
+            OpFamily::Bincount => "bincount",
+            OpFamily::Inductor => "inductor",
+            OpFamily::CustomKernel => "custom_kernel",
+            OpFamily::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for OpFamily {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The cause ids of the contract, best known first.
+pub const CAUSE_IDS: &[&str] = &[
+    "token_id_ge_vocab",
+    "added_tokens_no_resize",
+    "seq_len_gt_max_positions",
+    "type_vocab_size",
+    "pad_token_id_out_of_range",
+    "negative_index",
+    "label_ge_num_classes",
+    "ignore_label_not_ignored",
+    "negative_label",
+    "bce_on_logits",
+    "bce_target_range",
+    "nan_in_input",
+    "nan_inf_probs",
+    "index_ge_dim_size",
+    "index_overflow",
+    "unknown",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Note,
+    Warning,
+    #[default]
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A value as the contract writes it: an integer, a float, or one of the
+/// strings `"nan"`, `"inf"`, `"-inf"`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    Int(i64),
+    Float(f64),
+}
+
+impl Scalar {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) => f,
+        }
+    }
+}
+
+impl From<i64> for Scalar {
+    fn from(v: i64) -> Self {
+        Scalar::Int(v)
+    }
+}
+
+impl From<f64> for Scalar {
+    fn from(v: f64) -> Self {
+        Scalar::Float(v)
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Scalar::Int(i) => write!(f, "{i}"),
+            Scalar::Float(x) if x.is_nan() => f.write_str("nan"),
+            Scalar::Float(x) if x == f64::INFINITY => f.write_str("inf"),
+            Scalar::Float(x) if x == f64::NEG_INFINITY => f.write_str("-inf"),
+            Scalar::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+impl Serialize for Scalar {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Scalar::Int(i) => s.serialize_i64(i),
+            Scalar::Float(x) if x.is_finite() => s.serialize_f64(x),
+            Scalar::Float(_) => s.serialize_str(&self.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match Value::deserialize(d)? {
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    Ok(Scalar::Int(i))
+                } else {
+                    n.as_f64().map(Scalar::Float).ok_or_else(|| D::Error::custom("number out of range"))
+                }
+            }
+            Value::String(s) => match s.as_str() {
+                "nan" => Ok(Scalar::Float(f64::NAN)),
+                "inf" => Ok(Scalar::Float(f64::INFINITY)),
+                "-inf" => Ok(Scalar::Float(f64::NEG_INFINITY)),
+                other => Err(D::Error::custom(format!("expected a number, \"nan\", \"inf\" or \"-inf\", got {other:?}"))),
+            },
+            other => Err(D::Error::custom(format!("expected a number, got {other}"))),
+        }
+    }
+}
+
+/// The valid range: `[low, high)` for indices (`high_inclusive` false), `[low, high]`
+/// for probabilities.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bound {
+    pub low: Option<Scalar>,
+    pub high: Option<Scalar>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub high_inclusive: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Bound {
+    pub fn index(low: i64, high: i64) -> Self {
+        Bound { low: Some(Scalar::Int(low)), high: Some(Scalar::Int(high)), high_inclusive: false }
+    }
+    pub fn closed(low: f64, high: f64) -> Self {
+        Bound { low: Some(Scalar::Float(low)), high: Some(Scalar::Float(high)), high_inclusive: true }
+    }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let low = self.low.map(|v| v.to_string()).unwrap_or_else(|| "-inf".into());
+        let high = self.high.map(|v| v.to_string()).unwrap_or_else(|| "inf".into());
+        let close = if self.high_inclusive { ']' } else { ')' };
+        write!(f, "[{low}, {high}{close}")
+    }
+}
+
+/// A place in Python source code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceLocation {
+    pub file: String,
+    pub line: u64,
+    pub function: Option<String>,
+    /// The source line as the traceback showed it, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)?;
+        if let Some(func) = &self.function {
+            write!(f, " in {func}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A place in a data file (scan) or a tensor (guard).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct DataLocation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Flat element index.
+    pub index: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<Vec<u64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Scalar>,
+}
+
+/// A ranked root cause.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cause {
+    pub id: String,
+    pub confidence: f64,
+    pub why: String,
+}
+
+/// One root failure, tied to a catalog rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub rule: String,
+    pub name: String,
+    pub op_family: OpFamily,
+    pub summary: String,
+    #[serde(default)]
+    pub severity: Severity,
+    /// What the finding rests on: kernel, assertion, source, threads, blocks,
+    /// ranks (explain); op, argument, shape, dtype, device, pid (guard); …
+    #[serde(default)]
+    pub evidence: Map<String, Value>,
+    /// Innermost frame of the user's code that called the op, when known reliably.
+    pub location: Option<SourceLocation>,
+    /// Where Python reported the error, when that differs from `location`.
+    pub noticed_at: Option<SourceLocation>,
+    /// Distinct offending values (at most a few dozen).
+    #[serde(default)]
+    pub values: Vec<Scalar>,
+    /// How often each of `values` occurs, when counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub value_counts: Vec<u64>,
+    /// All offending values, when counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    pub bound: Option<Bound>,
+    /// First places found.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locations: Vec<DataLocation>,
+    #[serde(default)]
+    pub causes: Vec<Cause>,
+    #[serde(default)]
+    pub fixes: Vec<String>,
+}
+
+/// An error caused by an earlier finding; never a root cause.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fallout {
+    /// `cublas`, `cudnn`, `nccl_timeout`, `repeated_error`, `later_assert`, `abort`, …
+    pub kind: String,
+    pub message: String,
+    pub count: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<i64>,
+    /// 1-based line in the (first) input where it first appeared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+}
+
+/// What a command produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: String,
+    pub command: String,
+    pub exit_code: i32,
+    pub findings: Vec<Finding>,
+    pub fallout: Vec<Fallout>,
+    /// Command-specific sections (`inputs`, `files`, `log`, …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Report {
+    pub fn new(command: &str) -> Self {
+        Report {
+            schema: SCHEMA.to_string(),
+            command: command.to_string(),
+            exit_code: 0,
+            findings: Vec::new(),
+            fallout: Vec::new(),
+            extra: Map::new(),
+        }
+    }
+}

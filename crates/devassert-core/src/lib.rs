@@ -1,0 +1,11 @@
+//! devassert-core: the findings model, the rule catalog and the renderers
+//! shared by every devassert command.
+
+pub mod catalog;
+pub mod docs;
+pub mod finding;
+pub mod render;
+
+pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};
+pub use finding::{Bound, Cause, DataLocation, Fallout, Finding, OpFamily, Report, Scalar, Severity, SourceLocation, CAUSE_IDS, SCHEMA};
+pub use render::{render, Format, RenderOptions};

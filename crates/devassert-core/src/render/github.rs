@@ -1,0 +1,52 @@
+//! GitHub Actions workflow commands: one `::error` (or `::warning`,
+//! `::notice`) line per finding, anchored at the user's source line or data
+//! file when there is one.
+use crate::finding::{Finding, Report, Severity};
+
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn escape_prop(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+fn message(f: &Finding) -> String {
+    let mut m = f.summary.clone();
+    if !f.values.is_empty() {
+        let vals: Vec<String> = f.values.iter().take(8).map(|v| v.to_string()).collect();
+        m.push_str(&format!("; values {}", vals.join(", ")));
+    }
+    if let Some(b) = &f.bound {
+        m.push_str(&format!(" outside {b}"));
+    }
+    if let Some(c) = f.causes.first() {
+        m.push_str(&format!("; likely cause: {} ({:.0}%)", c.id, c.confidence * 100.0));
+    }
+    if let Some(fix) = f.fixes.first() {
+        m.push_str(&format!("\nfix: {fix}"));
+    }
+    m
+}
+
+pub(super) fn render(report: &Report) -> String {
+    let mut out = String::new();
+    for f in &report.findings {
+        let level = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "notice",
+        };
+        let mut props = Vec::new();
+        let at = f.location.as_ref().or(f.noticed_at.as_ref());
+        if let Some(loc) = at {
+            props.push(format!("file={}", escape_prop(&loc.file)));
+            props.push(format!("line={}", loc.line));
+        } else if let Some(file) = f.locations.first().and_then(|l| l.file.as_deref()) {
+            props.push(format!("file={}", escape_prop(file)));
+        }
+        props.push(format!("title={}", escape_prop(&format!("{} {}", f.rule, f.name))));
+        out.push_str(&format!("::{level} {}::{}\n", props.join(","), escape_data(&message(f))));
+    }
+    out
+}

@@ -1,0 +1,277 @@
+//! The terminal rendering: what happened, where, why, and what to do next.
+
+use super::RenderOptions;
+use crate::finding::{Fallout, Finding, Report, Severity, SourceLocation};
+use serde_json::Value;
+use std::fmt::Write;
+use std::path::Path;
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn wrap(&self, code: &str, s: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn bold(&self, s: &str) -> String {
+        self.wrap("1", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.wrap("2", s)
+    }
+    fn sev(&self, sev: Severity, s: &str) -> String {
+        let code = match sev {
+            Severity::Error => "1;31",
+            Severity::Warning => "1;33",
+            Severity::Note => "1;36",
+        };
+        self.wrap(code, s)
+    }
+    fn blue(&self, s: &str) -> String {
+        self.wrap("1;34", s)
+    }
+    fn green(&self, s: &str) -> String {
+        self.wrap("32", s)
+    }
+}
+
+pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
+    let p = Paint { on: opts.color };
+    let mut out = String::new();
+    if report.findings.is_empty() {
+        let what = match report.command.as_str() {
+            "explain" | "run" => "no device-side failure found",
+            _ => "no findings",
+        };
+        let _ = writeln!(out, "{}", p.green(what));
+    }
+    for (i, f) in report.findings.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        finding(&mut out, &p, f, opts);
+    }
+    if !report.fallout.is_empty() {
+        fallout(&mut out, &p, &report.fallout, opts);
+    }
+    out
+}
+
+fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
+    let _ = writeln!(out, "{}{} {}", p.sev(f.severity, &format!("{}[{}]", f.severity.as_str(), f.rule)), p.bold(&format!(" {}:", f.name)), p.bold(&f.summary));
+    let gutter = p.blue("   |");
+    if let Some(loc) = &f.location {
+        let _ = writeln!(out, "  {} {loc}", p.blue("-->"));
+        snippet(out, p, loc, opts);
+        if let Some(n) = &f.noticed_at {
+            let _ = writeln!(out, "{gutter} noticed later at {n}");
+        }
+    } else if let Some(n) = &f.noticed_at {
+        let _ = writeln!(out, "  {} {n}  {}", p.blue("-->"), p.dim("(where Python noticed it)"));
+        snippet(out, p, n, opts);
+        let _ = writeln!(
+            out,
+            "{gutter} {}",
+            p.bold("this line is where the error surfaced, not where it happened: CUDA reports kernel failures at the next synchronisation")
+        );
+    }
+    evidence(out, p, f);
+    if !f.values.is_empty() || f.bound.is_some() {
+        let mut line = String::new();
+        if !f.values.is_empty() {
+            let shown: Vec<String> = f
+                .values
+                .iter()
+                .take(12)
+                .enumerate()
+                .map(|(i, v)| match f.value_counts.get(i) {
+                    Some(c) if *c > 1 => format!("{v} (×{c})"),
+                    _ => v.to_string(),
+                })
+                .collect();
+            let more = if f.values.len() > 12 { format!(", … {} more", f.values.len() - 12) } else { String::new() };
+            let _ = write!(line, "offending values: {}{more}", shown.join(", "));
+        }
+        if let Some(b) = &f.bound {
+            if !line.is_empty() {
+                line.push_str("; ");
+            }
+            let _ = write!(line, "valid range {b}");
+        }
+        if let Some(c) = f.count {
+            let _ = write!(line, "; {c} out of range in all");
+        }
+        let _ = writeln!(out, "{gutter} {line}");
+    }
+    for l in f.locations.iter().take(5) {
+        let mut s = String::from("at ");
+        if let Some(file) = &l.file {
+            let _ = write!(s, "{file} ");
+        }
+        match (&l.position, l.row, l.offset) {
+            (Some(pos), _, _) => {
+                let _ = write!(s, "position {pos:?}");
+            }
+            (None, Some(r), Some(o)) => {
+                let _ = write!(s, "row {r}, offset {o}");
+            }
+            (None, Some(r), None) => {
+                let _ = write!(s, "row {r}");
+            }
+            _ => {
+                let _ = write!(s, "index {}", l.index);
+            }
+        }
+        if let Some(v) = l.value {
+            let _ = write!(s, ": {v}");
+        }
+        let _ = writeln!(out, "{gutter} {s}");
+    }
+    if f.locations.len() > 5 {
+        let _ = writeln!(out, "{gutter} … {} more places", f.locations.len() - 5);
+    }
+    if !f.causes.is_empty() {
+        let _ = writeln!(out, "{}", p.bold("likely causes:"));
+        for (i, c) in f.causes.iter().take(4).enumerate() {
+            let _ = writeln!(out, "  {}. {} ({:.0}%): {}", i + 1, p.bold(&c.id), c.confidence * 100.0, c.why);
+        }
+    }
+    let _ = writeln!(out, "{}", p.bold("next steps:"));
+    let mut n = 0;
+    for fix in &f.fixes {
+        n += 1;
+        let _ = writeln!(out, "  {n}. {fix}");
+    }
+    if f.location.is_none() && f.noticed_at.is_some() {
+        n += 1;
+        let cmd = opts.rerun_hint.as_deref().unwrap_or("python train.py");
+        let _ = writeln!(out, "  {n}. find the real line and the values: devassert run -- {cmd}");
+    }
+    if !opts.quiet {
+        n += 1;
+        let _ = writeln!(out, "  {n}. {}", p.dim(&format!("read more: devassert rule {}", f.rule)));
+    }
+}
+
+fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, opts: &RenderOptions) {
+    let gutter = p.blue("   |");
+    let path = Path::new(&loc.file);
+    let resolved = match &opts.source_root {
+        Some(_) if path.is_absolute() => Some(path.to_path_buf()),
+        Some(root) => Some(root.join(path)),
+        None => None,
+    };
+    let text = resolved.filter(|p| p.is_file()).and_then(|p| std::fs::read(p).ok());
+    let lines: Vec<String> = match &text {
+        Some(bytes) => String::from_utf8_lossy(bytes).lines().map(str::to_string).collect(),
+        None => Vec::new(),
+    };
+    let idx = loc.line as usize;
+    if idx >= 1 && idx <= lines.len() {
+        let lo = idx.saturating_sub(1).max(1);
+        let hi = (idx + 1).min(lines.len());
+        let width = hi.to_string().len().max(3);
+        for n in lo..=hi {
+            let marker = if n == idx { p.sev(Severity::Error, ">") } else { " ".to_string() };
+            let num = p.blue(&format!("{n:>width$} |"));
+            let _ = writeln!(out, "{marker}{num} {}", lines[n - 1]);
+        }
+    } else if let Some(code) = &loc.code {
+        let _ = writeln!(out, "{gutter} {}", code.trim());
+    }
+}
+
+fn evidence(out: &mut String, p: &Paint, f: &Finding) {
+    let gutter = p.blue("   |");
+    let e = &f.evidence;
+    let s = |k: &str| e.get(k).and_then(Value::as_str);
+    if let Some(kernel) = s("kernel") {
+        let mut line = format!("kernel {}", p.bold(kernel));
+        if let Some(a) = s("assertion") {
+            let _ = write!(line, ": `{a}` failed");
+        }
+        if let Some(src) = s("source") {
+            let _ = write!(line, " ({src})");
+        }
+        let _ = writeln!(out, "{gutter} {line}");
+    } else if let Some(a) = s("assertion") {
+        let _ = writeln!(out, "{gutter} assertion `{a}` failed");
+    }
+    let n = |k: &str| e.get(k).and_then(Value::as_u64);
+    let mut spread = Vec::new();
+    if let Some(t) = n("threads") {
+        spread.push(format!("{t} thread{}", if t == 1 { "" } else { "s" }));
+    }
+    if let Some(b) = n("blocks") {
+        spread.push(format!("{b} block{}", if b == 1 { "" } else { "s" }));
+    }
+    if let Some(ranks) = e.get("ranks").and_then(Value::as_array).filter(|r| !r.is_empty()) {
+        let r: Vec<String> = ranks.iter().map(|v| v.to_string()).collect();
+        spread.push(format!("rank{} {}", if r.len() == 1 { "" } else { "s" }, r.join(", ")));
+    }
+    if !spread.is_empty() {
+        let _ = writeln!(out, "{gutter} failed in {}", spread.join(", "));
+    }
+    if let Some(op) = s("op") {
+        let mut line = format!("op {}", p.bold(op));
+        if let Some(arg) = s("argument") {
+            let _ = write!(line, ", argument `{arg}`");
+        }
+        if let Some(shape) = e.get("shape").filter(|v| !v.is_null()) {
+            let _ = write!(line, ", shape {shape}");
+        }
+        for k in ["dtype", "device"] {
+            if let Some(v) = s(k) {
+                let _ = write!(line, ", {v}");
+            }
+        }
+        let _ = writeln!(out, "{gutter} {line}");
+    }
+    if let Some(msg) = s("message") {
+        let _ = writeln!(out, "{gutter} error: {msg}");
+    }
+    if let Some(note) = s("note") {
+        let _ = writeln!(out, "{gutter} {note}");
+    }
+}
+
+fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions) {
+    let total: u64 = items.iter().map(|f| f.count).sum();
+    let _ = writeln!(
+        out,
+        "\n{} {}",
+        p.bold("fallout:"),
+        p.dim(&format!("{total} later error{} caused by the failure above; not root causes, ignore them", if total == 1 { "" } else { "s" }))
+    );
+    if opts.quiet {
+        return;
+    }
+    for f in items.iter().take(8) {
+        let times = if f.count > 1 { format!("{}× ", f.count) } else { String::new() };
+        let ranks = if f.ranks.is_empty() {
+            String::new()
+        } else {
+            let r: Vec<String> = f.ranks.iter().map(|r| r.to_string()).collect();
+            format!(" (rank{} {})", if r.len() == 1 { "" } else { "s" }, r.join(", "))
+        };
+        let _ = writeln!(out, "  - {times}{}{ranks}", truncate(&f.message, 140));
+    }
+    if items.len() > 8 {
+        let _ = writeln!(out, "  - … {} more kinds", items.len() - 8);
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n).collect();
+        t.push('…');
+        t
+    }
+}

@@ -1,0 +1,50 @@
+//! Sibling renderers of one [`Report`]: human (terminal), JSON (the
+//! `devassert/1` contract) and GitHub Actions annotations.
+
+mod github;
+mod human;
+mod json;
+
+use crate::finding::Report;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Human,
+    Json,
+    Github,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "human" => Ok(Format::Human),
+            "json" => Ok(Format::Json),
+            "github" => Ok(Format::Github),
+            other => Err(format!("unknown format {other:?} (expected human, json or github)")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RenderOptions {
+    /// ANSI colors (the CLI decides: a TTY and no `NO_COLOR`).
+    pub color: bool,
+    /// Where relative source paths of findings are looked up for snippets;
+    /// `None` disables snippets.
+    pub source_root: Option<PathBuf>,
+    /// The command line to suggest for `devassert run`, when known.
+    pub rerun_hint: Option<String>,
+    /// Fewer lines: no doc hints, no fallout details.
+    pub quiet: bool,
+}
+
+pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> String {
+    match format {
+        Format::Human => human::render(report, opts),
+        Format::Json => json::render(report),
+        Format::Github => github::render(report),
+    }
+}

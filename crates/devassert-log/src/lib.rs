@@ -1,0 +1,1 @@
+//! devassert-log: streaming reader of crash logs: assertion groups, tracebacks, fallout; and the diagnosis.

@@ -1,0 +1,1 @@
+//! devassert-model: Hugging Face model directory checks.

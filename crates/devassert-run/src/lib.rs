@@ -1,0 +1,1 @@
+//! devassert-run: the supervisor of devassert run and the embedded Python guard.

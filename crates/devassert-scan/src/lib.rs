@@ -1,0 +1,1 @@
+//! devassert-scan: range checks over token and label data files.

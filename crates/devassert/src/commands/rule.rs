@@ -1,0 +1,61 @@
+use crate::cli::{FormatArg, Global};
+use crate::output;
+use anyhow::{bail, Context};
+use clap::Args;
+use devassert_core::{docs, Catalog};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct RuleArgs {
+    /// A rule id (DA101) or name (embedding-index-out-of-range); none lists them all.
+    pub rule: Option<String>,
+    /// Write every rule page into this folder (how docs/rules/ is generated).
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub write_docs: Option<PathBuf>,
+}
+
+pub fn run(args: RuleArgs, g: &Global) -> anyhow::Result<i32> {
+    let catalog = Catalog::builtin();
+    if let Some(dir) = args.write_docs {
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        for (name, text) in docs::all_pages(catalog) {
+            let path = dir.join(&name);
+            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        return Ok(0);
+    }
+    let json = g.format == FormatArg::Json;
+    match args.rule {
+        None => {
+            if json {
+                let list: Vec<_> = catalog
+                    .rules()
+                    .iter()
+                    .map(|r| serde_json::json!({"rule": r.id, "name": r.name, "op_family": r.op_family, "summary": r.summary, "internal": r.internal}))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                let color = output::use_color(g, std::io::stdout().is_terminal());
+                for r in catalog.rules() {
+                    let id = if color { format!("\x1b[1m{}\x1b[0m", r.id) } else { r.id.clone() };
+                    println!("{id}  {:<42} {:<15} {}", r.name, r.op_family.as_str(), r.summary);
+                }
+            }
+        }
+        Some(key) => {
+            let Some(rule) = catalog.get(&key) else {
+                bail!("no rule {key:?}; `devassert rule` lists them");
+            };
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({"rule": rule.id, "name": rule.name, "op_family": rule.op_family, "summary": rule.summary, "page": docs::rule_page(rule)}))?
+                );
+            } else {
+                print!("{}", docs::rule_page(rule));
+            }
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,50 @@
+//! Rendering a report to stdout with the global flags, and the one error style.
+
+use crate::cli::{ColorArg, FormatArg, Global};
+use devassert_core::{render, Format, RenderOptions, Report};
+use std::io::{IsTerminal, Write};
+
+pub fn format(g: &Global) -> Format {
+    match g.format {
+        FormatArg::Human => Format::Human,
+        FormatArg::Json => Format::Json,
+        FormatArg::Github => Format::Github,
+    }
+}
+
+/// Colors on a terminal unless NO_COLOR (any non-empty value) is set.
+pub fn use_color(g: &Global, stream_is_tty: bool) -> bool {
+    match g.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+pub fn render_options(g: &Global) -> RenderOptions {
+    RenderOptions {
+        color: use_color(g, std::io::stdout().is_terminal()),
+        source_root: std::env::current_dir().ok(),
+        rerun_hint: None,
+        quiet: g.quiet,
+    }
+}
+
+/// Render `report` to stdout in the chosen format.
+pub fn emit(report: &Report, g: &Global, opts: &RenderOptions) -> anyhow::Result<()> {
+    let text = render(report, format(g), opts);
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth reporting.
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+pub fn print_error(e: &anyhow::Error) {
+    let mut msg = format!("devassert: error: {e}");
+    for cause in e.chain().skip(1) {
+        msg.push_str(&format!(": {cause}"));
+    }
+    eprintln!("{msg}");
+}

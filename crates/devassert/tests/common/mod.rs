@@ -1,0 +1,32 @@
+//! Shared by the CLI tests: the built binary, fixture paths, and the Python
+//! of the test venv (made by `scripts/venv` when `DEVASSERT_TEST_PYTHON` is unset).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+pub fn bin() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("devassert").expect("devassert binary is built for tests")
+}
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
+}
+
+/// The test venv's python (torch, numpy, pyarrow, Pillow, transformers).
+pub fn python() -> PathBuf {
+    static PY: OnceLock<PathBuf> = OnceLock::new();
+    PY.get_or_init(|| {
+        if let Some(p) = std::env::var_os("DEVASSERT_TEST_PYTHON") {
+            return PathBuf::from(p);
+        }
+        let out = std::process::Command::new(repo_root().join("scripts/venv")).output().expect("run scripts/venv");
+        assert!(out.status.success(), "scripts/venv failed: {}", String::from_utf8_lossy(&out.stderr));
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    })
+    .clone()
+}
