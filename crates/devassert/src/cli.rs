@@ -60,4 +60,6 @@ pub enum Command {
     Check(commands::check::CheckArgs),
     /// List the rules, or print one rule's page.
     Rule(commands::rule::RuleArgs),
+    /// Print shell completions: `devassert completions bash > /etc/bash_completion.d/devassert`.
+    Completions(commands::completions::CompletionsArgs),
 }

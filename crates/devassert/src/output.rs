@@ -32,10 +32,13 @@ pub fn render_options(g: &Global) -> RenderOptions {
 
 /// Render `report` to stdout in the chosen format.
 pub fn emit(report: &Report, g: &Global, opts: &RenderOptions) -> anyhow::Result<()> {
-    let text = render(report, format(g), opts);
+    print(render(report, format(g), opts).as_bytes())
+}
+
+/// Write to stdout; a closed pipe (`| head`) is not an error worth reporting.
+pub fn print(bytes: &[u8]) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is not an error worth reporting.
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+    match out.write_all(bytes).and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }

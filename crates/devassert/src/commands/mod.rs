@@ -1,6 +1,7 @@
 //! One module per command; each turns its flags into library calls.
 
 pub mod check;
+pub mod completions;
 pub mod explain;
 pub mod rule;
 pub mod run;
@@ -17,5 +18,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Scan(a) => scan::run(a, g),
         Command::Check(a) => check::run(a, g),
         Command::Rule(a) => rule::run(a, g),
+        Command::Completions(a) => completions::run(a, g),
     }
 }

@@ -34,13 +34,15 @@ pub fn run(args: RuleArgs, g: &Global) -> anyhow::Result<i32> {
                     .iter()
                     .map(|r| serde_json::json!({"rule": r.id, "name": r.name, "op_family": r.op_family, "summary": r.summary, "internal": r.internal}))
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&list)?);
+                output::print(format!("{}\n", serde_json::to_string_pretty(&list)?).as_bytes())?;
             } else {
                 let color = output::use_color(g, std::io::stdout().is_terminal());
+                let mut text = String::new();
                 for r in catalog.rules() {
                     let id = if color { format!("\x1b[1m{}\x1b[0m", r.id) } else { r.id.clone() };
-                    println!("{id}  {:<42} {:<15} {}", r.name, r.op_family.as_str(), r.summary);
+                    text.push_str(&format!("{id}  {:<42} {:<15} {}\n", r.name, r.op_family.as_str(), r.summary));
                 }
+                output::print(text.as_bytes())?;
             }
         }
         Some(key) => {
@@ -48,12 +50,10 @@ pub fn run(args: RuleArgs, g: &Global) -> anyhow::Result<i32> {
                 bail!("no rule {key:?}; `devassert rule` lists them");
             };
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&serde_json::json!({"rule": rule.id, "name": rule.name, "op_family": rule.op_family, "summary": rule.summary, "page": docs::rule_page(rule)}))?
-                );
+                let page = serde_json::json!({"rule": rule.id, "name": rule.name, "op_family": rule.op_family, "summary": rule.summary, "page": docs::rule_page(rule)});
+                output::print(format!("{}\n", serde_json::to_string_pretty(&page)?).as_bytes())?;
             } else {
-                print!("{}", docs::rule_page(rule));
+                output::print(docs::rule_page(rule).as_bytes())?;
             }
         }
     }
