@@ -323,9 +323,10 @@ impl Catalog {
         self.get(id).unwrap_or(&self.rules[0])
     }
 
-    /// Whether any catalog pattern (not a fallback) owns the line.
-    pub fn owns_assert(&self, a: &DeviceAssert<'_>) -> bool {
-        self.rules.iter().any(|r| r.asserts.iter().any(|p| p.matches(a)))
+    /// Every rule whose patterns (not a fallback) own the line; a sound
+    /// catalog has at most one.
+    pub fn owners(&self, a: &DeviceAssert<'_>) -> Vec<&CompiledRule> {
+        self.rules.iter().filter(|r| r.asserts.iter().any(|p| p.matches(a))).collect()
     }
 
     /// The rule whose host-side error text appears in `line`, if any.
@@ -430,10 +431,10 @@ fn take_captures<'a>(caps: impl Iterator<Item = (&'a str, &'a str)>, out: &mut R
     }
 }
 
-const PYTORCH_ROOTS: &[&str] = &["aten/", "c10/", "torch/csrc/", "caffe2/", "third_party/", "torch/headeronly/"];
+const PYTORCH_ROOTS: &[&str] = &["aten/", "c10/", "torch/csrc/", "caffe2/", "torch/headeronly/", "third_party/fbgemm/", "third_party/mslk/"];
 
 /// The stable part of a printed source path: from `aten/`, `c10/`,
-/// `torch/csrc/`, `caffe2/` or `third_party/` on, with `/` separators; any
+/// `torch/csrc/`, `caffe2/` or PyTorch's `third_party/` kernels on, with `/` separators; any
 /// other path is returned with `/` separators only.
 pub fn normalize_path(raw: &str) -> String {
     let p = raw.trim().replace('\\', "/");
