@@ -273,8 +273,16 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         Option<&str>,
     ) = match root {
         Root::Assert(g) => {
+            // hipify renames `native/cuda/X.cu` to `native/hip/X.hip`: match ROCm lines as their CUDA source.
+            let file = if g.rocm || g.file.ends_with(".hip") {
+                g.file
+                    .replace("/native/hip/", "/native/cuda/")
+                    .replace(".hip", ".cu")
+            } else {
+                g.file.clone()
+            };
             let a = DeviceAssert {
-                file: &g.file,
+                file: &file,
                 kernel: g.kernel.as_deref(),
                 assertion: &g.assertion,
             };

@@ -317,6 +317,7 @@ impl Reader {
     /// Complete lines, each ending in `\n`.
     fn scan(&mut self, region: &[u8]) {
         let mut p = 0;
+        let mut next = [None, None];
         while p < region.len() {
             if self.wants_every_line() {
                 let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
@@ -324,11 +325,10 @@ impl Reader {
                 p = e + 1;
                 continue;
             }
-            let Some((hit, hit_end)) = self.pre.find(&region[p..]) else {
+            let Some((hit, hit_end)) = self.pre.find(region, p, &mut next) else {
                 self.line_no += memchr_iter(b'\n', &region[p..]).count() as u64;
                 return;
             };
-            let (hit, hit_end) = (p + hit, p + hit_end);
             let ls = memrchr(b'\n', &region[p..hit]).map_or(p, |i| p + i + 1);
             self.line_no += memchr_iter(b'\n', &region[p..ls]).count() as u64;
             let le = ls + memchr(b'\n', &region[ls..]).unwrap_or(region.len() - ls);
@@ -376,10 +376,14 @@ impl Reader {
         let t = text.trim();
         self.traceback_line(text, rank);
         self.device_lines(text, rank, time);
-        if let Some((kind, device)) = errors::classify(t) {
-            self.host_event(kind, device, t, rank, time);
+        if self.pre.has_trigger(t) {
+            if let Some((kind, device)) = errors::classify(t) {
+                self.host_event(kind, device, t, rank, time);
+            }
         }
-        self.dsa_line(t, rank);
+        if self.dsa_open || t.contains(" = ") || t.contains("assertion failure") {
+            self.dsa_line(t, rank);
+        }
         if !self.facts.launch_blocking
             && (t.contains("CUDA_LAUNCH_BLOCKING") || t.contains("AMD_SERIALIZE_KERNEL"))
             && errors::sets_launch_blocking(t)
