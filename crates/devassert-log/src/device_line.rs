@@ -266,12 +266,7 @@ pub fn dangling_path(line: &str) -> Option<&str> {
         }
     }
     // A path token ending in a CUDA source extension, followed by other output.
-    for tok in t.split_whitespace() {
-        if is_source_path(tok) {
-            return Some(tok);
-        }
-    }
-    None
+    t.split_whitespace().find(|tok| is_source_path(tok))
 }
 
 fn is_source_path(tok: &str) -> bool {

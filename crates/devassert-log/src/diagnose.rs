@@ -251,7 +251,13 @@ fn loc(f: &Frame) -> SourceLocation {
 fn frames_text<'a>(tbs: &[&'a Traceback]) -> Vec<&'a str> {
     let mut v = Vec::new();
     for tb in tbs {
-        for f in &tb.frames {
+        // PyTorch's own frames are the same for every caller (`torch.embedding(weight, input, padding_idx, …)`)
+        // and say nothing about which table or label was wrong.
+        for f in tb
+            .frames
+            .iter()
+            .filter(|f| !f.file.replace('\\', "/").contains("/torch/"))
+        {
             v.push(f.function.as_str());
             if let Some(c) = &f.code {
                 v.push(c.as_str());
@@ -372,8 +378,13 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
                 f.noticed_at = Some(loc(fr));
             }
         }
-        if let Some(e) = &tb.exception {
-            evidence.entry("message").or_insert_with(|| json!(e));
+        // The exception Python raised says it better than a warning printed before it.
+        if let Some(e) = tb
+            .exception
+            .as_ref()
+            .filter(|e| device_related(tb) > 0 || e.contains("Error"))
+        {
+            evidence.insert("message".into(), json!(e));
         }
         if reliable && !matches!(root, Root::Cpu(_)) {
             evidence.insert("synchronous".into(), json!(true));

@@ -99,6 +99,10 @@ fn matcher() -> &'static AhoCorasick {
 /// The kind of a line, and whether the line also carries the device-side
 /// assert text (a watchdog or `terminate` line can wrap it).
 pub fn classify(line: &str) -> Option<(HostKind, bool)> {
+    // The `Search for `cudaErrorAssert' in …` hint belongs to the error line above it.
+    if line.starts_with("Search for `") {
+        return None;
+    }
     let mut best: Option<usize> = None;
     let mut device = false;
     for m in matcher().find_overlapping_iter(line) {
