@@ -147,9 +147,18 @@ def norm_expr(raw):
     return e
 
 
+PRINTF_RE = re.compile(  # CUDA_KERNEL_ASSERT_PRINTF (2.10+): an extra line before the standard one
+    r"\[CUDA_KERNEL_ASSERT\] (?P<file>(?:[A-Za-z]:)?[^\s:]*?\.[A-Za-z]\w*):(?P<line>\d+): (?P<func>.+?): "
+    r"block: \[[\d, ]*\],? thread: \[[\d, ]*\]: Assertion failed: `(?P<expr>.*?)`: (?P<msg>.*)$")
+
+
 def parse_device_line(line):
     # launcher prefixes such as "[rank0]:" or "[1,0]<stderr>:"
-    line = re.sub(r"^(?:\[[^\]]*\](?:<\w+>)?:)+", "", line.strip())
+    line = re.sub(r"^(?:\[(?!CUDA_KERNEL_ASSERT\])[^\]]*\](?:<\w+>)?:)+", "", line.strip())
+    m = PRINTF_RE.search(line)
+    if m:
+        return dict(file=norm_file(m.group("file")), kernel=norm_kernel(m.group("func")),
+                    assertion=norm_expr(m.group("expr")), raw_file=m.group("file"))
     m = DEVICE_RE.search(line)
     if not m:
         return None
@@ -370,6 +379,8 @@ SYNTHETIC = [
     ("csrc/ops/gather_points.cu:12: gather_points_kernel: block: [0,0,0], thread: [1,0,0] Assertion `index >= 0 && index < n` failed.", "DA403"),
     ("/home/u/proj/third_party/cutlass/include/cute/x.hpp:10: f: block: [0,0,0], thread: [0,0,0] Assertion `false` failed.", "DA403"),
     ("D:\\proj\\kernels\\my_kernel.cuh:7: block: [0,0,0], thread: [0,0,0] Assertion `k < K` failed.", "DA403"),
+    ("[CUDA_KERNEL_ASSERT] /pytorch/aten/src/ATen/native/cuda/Repeat.cu:20: compute_cuda_kernel: block: [0,0,0], thread: [0,0,0]: Assertion failed: `result_size == cumsum_ptr[size - 1]`: Invalid input! In `repeat_interleave`, the `output_size` argument (12) must be the same as the sum of the elements in the `repeats` tensor (10).", "DA501"),
+    ("/pytorch/aten/src/ATen/native/cuda/Repeat.cu:20: compute_cuda_kernel: block: [0,0,0], thread: [0,0,0]: Assertion failed: `result_size == cumsum_ptr[size - 1]`: Invalid input! In `repeat_interleave`, the `output_size` argument (12) must be the same as the sum of the elements in the `repeats` tensor (10).", "DA501"),
     ("/__w/pytorch/pytorch/aten/src/ATen/native/cuda/SomeNewKernel.cu:12: new_kernel: block: [0,0,0], thread: [0,0,0] Assertion `x < y` failed.", None),
 ]
 
