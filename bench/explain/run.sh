@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Benchmark: `devassert explain` (release build) against `grep -c Assertion`
+# on the same generated log, in the same run, with peak memory.
+# usage: bench/explain/run.sh [SIZE_BYTES]   (default 1 GiB; the log goes to bench/out/)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+size="${1:-1073741824}"
+out=bench/out
+mkdir -p "$out"
+log="$out/explain-$size.log"
+[ -s "$log" ] || python3 bench/explain/make_log.py "$log" "$size" >/dev/null
+cargo build --release -q -p devassert
+bin=target/release/devassert
+command -v /usr/bin/time >/dev/null || { echo "install GNU time (apt-get install time)" >&2; exit 2; }
+# Warm the page cache so both tools read from memory.
+cat "$log" >/dev/null
+measure() { # prints "seconds peak_kib"
+  # Not /dev/null: GNU grep stops at the first match when its output is discarded.
+  /usr/bin/time -f "%e %M" -o "$out/time.txt" "$@" >"$out/stdout.txt"
+  cat "$out/time.txt"
+}
+read -r g_s g_kb < <(measure grep -c Assertion "$log" || true)
+read -r e_s e_kb < <(measure "$bin" explain --format json "$log")
+"$bin" explain --format json "$log" | python3 -c 'import json,sys; r=json.load(sys.stdin); f=r["findings"][0]; print("finding:", f["rule"], f["evidence"].get("kernel"), "lines", f["evidence"].get("count"), "fallout kinds", len(r["fallout"]))'
+echo "log: $(du -h "$log" | cut -f1) ($(wc -l < "$log") lines)"
+echo "grep -c Assertion: ${g_s}s, peak ${g_kb} KiB"
+echo "devassert explain: ${e_s}s, peak ${e_kb} KiB ($((e_kb / 1024)) MiB)"
+python3 -c "print(f'time ratio explain/grep: {float(\"$e_s\") / max(float(\"$g_s\"), 0.001):.1f}x (goal <= 2x); memory goal <= 64 MiB: {\"met\" if $e_kb <= 65536 else \"missed\"}')"
