@@ -20,8 +20,8 @@ const ADDED_TOKENS_SPAN: i64 = 1024;
 pub struct Explained {
     pub causes: Vec<Cause>,
     pub fixes: Vec<String>,
-    /// One line for the human summary.
-    pub hint: String,
+    /// Lines for the human summary.
+    pub hints: Vec<String>,
 }
 
 fn cause(id: &str, share: f64, scale: f64, why: String) -> Cause {
@@ -61,32 +61,48 @@ pub fn explain(
     match target {
         Target::Tokens => {
             let neg = share(&|v| v < 0);
-            let high = share(&|v| v >= bounds.high);
             let base = BASE_VOCABS.contains(&bounds.high);
-            if high > 0.0 {
-                if base && max < bounds.high + ADDED_TOKENS_SPAN {
-                    causes.push(cause(
-                        "added_tokens_no_resize",
-                        high,
-                        0.7,
-                        format!("the bad ids ({}..={max}) sit just past {}, a common base vocabulary: tokens were added to the tokenizer but the embeddings were not resized", bounds.high, bounds.high),
-                    ));
-                    causes.push(cause("token_id_ge_vocab", high, 0.25, format!("ids up to {max} came from a tokenizer with a larger vocabulary than {}", bounds.high)));
-                    hints.push(format!(
-                        "max id {max} with vocab {}: tokens added without resizing the embeddings?",
-                        bounds.high
-                    ));
-                    push_fix(&mut fixes, "model.resize_token_embeddings(len(tokenizer))");
+            let near_end = if base {
+                bounds.high + ADDED_TOKENS_SPAN
+            } else {
+                bounds.high
+            };
+            let near = share(&|v| v >= bounds.high && v < near_end);
+            let far = share(&|v| v >= near_end);
+            let near_max = values
+                .keys()
+                .copied()
+                .filter(|&v| v >= bounds.high && v < near_end)
+                .max()
+                .unwrap_or(bounds.high);
+            if near > 0.0 {
+                let what = if near_max == bounds.high {
+                    format!("id {near_max} sits")
                 } else {
-                    causes.push(cause(
-                        "token_id_ge_vocab",
-                        high,
-                        0.8,
-                        format!("ids up to {max} need a vocabulary of at least {}, the model has {}: the data was tokenized with a different tokenizer", max + 1, bounds.high),
-                    ));
-                    hints.push(format!("max id {max} with vocab {}: tokenized with a different (larger) tokenizer?", bounds.high));
-                    push_fix(&mut fixes, "re-tokenize the data with the model's own tokenizer, or pass the model's real vocabulary size");
-                }
+                    format!("ids {}..={near_max} sit", bounds.high)
+                };
+                causes.push(cause(
+                    "added_tokens_no_resize",
+                    near,
+                    0.7,
+                    format!("{what} just past {}, a common base vocabulary: tokens were added to the tokenizer but the embeddings were not resized", bounds.high),
+                ));
+                causes.push(cause("token_id_ge_vocab", near, 0.25, format!("ids up to {near_max} came from a tokenizer with a larger vocabulary than {}", bounds.high)));
+                hints.push(format!("max id {near_max} with vocab {}: tokens added without resizing the embeddings?", bounds.high));
+                push_fix(&mut fixes, "model.resize_token_embeddings(len(tokenizer))");
+            }
+            if far > 0.0 {
+                causes.push(cause(
+                    "token_id_ge_vocab",
+                    far,
+                    0.8,
+                    format!("ids up to {max} need a vocabulary of at least {}, the model has {}: the data was tokenized with a different tokenizer", max + 1, bounds.high),
+                ));
+                hints.push(format!(
+                    "max id {max} with vocab {}: tokenized with a different (larger) tokenizer?",
+                    bounds.high
+                ));
+                push_fix(&mut fixes, "re-tokenize the data with the model's own tokenizer, or pass the model's real vocabulary size");
             }
             if neg > 0.0 {
                 causes.push(cause(
@@ -106,6 +122,12 @@ pub fn explain(
             let hf = share(&|v| v == -100);
             let neg = share(&|v| v < 0 && v != -100);
             let high = share(&|v| v >= bounds.high && !(v == 255 && bounds.high <= 255));
+            let max = values
+                .keys()
+                .copied()
+                .filter(|&v| v >= bounds.high && !(v == 255 && bounds.high <= 255))
+                .max()
+                .unwrap_or(max);
             if border > 0.0 {
                 causes.push(cause(
                     "ignore_label_not_ignored",
@@ -179,6 +201,16 @@ pub fn explain(
         }
     }
     causes.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    // One entry per cause id: the best explanation, with the others' weight.
+    let mut merged: Vec<Cause> = Vec::new();
+    for c in causes {
+        match merged.iter_mut().find(|m| m.id == c.id) {
+            Some(m) => m.confidence = (m.confidence + c.confidence).min(0.95),
+            None => merged.push(c),
+        }
+    }
+    let mut causes = merged;
+    causes.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
     if causes.is_empty() {
         causes.push(Cause {
             id: "unknown".into(),
@@ -189,7 +221,7 @@ pub fn explain(
     Explained {
         causes,
         fixes,
-        hint: hints.join("; "),
+        hints,
     }
 }
 
@@ -206,7 +238,7 @@ mod tests {
         let v = HashMap::from([(50257, 3), (50260, 1)]);
         let e = explain(&v, Bounds::new(0, 50257), Target::Tokens, false);
         assert_eq!(e.causes[0].id, "added_tokens_no_resize");
-        assert!(e.hint.contains("max id 50260 with vocab 50257"));
+        assert!(e.hints[0].contains("max id 50260 with vocab 50257"));
     }
 
     #[test]

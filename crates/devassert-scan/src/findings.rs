@@ -117,8 +117,8 @@ pub fn explain_range(
             f.fixes.push(x);
         }
     }
-    if !e.hint.is_empty() {
-        f.evidence.insert("hint".into(), json!(e.hint));
+    if !e.hints.is_empty() {
+        f.evidence.insert("hints".into(), json!(e.hints));
     }
 }
 
@@ -192,8 +192,8 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
         f.evidence.insert("check".into(), json!("dtype_overflow"));
         f.evidence.insert("files".into(), json!(wrapped.len()));
         f.evidence.insert(
-            "hint".into(),
-            json!(format!("u16 token files cannot hold ids >= 65536, and the vocabulary has {}: ids were silently wrapped when written", b.high)),
+            "hints".into(),
+            json!([format!("u16 token files cannot hold ids >= 65536, and the vocabulary has {}: ids were silently wrapped when written", b.high)]),
         );
         f.causes = vec![Cause {
             id: "index_overflow".into(),
@@ -238,10 +238,10 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
         f.value_counts.clear();
         f.evidence.insert("check".into(), json!("max_len"));
         f.evidence.insert(
-            "hint".into(),
-            json!(format!(
+            "hints".into(),
+            json!([format!(
                 "{long} rows longer than {max}: positions past max_position_embeddings"
-            )),
+            )]),
         );
         f.causes = vec![Cause {
             id: "seq_len_gt_max_positions".into(),
@@ -268,8 +268,8 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
             .collect();
         f.evidence.insert("check".into(), json!("min_len"));
         f.evidence.insert(
-            "hint".into(),
-            json!(format!("{short} rows shorter than {min}")),
+            "hints".into(),
+            json!([format!("{short} rows shorter than {min}")]),
         );
         f.causes = vec![Cause {
             id: "unknown".into(),

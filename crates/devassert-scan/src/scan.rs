@@ -115,6 +115,11 @@ fn scan_inner(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) ->
     report
 }
 
+/// The path as the user would type it: `./x` from walking `.` shown as `x`.
+fn display(path: &Path) -> String {
+    path.strip_prefix(".").unwrap_or(path).display().to_string()
+}
+
 fn open(path: &Path) -> Result<Arc<Bytes>, ScanError> {
     let file = std::fs::File::open(path)?;
     let len = file.metadata()?.len();
@@ -138,7 +143,7 @@ fn scan_file(path: &Path, opts: &ScanOptions) -> Result<FileOutcome, ScanError> 
         bytes: bytes.clone(),
     };
     let parts = formats::read(&input, format, opts)?;
-    let file = path.display().to_string();
+    let file = display(path);
     let mut out = FileOutcome {
         summaries: Vec::new(),
         parts: Vec::new(),

@@ -4,12 +4,14 @@
 
 use super::{Input, Reader};
 use crate::error::{bad, Result};
+use crate::options::Dtype;
 use crate::options::{InputFormat, ScanOptions, Target};
-use crate::values::{Layout, Part, Values};
+use crate::values::{Bytes, Layout, Part, Values};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Schema};
+use std::sync::Arc;
 
 pub struct Arrow;
 
@@ -113,17 +115,41 @@ pub fn type_name(t: &DataType) -> String {
     }
 }
 
-/// Integer values of a primitive array as i64, with validity.
-fn ints(a: &dyn Array) -> Option<Vec<i64>> {
+fn dtype_of(t: &DataType) -> Option<Dtype> {
+    Some(match t {
+        DataType::Int8 => Dtype::I8,
+        DataType::Int16 => Dtype::I16,
+        DataType::Int32 => Dtype::I32,
+        DataType::Int64 => Dtype::I64,
+        DataType::UInt8 => Dtype::U8,
+        DataType::UInt16 => Dtype::U16,
+        DataType::UInt32 => Dtype::U32,
+        DataType::UInt64 => Dtype::U64,
+        _ => return None,
+    })
+}
+
+/// Append elements `range` of the integer array `a` as little-endian bytes,
+/// the valid ones only; returns how many were appended.
+fn append(a: &dyn Array, range: std::ops::Range<usize>, out: &mut Vec<u8>) -> Option<usize> {
     macro_rules! prim {
-        ($t:ty) => {
-            a.as_primitive_opt::<$t>().map(|p| {
-                p.values()
-                    .iter()
-                    .map(|&v| i64::try_from(v).unwrap_or(i64::MAX))
-                    .collect()
-            })
-        };
+        ($t:ty) => {{
+            let p = a.as_primitive_opt::<$t>()?;
+            let vals = &p.values()[range.clone()];
+            if p.null_count() == 0 {
+                out.extend_from_slice(bytemuck::cast_slice(vals));
+                Some(vals.len())
+            } else {
+                let mut n = 0;
+                for (i, v) in range.clone().zip(vals) {
+                    if p.is_valid(i) {
+                        out.extend_from_slice(&v.to_le_bytes());
+                        n += 1;
+                    }
+                }
+                Some(n)
+            }
+        }};
     }
     match a.data_type() {
         DataType::Int8 => prim!(Int8Type),
@@ -138,21 +164,46 @@ fn ints(a: &dyn Array) -> Option<Vec<i64>> {
     }
 }
 
-/// Gathers a column over record batches into values and row offsets.
+/// Gathers a column over record batches into native-typed values and, for
+/// lists or columns with nulls, row offsets.
 pub struct ColumnBuilder {
-    values: Vec<i64>,
-    offsets: Vec<u64>,
+    bytes: Vec<u8>,
+    dtype: Option<Dtype>,
+    count: u64,
+    rows: u64,
+    /// Start of each row and the end; kept only once a row is not exactly one value.
+    offsets: Option<Vec<u64>>,
     list: bool,
-    nulls: bool,
 }
 
 impl ColumnBuilder {
     pub fn new(list: bool) -> Self {
         ColumnBuilder {
-            values: Vec::new(),
-            offsets: vec![0],
+            bytes: Vec::new(),
+            dtype: None,
+            count: 0,
+            rows: 0,
+            offsets: if list { Some(vec![0]) } else { None },
             list,
-            nulls: false,
+        }
+    }
+
+    fn offsets(&mut self) -> &mut Vec<u64> {
+        let rows = self.rows;
+        self.offsets.get_or_insert_with(|| (0..=rows).collect())
+    }
+
+    fn set_dtype(&mut self, t: &DataType) -> Result<()> {
+        let d = dtype_of(t)
+            .ok_or_else(|| bad(format!("column holds {}, not integers", type_name(t))))?;
+        match self.dtype {
+            Some(old) if old != d => Err(bad(format!(
+                "column changes type from {old} to {d} between batches"
+            ))),
+            _ => {
+                self.dtype = Some(d);
+                Ok(())
+            }
         }
     }
 
@@ -164,37 +215,35 @@ impl ColumnBuilder {
             ))
         };
         if !self.list {
-            let v = ints(col.as_ref()).ok_or_else(not_int)?;
-            for (i, x) in v.into_iter().enumerate() {
-                if col.is_valid(i) {
-                    self.values.push(x);
-                } else {
-                    self.nulls = true;
+            self.set_dtype(col.data_type())?;
+            let n = append(col.as_ref(), 0..col.len(), &mut self.bytes).ok_or_else(not_int)? as u64;
+            if col.null_count() > 0 {
+                let mut at = self.count;
+                for i in 0..col.len() {
+                    at += col.is_valid(i) as u64;
+                    self.offsets().push(at);
                 }
-                self.offsets.push(self.values.len() as u64);
+            } else if let Some(o) = self.offsets.as_mut() {
+                o.extend((1..=n).map(|k| self.count + k));
             }
+            self.count += n;
+            self.rows += col.len() as u64;
             return Ok(());
         }
-        // Lists: each row's slice of the child values, nulls skipped.
-        let (child, ranges): (ArrayRef, Vec<(usize, usize)>) = match col.data_type() {
+        // Lists: each row's slice of the child values, null rows empty.
+        let (child, starts): (ArrayRef, Vec<usize>) = match col.data_type() {
             DataType::List(_) => {
                 let l = col.as_list::<i32>();
-                let o = l.value_offsets();
                 (
                     l.values().clone(),
-                    (0..l.len())
-                        .map(|i| (o[i] as usize, o[i + 1] as usize))
-                        .collect(),
+                    l.value_offsets().iter().map(|&o| o as usize).collect(),
                 )
             }
             DataType::LargeList(_) => {
                 let l = col.as_list::<i64>();
-                let o = l.value_offsets();
                 (
                     l.values().clone(),
-                    (0..l.len())
-                        .map(|i| (o[i] as usize, o[i + 1] as usize))
-                        .collect(),
+                    l.value_offsets().iter().map(|&o| o as usize).collect(),
                 )
             }
             DataType::FixedSizeList(_, n) => {
@@ -203,40 +252,87 @@ impl ColumnBuilder {
                 let base = l.offset() * n;
                 (
                     l.values().clone(),
-                    (0..l.len())
-                        .map(|i| (base + i * n, base + (i + 1) * n))
-                        .collect(),
+                    (0..=l.len()).map(|i| base + i * n).collect(),
                 )
             }
             _ => return Err(not_int()),
         };
-        let v = ints(child.as_ref()).ok_or_else(not_int)?;
-        for (row, (a, b)) in ranges.into_iter().enumerate() {
-            if col.is_valid(row) {
-                for j in a..b.min(v.len()) {
-                    if child.is_valid(j) {
-                        self.values.push(v[j]);
-                    }
-                }
-            }
-            self.offsets.push(self.values.len() as u64);
+        self.set_dtype(child.data_type())?;
+        let (first, last) = (
+            starts.first().copied().unwrap_or(0),
+            starts.last().copied().unwrap_or(0),
+        );
+        if last > child.len() || starts.windows(2).any(|w| w[1] < w[0]) {
+            return Err(bad("corrupt list offsets"));
         }
+        if col.null_count() == 0 && child.null_count() == 0 {
+            append(child.as_ref(), first..last, &mut self.bytes).ok_or_else(not_int)?;
+            let base = self.count;
+            self.offsets()
+                .extend(starts[1..].iter().map(|&o| base + (o - first) as u64));
+            self.count += (last - first) as u64;
+        } else {
+            for row in 0..starts.len() - 1 {
+                if col.is_valid(row) {
+                    self.count += append(
+                        child.as_ref(),
+                        starts[row]..starts[row + 1],
+                        &mut self.bytes,
+                    )
+                    .ok_or_else(not_int)? as u64;
+                }
+                let at = self.count;
+                self.offsets().push(at);
+            }
+        }
+        self.rows += (starts.len() - 1) as u64;
+        Ok(())
+    }
+
+    /// Append another builder's rows after this one's.
+    pub fn concat(&mut self, other: ColumnBuilder) -> Result<()> {
+        if let Some(d) = other.dtype {
+            match self.dtype {
+                Some(old) if old != d => {
+                    return Err(bad(format!(
+                        "column changes type from {old} to {d} between row groups"
+                    )))
+                }
+                _ => self.dtype = Some(d),
+            }
+        }
+        if self.offsets.is_some() || other.offsets.is_some() {
+            let base = self.count;
+            let theirs: Vec<u64> = match other.offsets {
+                Some(o) => o[1..].iter().map(|x| base + x).collect(),
+                None => (1..=other.rows).map(|k| base + k).collect(),
+            };
+            self.offsets().extend(theirs);
+        }
+        self.bytes.extend_from_slice(&other.bytes);
+        self.count += other.count;
+        self.rows += other.rows;
         Ok(())
     }
 
     pub fn finish(self, name: String, dtype_label: String, format: InputFormat) -> Part {
-        let layout = if self.list || self.nulls {
-            Layout::Rows {
-                offsets: self.offsets,
-            }
-        } else {
-            Layout::Scalars
+        let dtype = self.dtype.unwrap_or(Dtype::I64);
+        let layout = match self.offsets {
+            Some(offsets) => Layout::Rows { offsets },
+            None => Layout::Scalars,
+        };
+        let values = Values {
+            bytes: Arc::new(Bytes::Heap(self.bytes)),
+            start: 0,
+            len: self.count as usize,
+            dtype,
+            big_endian: false,
         };
         Part {
             name: Some(name),
             format,
             dtype_label,
-            values: Values::from_i64(self.values),
+            values,
             layout,
             shape: None,
         }

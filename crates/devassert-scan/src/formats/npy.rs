@@ -162,7 +162,7 @@ fn dict_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// Integer dtypes of numpy's `descr` strings (`<u2`, `>i4`, `|u1`, `<i8`).
-fn dtype_of(descr: &str) -> Result<(Dtype, bool)> {
+pub fn dtype_of(descr: &str) -> Result<(Dtype, bool)> {
     let b = descr.as_bytes();
     if b.len() < 3 {
         return Err(bad(format!("dtype {descr:?} is not an integer dtype")));

@@ -35,6 +35,12 @@ impl Reader for Npz {
                 .read_to_end(&mut buf)
                 .map_err(|e| bad(format!("member {full}: {e}")))?;
             let len = buf.len();
+            // Float members (weights, masks of probabilities) are not ids: skip them unless asked for.
+            if opts.tensor.is_none()
+                && npy::header(&buf).is_ok_and(|h| npy::dtype_of(&h.descr).is_err())
+            {
+                continue;
+            }
             let part = npy::parse(
                 Arc::new(Bytes::Heap(buf)),
                 0,
