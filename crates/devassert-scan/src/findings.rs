@@ -111,15 +111,29 @@ pub fn explain_range(
     let e = causes::explain(values, bounds, target, check == Check::Mask);
     f.causes = e.causes;
     let rule_fixes = std::mem::take(&mut f.fixes);
-    f.fixes = e.fixes;
-    for x in rule_fixes {
-        if !f.fixes.contains(&x) {
-            f.fixes.push(x);
-        }
-    }
+    f.fixes = combine_fixes(e.fixes, rule_fixes);
     if !e.hints.is_empty() {
         f.evidence.insert("hints".into(), json!(e.hints));
     }
+}
+
+/// The data's own fixes first, then the rule's; a rule fix telling the user to
+/// run this scan is dropped, and a fix that another one extends is kept once.
+pub fn combine_fixes(mine: Vec<String>, rule: Vec<String>) -> Vec<String> {
+    let mut all: Vec<String> = mine;
+    for x in rule {
+        if !x.starts_with("devassert scan") && !all.contains(&x) {
+            all.push(x);
+        }
+    }
+    let longer =
+        |a: &String, all: &[String]| all.iter().any(|b| b != a && b.starts_with(a.as_str()));
+    let keep: Vec<bool> = all.iter().map(|a| !longer(a, &all)).collect();
+    all.into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(a, _)| a)
+        .collect()
 }
 
 fn target_name(t: Target) -> &'static str {

@@ -121,15 +121,9 @@ pub fn merge_reports(reports: &[Report], limit: usize) -> Report {
             _ => Check::Tokens,
         };
         let values = counts(f);
-        f.fixes.clear();
+        // Re-ranked from the merged values; the rule's own fixes come back from the catalog.
+        f.fixes = crate::findings::base(&f.rule).fixes;
         explain_range(f, &values, Bounds::new(low, high), target, check);
-        // The rule's own fixes come back from the catalog.
-        let base = crate::findings::base(&f.rule);
-        for x in base.fixes {
-            if !f.fixes.contains(&x) {
-                f.fixes.push(x);
-            }
-        }
     }
     out.findings = merged;
     out.exit_code = if any_unreadable || !errors.is_empty() {
