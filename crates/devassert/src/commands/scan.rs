@@ -223,7 +223,19 @@ fn summary(report: &Report, g: &Global) -> String {
         .and_then(|v| serde_json::from_value(v.clone()).ok())
         .unwrap_or_default();
     let mut out = String::new();
+    let errors = report
+        .extra
+        .get("errors")
+        .and_then(|v| v.as_array())
+        .map_or(0, Vec::len);
     if files.is_empty() {
+        if errors > 0 {
+            let _ = writeln!(
+                out,
+                "nothing scanned: {} unreadable",
+                plural(errors, "file")
+            );
+        }
         return out;
     }
     let name = |f: &FileSummary| match &f.part {
@@ -287,11 +299,6 @@ fn summary(report: &Report, g: &Global) -> String {
     }
     let total: u64 = files.iter().map(|f| f.values).sum();
     let bad: u64 = files.iter().map(|f| f.out_of_range).sum();
-    let errors = report
-        .extra
-        .get("errors")
-        .and_then(|v| v.as_array())
-        .map_or(0, Vec::len);
     let _ = write!(
         out,
         "{} scanned, {total} values, {bad} out of range",
