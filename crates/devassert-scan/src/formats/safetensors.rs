@@ -73,12 +73,15 @@ impl Reader for Safetensors {
                     "truncated: tensor {name} spans bytes {a}..{b}, the data holds {body_len}"
                 )));
             }
-            if b - a != count * dtype.size() as u64 {
+            let need = count
+                .checked_mul(dtype.size() as u64)
+                .ok_or_else(|| bad(format!("tensor {name}: shape {:?} overflows", info.shape)))?;
+            if b - a != need {
                 return Err(bad(format!(
                     "tensor {name}: shape {:?} of {} needs {} bytes, offsets give {}",
                     info.shape,
                     info.dtype,
-                    count * dtype.size() as u64,
+                    need,
                     b - a
                 )));
             }
