@@ -1,9 +1,333 @@
-use crate::cli::Global;
+//! `devassert scan`: out-of-range token ids and labels in data files, and
+//! `--merge` of shard reports. Prints a per-file table before the findings.
+
+use crate::cli::{FormatArg, Global};
+use crate::output;
+use anyhow::{bail, Context};
 use clap::Args;
+use devassert_core::Report;
+use devassert_scan::{
+    Bounds, Dtype, FileError, FileSummary, InputFormat, Progress, ScanOptions, Shard, Target,
+};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
-pub struct ScanArgs {}
+#[command(
+    after_help = "Examples:\n  devassert scan data/*.bin --vocab 50257\n  devassert scan ~/.cache/huggingface/datasets/… --vocab 32000 --column input_ids --max-len 4096\n  devassert scan masks/ --classes 21 --ignore 255\n  devassert scan shards/ --vocab 50257 --shard 3/8 --format json > part-3.json\n  devassert scan --merge part-*.json\n\nExit status: 0 clean, 1 findings, 2 a file could not be read."
+)]
+pub struct ScanArgs {
+    /// Files, directories (scanned recursively) and globs; with --merge, the shard reports.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Token ids: valid range [0, N).
+    #[arg(long, value_name = "N", conflicts_with_all = ["classes", "range"])]
+    pub vocab: Option<u64>,
+    /// Class labels: valid range [0, N); -100 is ignored unless --ignore says otherwise.
+    #[arg(long, value_name = "N", conflicts_with = "range")]
+    pub classes: Option<u64>,
+    /// Valid range LO:HI (HI exclusive).
+    #[arg(long, value_name = "LO:HI", allow_hyphen_values = true)]
+    pub range: Option<String>,
+    /// With --range: the values are labels, not token ids.
+    #[arg(long, requires = "range")]
+    pub labels: bool,
+    /// A legal sentinel that is never out of range (repeatable: --ignore -100 --ignore 255).
+    #[arg(long, value_name = "V", allow_negative_numbers = true)]
+    pub ignore: Vec<i64>,
+    /// Column (Arrow, Parquet, CSV: name or 0-based index) or field path (JSONL, dotted).
+    #[arg(long, value_name = "NAME")]
+    pub column: Option<String>,
+    /// Tensor (safetensors) or member (npz) to scan; all integer ones by default.
+    #[arg(long, value_name = "NAME")]
+    pub tensor: Option<String>,
+    /// Element type of raw token files.
+    #[arg(long, value_name = "TYPE", default_value = "u16")]
+    pub dtype: Dtype,
+    /// Format of files that neither content nor extension identify (raw, npy, npz, safetensors, arrow, arrow-stream, parquet, jsonl, csv, tsv, png, llm.c).
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<InputFormat>,
+    /// Shortest valid row (list columns, JSONL arrays).
+    #[arg(long, value_name = "N")]
+    pub min_len: Option<u64>,
+    /// Longest valid row: max_position_embeddings (list columns, JSONL arrays).
+    #[arg(long, value_name = "N")]
+    pub max_len: Option<u64>,
+    /// Locations kept per finding.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Scan only shard K of N (K from 0) of the sorted file list.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
+    /// Merge shard reports (`--format json` output of scans) into one.
+    #[arg(long, conflicts_with_all = ["vocab", "classes", "range", "shard"])]
+    pub merge: bool,
+}
 
-pub fn run(_args: ScanArgs, _g: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("`devassert scan` is not in this build yet")
+fn parse_range(s: &str) -> anyhow::Result<Bounds> {
+    let (lo, hi) = s
+        .split_once(':')
+        .with_context(|| format!("--range {s:?} is not LO:HI"))?;
+    let lo: i64 = lo
+        .trim()
+        .parse()
+        .with_context(|| format!("--range low {lo:?} is not an integer"))?;
+    let hi: i64 = hi
+        .trim()
+        .parse()
+        .with_context(|| format!("--range high {hi:?} is not an integer"))?;
+    if hi <= lo {
+        bail!("--range {s}: HI must be greater than LO");
+    }
+    Ok(Bounds::new(lo, hi))
+}
+
+fn options(args: &ScanArgs) -> anyhow::Result<ScanOptions> {
+    let n = |v: u64| i64::try_from(v).context("the bound is too large");
+    let (bounds, target) = match (args.vocab, args.classes, &args.range) {
+        (Some(v), _, _) => (Bounds::new(0, n(v)?), Target::Tokens),
+        (_, Some(c), _) => (Bounds::new(0, n(c)?), Target::Labels),
+        (_, _, Some(r)) => (
+            parse_range(r)?,
+            if args.labels {
+                Target::Labels
+            } else {
+                Target::Tokens
+            },
+        ),
+        _ => {
+            bail!("say what is valid: --vocab N (token ids), --classes N (labels) or --range LO:HI")
+        }
+    };
+    // cross_entropy ignores -100 by default; an explicit --ignore replaces it, as ignore_index does.
+    let ignore = if args.ignore.is_empty() && target == Target::Labels {
+        vec![-100]
+    } else {
+        args.ignore.clone()
+    };
+    Ok(ScanOptions {
+        bounds,
+        ignore,
+        column: args.column.clone(),
+        tensor: args.tensor.clone(),
+        dtype: Some(args.dtype),
+        input_format: args.input_format,
+        min_len: args.min_len,
+        max_len: args.max_len,
+        limit: args.limit,
+        target,
+        threads: args.threads,
+        shard: args.shard,
+    })
+}
+
+/// A bar on stderr, shown only on a terminal once the scan has run a moment.
+struct Bar {
+    bar: OnceLock<ProgressBar>,
+    since: Instant,
+    shown: AtomicBool,
+    enabled: bool,
+}
+
+impl Progress for Bar {
+    fn start(&self, files: u64, bytes: u64) {
+        let bar = ProgressBar::with_draw_target(Some(bytes), ProgressDrawTarget::hidden());
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:40} {binary_bytes}/{binary_total_bytes} {msg}")
+        {
+            bar.set_style(style);
+        }
+        bar.set_message(format!("{files} files"));
+        let _ = self.bar.set(bar);
+    }
+    fn advance(&self, bytes: u64) {
+        let Some(bar) = self.bar.get() else { return };
+        bar.inc(bytes);
+        if self.enabled
+            && !self.shown.load(Ordering::Relaxed)
+            && self.since.elapsed() > Duration::from_millis(300)
+            && !self.shown.swap(true, Ordering::Relaxed)
+        {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    }
+    fn finish(&self) {
+        if let Some(bar) = self.bar.get() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+pub fn run(args: ScanArgs, g: &Global) -> anyhow::Result<i32> {
+    let report = if args.merge {
+        let mut reports = Vec::new();
+        for p in &args.paths {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read {}", p.display()))?;
+            let r: Report = serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not a devassert scan report (--format json)",
+                    p.display()
+                )
+            })?;
+            if r.command != "scan" {
+                bail!(
+                    "{} is a `{}` report, not a scan report",
+                    p.display(),
+                    r.command
+                );
+            }
+            reports.push(r);
+        }
+        devassert_scan::merge_reports(&reports, args.limit)
+    } else {
+        let opts = options(&args)?;
+        let bar = Bar {
+            bar: OnceLock::new(),
+            since: Instant::now(),
+            shown: AtomicBool::new(false),
+            enabled: std::io::stderr().is_terminal() && !g.quiet,
+        };
+        devassert_scan::scan_paths_with(&args.paths, &opts, &bar)
+    };
+    let errors: Vec<FileError> = report
+        .extra
+        .get("errors")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    for e in &errors {
+        eprintln!("devassert: error: {}: {}", e.file, e.error);
+    }
+    if g.format == FormatArg::Human {
+        print!("{}", summary(&report, g));
+    }
+    output::emit(&report, g, &output::render_options(g))?;
+    Ok(report.exit_code)
+}
+
+/// Rows of the per-file table shown before the findings.
+const TABLE_ROWS: usize = 40;
+
+fn summary(report: &Report, g: &Global) -> String {
+    let files: Vec<FileSummary> = report
+        .extra
+        .get("files")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let mut out = String::new();
+    let errors = report
+        .extra
+        .get("errors")
+        .and_then(|v| v.as_array())
+        .map_or(0, Vec::len);
+    if files.is_empty() {
+        if errors > 0 {
+            let _ = writeln!(
+                out,
+                "nothing scanned: {} unreadable",
+                plural(errors, "file")
+            );
+        }
+        return out;
+    }
+    let name = |f: &FileSummary| match &f.part {
+        Some(p) => format!("{}:{p}", f.file),
+        None => f.file.clone(),
+    };
+    let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+    let shown = if g.verbose {
+        files.len()
+    } else {
+        files.len().min(TABLE_ROWS)
+    };
+    let rows: Vec<[String; 6]> = files[..shown]
+        .iter()
+        .map(|f| {
+            [
+                name(f),
+                f.format.clone(),
+                f.dtype.clone(),
+                f.values.to_string(),
+                format!("{}..{}", opt(f.min), opt(f.max)),
+                f.out_of_range.to_string(),
+            ]
+        })
+        .collect();
+    let head = [
+        "file",
+        "format",
+        "dtype",
+        "values",
+        "min..max",
+        "out of range",
+    ];
+    let mut w = head.map(str::len);
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: [&str; 6]| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i >= 3 {
+                let _ = write!(s, "{c:>width$}  ", width = w[i]);
+            } else {
+                let _ = write!(s, "{c:<width$}  ", width = w[i]);
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let _ = writeln!(out, "{}", line(head));
+    for r in &rows {
+        let _ = writeln!(out, "{}", line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]]));
+    }
+    if files.len() > shown {
+        let _ = writeln!(
+            out,
+            "… {} more (-v shows all; --format json lists every file)",
+            files.len() - shown
+        );
+    }
+    let total: u64 = files.iter().map(|f| f.values).sum();
+    let bad: u64 = files.iter().map(|f| f.out_of_range).sum();
+    let _ = write!(
+        out,
+        "{} scanned, {total} values, {bad} out of range",
+        plural(files.len(), "array")
+    );
+    if errors > 0 {
+        let _ = write!(out, ", {} unreadable", plural(errors, "file"));
+    }
+    out.push('\n');
+    for f in &report.findings {
+        for h in f
+            .evidence
+            .get("hints")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str())
+        {
+            let _ = writeln!(out, "likely: {h}");
+        }
+    }
+    out.push('\n');
+    out
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }

@@ -1,0 +1,157 @@
+"""Writes the scan test inputs with the real writers (numpy, pyarrow,
+Pillow, safetensors) into OUTDIR. Every file plants known bad values,
+ignored sentinels and edge values; scan.rs asserts the exact places.
+
+usage: gen.py OUTDIR KIND...   (KIND: see WRITERS)
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+OUT = sys.argv[1]
+
+
+def path(name):
+    return os.path.join(OUT, name)
+
+
+def raw():
+    # vocab 50: 0 and 49 are valid edges, 50 is one past, 65535 the dtype max.
+    a = np.full(1000, 7, dtype=np.uint16)
+    a[0], a[1], a[2], a[500], a[999] = 0, 49, 50, 65535, 49
+    a.tofile(path("tokens.bin"))
+    b = np.full(10, 3, dtype=np.int32)
+    b[3], b[4], b[9] = -1, np.iinfo(np.int32).max, -100
+    b.tofile(path("tokens_i32.tok"))
+
+
+def llmc():
+    for version, dtype, bad_at, bad in [(1, np.uint16, 5, 50257), (2, np.uint32, 6, 100000)]:
+        toks = np.arange(20, dtype=dtype)
+        toks[bad_at] = bad
+        header = np.zeros(256, dtype=np.int32)
+        header[:3] = [20240520, version, len(toks)]
+        with open(path(f"llmc_v{version}.bin"), "wb") as f:
+            f.write(header.tobytes() + toks.tobytes())
+
+
+def npy():
+    c = np.zeros((3, 4), dtype=np.int64)
+    c[1, 2], c[2, 3], c[0, 0] = -1, 10, 9  # vocab 10: -1 and 10 bad, 9 the last valid
+    np.save(path("c_order.npy"), c)
+    f = np.asfortranarray(np.zeros((3, 4), dtype=np.int16))
+    f[2, 1], f[0, 3] = 10, 32767
+    np.save(path("fortran.npy"), f)
+    assert np.load(path("fortran.npy")).flags.f_contiguous
+    be = np.array([1, 2, 11, 3], dtype=">u2")
+    np.save(path("big_endian.npy"), be)
+    cube = np.zeros((2, 3, 4), dtype=np.uint8)
+    cube[1, 2, 3] = 255
+    np.save(path("cube.npy"), cube)
+
+
+def npz():
+    np.savez(path("stored.npz"), ids=np.array([1, 2, 10, 4], dtype=np.int32), weights=np.ones(3, dtype=np.float32))
+    np.savez_compressed(path("deflated.npz"), labels=np.array([[0, 1], [12, 3]], dtype=np.int64))
+
+
+def safetensors():
+    from safetensors.numpy import save_file
+
+    ids = np.arange(12, dtype=np.int64).reshape(3, 4)  # vocab 10: 10 at [2, 2], 11 at [2, 3]
+    save_file({"input_ids": ids, "weight": np.zeros((2, 2), dtype=np.float32), "mask": np.array([0, 1, -1], dtype=np.int8)}, path("batch.safetensors"))
+
+
+def arrow():
+    import pyarrow as pa
+
+    t = pa.table(
+        {
+            "input_ids": pa.array([[1, 2, 3], [4, 10], None, [-1, 5]], pa.list_(pa.int32())),
+            "label": pa.array([0, 3, 1, 2], pa.int64()),
+            "text": ["a", "b", "c", "d"],
+        }
+    )
+    with pa.ipc.new_file(path("table.arrow"), t.schema) as w:
+        w.write_table(t)
+    # The Hugging Face datasets cache: an IPC *stream* with HF schema metadata, several batches.
+    hf = t.replace_schema_metadata({"huggingface": json.dumps({"info": {"features": {}}})})
+    os.makedirs(path("hf_cache/train"), exist_ok=True)
+    with pa.ipc.new_stream(path("hf_cache/train/data-00000-of-00001.arrow"), hf.schema) as w:
+        for b in hf.to_batches(max_chunksize=2):
+            w.write_batch(b)
+    with open(path("hf_cache/train/state.json"), "w") as f:
+        json.dump({"_data_files": [{"filename": "data-00000-of-00001.arrow"}]}, f)
+
+
+def parquet():
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pa.table(
+        {
+            "input_ids": pa.array([[1, 2], [3, 10, 4], [], [5, 6, 7, 11]], pa.list_(pa.int64())),
+            "label": pa.array([0, 2, 3, 1], pa.int16()),
+        }
+    )
+    pq.write_table(t, path("table.parquet"), row_group_size=2)
+
+
+def jsonl():
+    rows = [
+        {"input_ids": [1, 2, 3], "meta": {"label": 0}},
+        {"input_ids": [4, 10], "meta": {"label": 5}},
+        {"input_ids": [], "meta": {"label": -100}},
+        {"input_ids": [-1, 9, 9, 9, 9], "meta": {"label": 2}},
+    ]
+    with open(path("rows.jsonl"), "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def csv():
+    with open(path("labels.csv"), "w") as f:
+        f.write("id,label\n0,1\n1,3\n2,-1\n3,2\n")
+    with open(path("labels.tsv"), "w") as f:
+        f.write("label\tid\n0\t0\n255\t1\n2\t2\n")
+
+
+def png():
+    from PIL import Image
+
+    gray = np.zeros((4, 6), dtype=np.uint8)
+    gray[0, :] = 255  # VOC-style border
+    gray[2, 3] = 21  # classes 21: one past
+    gray[3, 5] = 20  # last valid
+    img = Image.fromarray(gray)
+    assert img.mode == "L"
+    img.save(path("mask_gray.png"))
+    wide = np.zeros((3, 5), dtype=np.uint16)
+    wide[1, 4] = 300
+    img = Image.fromarray(wide)
+    assert img.mode == "I;16", img.mode
+    img.save(path("mask_16.png"))
+    pal = Image.new("P", (3, 2))
+    pal.putdata([0, 1, 2, 22, 255, 1])
+    pal.putpalette([v for i in range(256) for v in (i, 255 - i, (7 * i) % 256)])
+    pal.save(path("mask_palette.png"))
+    assert Image.open(path("mask_palette.png")).mode == "P"
+    Image.new("RGB", (2, 2)).save(path("photo.png"))
+
+
+def shards():
+    os.makedirs(path("shards"), exist_ok=True)
+    for i in range(5):
+        a = np.full(100, i, dtype=np.uint16)
+        a[i * 10] = 50257 + i
+        a.tofile(path(f"shards/part-{i:03d}.bin"))
+
+
+WRITERS = {f.__name__: f for f in [raw, llmc, npy, npz, safetensors, arrow, parquet, jsonl, csv, png, shards]}
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    for kind in sys.argv[2:]:
+        WRITERS[kind]()
