@@ -1,1 +1,25 @@
-//! devassert-scan: range checks over token and label data files.
+//! devassert-scan: finds every out-of-range token id or class label in
+//! training data files before the GPU does.
+//!
+//! Reading (one [`formats::Reader`] per format), checking (the
+//! [`kernel`]: min/max per chunk, then positions only where needed) and
+//! deciding (findings with the catalog's rule ids) are separate modules.
+
+mod causes;
+pub mod error;
+mod findings;
+pub mod formats;
+pub mod kernel;
+pub mod merge;
+pub mod options;
+pub mod report;
+mod scan;
+pub mod values;
+pub mod walk;
+
+pub use error::ScanError;
+pub use merge::merge_reports;
+pub use options::{Bounds, Dtype, InputFormat, ScanOptions, Target};
+pub use report::{FileError, FileSummary};
+pub use scan::{scan_paths, scan_paths_with, NoProgress, Progress};
+pub use walk::Shard;

@@ -1,0 +1,283 @@
+//! Findings from the scanned parts: one range finding per rule (token ids →
+//! DA101, labels → DA201, image masks → DA202), one for u16 files that cannot
+//! hold the vocabulary, and one each for rows longer than `--max-len` or
+//! shorter than `--min-len`.
+
+use crate::causes;
+use crate::options::{Bounds, ScanOptions, Target};
+use devassert_core::{Bound, Catalog, Cause, DataLocation, Finding, OpFamily, Scalar, Severity};
+use serde_json::{json, Map};
+use std::collections::{BTreeSet, HashMap};
+
+/// Distinct values a finding lists.
+pub const MAX_LISTED_VALUES: usize = 32;
+
+/// Which range check a part feeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Check {
+    Tokens,
+    Labels,
+    Mask,
+}
+
+impl Check {
+    pub fn rule(self) -> &'static str {
+        match self {
+            Check::Tokens => "DA101",
+            Check::Labels => "DA201",
+            Check::Mask => "DA202",
+        }
+    }
+}
+
+/// What one part contributed.
+pub struct PartFindings {
+    pub file: String,
+    pub check: Check,
+    pub bad: u64,
+    pub bad_values: HashMap<i64, u64>,
+    pub places: Vec<DataLocation>,
+    pub wrapped_u16: bool,
+    pub too_long: u64,
+    pub too_long_places: Vec<DataLocation>,
+    pub too_short: u64,
+    pub too_short_places: Vec<DataLocation>,
+}
+
+/// A finding for `rule`: from the catalog, or the rule's identity when this
+/// build's catalog lacks it.
+pub fn base(rule: &str) -> Finding {
+    if let Some(r) = Catalog::builtin().get(rule) {
+        return Catalog::builtin().finding(r);
+    }
+    let (name, op, summary) = match rule {
+        "DA101" => (
+            "embedding-index-out-of-range",
+            OpFamily::IndexSelect,
+            "an index passed to index_select / nn.Embedding is >= the table size",
+        ),
+        "DA201" => (
+            "cross-entropy-target-out-of-range",
+            OpFamily::NllLoss,
+            "a cross_entropy / nll_loss target is outside [0, num_classes)",
+        ),
+        _ => (
+            "spatial-cross-entropy-target-out-of-range",
+            OpFamily::NllLoss2d,
+            "a pixel of a segmentation target is outside [0, num_classes)",
+        ),
+    };
+    Finding {
+        rule: rule.into(),
+        name: name.into(),
+        op_family: op,
+        summary: summary.into(),
+        severity: Severity::Error,
+        evidence: Map::new(),
+        location: None,
+        noticed_at: None,
+        values: Vec::new(),
+        value_counts: Vec::new(),
+        count: None,
+        bound: None,
+        locations: Vec::new(),
+        causes: Vec::new(),
+        fixes: Vec::new(),
+    }
+}
+
+/// The listed values: all when few, else the most frequent; ascending.
+pub fn listed(values: &HashMap<i64, u64>) -> (Vec<Scalar>, Vec<u64>) {
+    let mut v: Vec<(i64, u64)> = values.iter().map(|(a, b)| (*a, *b)).collect();
+    if v.len() > MAX_LISTED_VALUES {
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(MAX_LISTED_VALUES);
+    }
+    v.sort();
+    (
+        v.iter().map(|(a, _)| Scalar::Int(*a)).collect(),
+        v.iter().map(|(_, c)| *c).collect(),
+    )
+}
+
+/// Fill a range finding's causes, fixes and hint from its values.
+pub fn explain_range(
+    f: &mut Finding,
+    values: &HashMap<i64, u64>,
+    bounds: Bounds,
+    target: Target,
+    check: Check,
+) {
+    let e = causes::explain(values, bounds, target, check == Check::Mask);
+    f.causes = e.causes;
+    let rule_fixes = std::mem::take(&mut f.fixes);
+    f.fixes = e.fixes;
+    for x in rule_fixes {
+        if !f.fixes.contains(&x) {
+            f.fixes.push(x);
+        }
+    }
+    if !e.hint.is_empty() {
+        f.evidence.insert("hint".into(), json!(e.hint));
+    }
+}
+
+fn target_name(t: Target) -> &'static str {
+    match t {
+        Target::Tokens => "tokens",
+        Target::Labels => "labels",
+    }
+}
+
+pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let b = opts.bounds;
+    for check in [Check::Tokens, Check::Labels, Check::Mask] {
+        let mine: Vec<&PartFindings> = parts
+            .iter()
+            .filter(|p| p.check == check && p.bad > 0)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut values: HashMap<i64, u64> = HashMap::new();
+        let mut places = Vec::new();
+        let mut files = BTreeSet::new();
+        for p in &mine {
+            for (v, c) in &p.bad_values {
+                *values.entry(*v).or_insert(0) += c;
+            }
+            for l in &p.places {
+                if places.len() < opts.limit {
+                    places.push(l.clone());
+                }
+            }
+            files.insert(p.file.clone());
+        }
+        let mut f = base(check.rule());
+        (f.values, f.value_counts) = listed(&values);
+        f.count = Some(mine.iter().map(|p| p.bad).sum());
+        f.bound = Some(Bound::index(b.low, b.high));
+        f.locations = places;
+        f.evidence.insert("check".into(), json!("range"));
+        f.evidence
+            .insert("target".into(), json!(target_name(opts.target)));
+        f.evidence.insert("files".into(), json!(files.len()));
+        f.evidence.insert("min".into(), json!(values.keys().min()));
+        f.evidence.insert("max".into(), json!(values.keys().max()));
+        if !opts.ignore.is_empty() {
+            f.evidence.insert("ignore".into(), json!(opts.ignore));
+        }
+        explain_range(&mut f, &values, b, opts.target, check);
+        out.push(f);
+    }
+
+    let wrapped: BTreeSet<&str> = parts
+        .iter()
+        .filter(|p| p.wrapped_u16)
+        .map(|p| p.file.as_str())
+        .collect();
+    if !wrapped.is_empty() {
+        let mut f = base("DA101");
+        f.bound = Some(Bound::index(b.low, b.high));
+        f.count = Some(wrapped.len() as u64);
+        f.locations = wrapped
+            .iter()
+            .take(opts.limit)
+            .map(|file| DataLocation {
+                file: Some(file.to_string()),
+                ..DataLocation::default()
+            })
+            .collect();
+        f.evidence.insert("check".into(), json!("dtype_overflow"));
+        f.evidence.insert("files".into(), json!(wrapped.len()));
+        f.evidence.insert(
+            "hint".into(),
+            json!(format!("u16 token files cannot hold ids >= 65536, and the vocabulary has {}: ids were silently wrapped when written", b.high)),
+        );
+        f.causes = vec![Cause {
+            id: "index_overflow".into(),
+            confidence: 0.9,
+            why: format!(
+                "{} file(s) store tokens as uint16 but the vocabulary has {} ids: every id >= 65536 was wrapped modulo 65536 when written, so the range check passes on corrupted data",
+                wrapped.len(),
+                b.high
+            ),
+        }];
+        f.fixes =
+            vec!["re-tokenize and write uint32 tokens (np.uint32; llm.c header version 2)".into()];
+        out.push(f);
+    }
+
+    let long: u64 = parts.iter().map(|p| p.too_long).sum();
+    if long > 0 {
+        let mut f = base("DA101");
+        let max = opts.max_len.unwrap_or(0);
+        f.count = Some(long);
+        f.bound = Some(Bound::index(
+            opts.min_len.unwrap_or(0) as i64,
+            max as i64 + 1,
+        ));
+        f.locations = parts
+            .iter()
+            .flat_map(|p| p.too_long_places.iter().cloned())
+            .take(opts.limit)
+            .collect();
+        let lens: HashMap<i64, u64> = f
+            .locations
+            .iter()
+            .filter_map(|l| match l.value {
+                Some(Scalar::Int(v)) => Some(v),
+                _ => None,
+            })
+            .fold(HashMap::new(), |mut m, v| {
+                *m.entry(v).or_insert(0) += 1;
+                m
+            });
+        (f.values, f.value_counts) = listed(&lens);
+        f.value_counts.clear();
+        f.evidence.insert("check".into(), json!("max_len"));
+        f.evidence.insert(
+            "hint".into(),
+            json!(format!(
+                "{long} rows longer than {max}: positions past max_position_embeddings"
+            )),
+        );
+        f.causes = vec![Cause {
+            id: "seq_len_gt_max_positions".into(),
+            confidence: 0.9,
+            why: format!("{long} rows are longer than {max}: their position ids reach past the position embedding table"),
+        }];
+        f.fixes = vec![format!(
+            "truncate when tokenizing: tokenizer(..., truncation=True, max_length={max})"
+        )];
+        out.push(f);
+    }
+
+    let short: u64 = parts.iter().map(|p| p.too_short).sum();
+    if short > 0 {
+        let mut f = base("DA101");
+        let min = opts.min_len.unwrap_or(0);
+        f.severity = Severity::Warning;
+        f.summary = format!("rows shorter than --min-len {min}");
+        f.count = Some(short);
+        f.locations = parts
+            .iter()
+            .flat_map(|p| p.too_short_places.iter().cloned())
+            .take(opts.limit)
+            .collect();
+        f.evidence.insert("check".into(), json!("min_len"));
+        f.evidence.insert(
+            "hint".into(),
+            json!(format!("{short} rows shorter than {min}")),
+        );
+        f.causes = vec![Cause {
+            id: "unknown".into(),
+            confidence: 0.3,
+            why: "short or empty rows are not an out-of-range index on their own, but indexing the last token of an empty row (index -1 of size 0) is".into(),
+        }];
+        f.fixes = vec!["drop or pad rows shorter than the minimum before batching".into()];
+        out.push(f);
+    }
+    out
+}

@@ -1,0 +1,58 @@
+//! `.npz`: a zip of `.npy` members (`np.savez` stores, `np.savez_compressed`
+//! deflates). `--tensor NAME` picks one member.
+
+use super::{npy, Input, Reader};
+use crate::error::{bad, Result};
+use crate::options::{InputFormat, ScanOptions};
+use crate::values::{Bytes, Part};
+use std::io::Read;
+use std::sync::Arc;
+
+pub struct Npz;
+
+impl Reader for Npz {
+    fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
+        let mut zip = zip::ZipArchive::new(std::io::Cursor::new(input.data()))
+            .map_err(|e| bad(format!("not a readable zip: {e}")))?;
+        let mut parts = Vec::new();
+        let mut names = Vec::new();
+        for i in 0..zip.len() {
+            let mut member = zip
+                .by_index(i)
+                .map_err(|e| bad(format!("zip member {i}: {e}")))?;
+            let full = member.name().to_string();
+            let name = full.strip_suffix(".npy").unwrap_or(&full).to_string();
+            names.push(name.clone());
+            if opts
+                .tensor
+                .as_deref()
+                .is_some_and(|t| t != name && t != full)
+            {
+                continue;
+            }
+            let mut buf = Vec::with_capacity(member.size() as usize);
+            member
+                .read_to_end(&mut buf)
+                .map_err(|e| bad(format!("member {full}: {e}")))?;
+            let len = buf.len();
+            let part = npy::parse(
+                Arc::new(Bytes::Heap(buf)),
+                0,
+                len,
+                Some(name),
+                InputFormat::Npz,
+            )
+            .map_err(|e| bad(format!("member {full}: {e}")))?;
+            parts.push(part);
+        }
+        if parts.is_empty() {
+            if let Some(t) = &opts.tensor {
+                return Err(bad(format!(
+                    "no member {t:?} (members: {})",
+                    names.join(", ")
+                )));
+            }
+        }
+        Ok(parts)
+    }
+}

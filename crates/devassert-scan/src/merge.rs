@@ -1,0 +1,152 @@
+//! `devassert scan --merge`: shard reports into one. Counts are summed,
+//! values and their counts merged, the first locations kept (in shard
+//! order), causes re-ranked on the merged values.
+
+use crate::findings::{explain_range, listed, Check};
+use crate::options::{Bounds, Target};
+use devassert_core::{Finding, Report, Scalar, Severity};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+fn key(f: &Finding) -> (String, String, Severity) {
+    let check = f
+        .evidence
+        .get("check")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    (f.rule.clone(), check, f.severity)
+}
+
+fn int(v: Option<&Value>) -> Option<i64> {
+    v.and_then(Value::as_i64)
+}
+
+fn counts(f: &Finding) -> HashMap<i64, u64> {
+    let mut m = HashMap::new();
+    for (i, v) in f.values.iter().enumerate() {
+        if let Scalar::Int(v) = v {
+            *m.entry(*v).or_insert(0) += f.value_counts.get(i).copied().unwrap_or(1);
+        }
+    }
+    m
+}
+
+fn merge_into(acc: &mut Finding, f: &Finding, limit: usize) {
+    acc.count = match (acc.count, f.count) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    };
+    for l in &f.locations {
+        if acc.locations.len() < limit {
+            acc.locations.push(l.clone());
+        }
+    }
+    let files =
+        int(acc.evidence.get("files")).unwrap_or(0) + int(f.evidence.get("files")).unwrap_or(0);
+    acc.evidence.insert("files".into(), json!(files));
+    for (k, pick) in [("min", i64::min as fn(i64, i64) -> i64), ("max", i64::max)] {
+        if let Some(v) = match (int(acc.evidence.get(k)), int(f.evidence.get(k))) {
+            (Some(a), Some(b)) => Some(pick(a, b)),
+            (a, b) => a.or(b),
+        } {
+            acc.evidence.insert(k.into(), json!(v));
+        }
+    }
+    if acc.evidence.get("check").and_then(Value::as_str) == Some("range") {
+        let mut m = counts(acc);
+        for (v, c) in counts(f) {
+            *m.entry(v).or_insert(0) += c;
+        }
+        (acc.values, acc.value_counts) = listed(&m);
+    } else {
+        for v in &f.values {
+            if !acc.values.contains(v) {
+                acc.values.push(*v);
+            }
+        }
+    }
+}
+
+/// Merge shard reports, keeping at most `limit` locations per finding.
+pub fn merge_reports(reports: &[Report], limit: usize) -> Report {
+    let mut out = Report::new("scan");
+    let mut merged: Vec<Finding> = Vec::new();
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    let (mut nfiles, mut bytes, mut secs) = (0u64, 0u64, 0f64);
+    let mut any_unreadable = false;
+    for r in reports {
+        any_unreadable |= r.exit_code == 2;
+        for (name, list) in [("files", &mut files), ("errors", &mut errors)] {
+            if let Some(Value::Array(a)) = r.extra.get(name) {
+                list.extend(a.iter().cloned());
+            }
+        }
+        if let Some(s) = r.extra.get("scan") {
+            nfiles += s.get("files").and_then(Value::as_u64).unwrap_or(0);
+            bytes += s.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+            secs += s.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
+            if !out.extra.contains_key("scan") {
+                out.extra.insert("scan".into(), s.clone());
+            }
+        }
+        for f in &r.findings {
+            match merged.iter_mut().find(|m| key(m) == key(f)) {
+                Some(acc) => merge_into(acc, f, limit),
+                None => {
+                    let mut f = f.clone();
+                    f.locations.truncate(limit);
+                    merged.push(f);
+                }
+            }
+        }
+    }
+    for f in &mut merged {
+        if f.evidence.get("check").and_then(Value::as_str) != Some("range") {
+            continue;
+        }
+        let Some(b) = f.bound else { continue };
+        let (Some(Scalar::Int(low)), Some(Scalar::Int(high))) = (b.low, b.high) else {
+            continue;
+        };
+        let target = if f.evidence.get("target").and_then(Value::as_str) == Some("labels") {
+            Target::Labels
+        } else {
+            Target::Tokens
+        };
+        let check = match f.rule.as_str() {
+            "DA202" => Check::Mask,
+            "DA201" => Check::Labels,
+            _ => Check::Tokens,
+        };
+        let values = counts(f);
+        f.fixes.clear();
+        explain_range(f, &values, Bounds::new(low, high), target, check);
+        // The rule's own fixes come back from the catalog.
+        let base = crate::findings::base(&f.rule);
+        for x in base.fixes {
+            if !f.fixes.contains(&x) {
+                f.fixes.push(x);
+            }
+        }
+    }
+    out.findings = merged;
+    out.exit_code = if any_unreadable || !errors.is_empty() {
+        2
+    } else if out.findings.iter().any(|f| f.severity != Severity::Note) {
+        1
+    } else {
+        0
+    };
+    out.extra.insert("files".into(), Value::Array(files));
+    out.extra.insert("errors".into(), Value::Array(errors));
+    if let Some(Value::Object(s)) = out.extra.get_mut("scan") {
+        s.insert("files".into(), json!(nfiles));
+        s.insert("bytes".into(), json!(bytes));
+        s.insert("seconds".into(), json!(secs));
+        s.insert("shard".into(), Value::Null);
+        s.insert("merged".into(), json!(reports.len()));
+    }
+    out
+}

@@ -1,0 +1,242 @@
+//! The scan: expand the paths, read and check every file in parallel, and
+//! assemble one report (`files`, `errors`, findings).
+
+use crate::error::ScanError;
+use crate::findings::{self, Check, PartFindings};
+use crate::formats::{self, Input};
+use crate::kernel;
+use crate::options::{Dtype, InputFormat, ScanOptions, Target};
+use crate::report::{FileError, FileSummary};
+use crate::values::{Bytes, Layout, Part};
+use crate::walk;
+use devassert_core::{DataLocation, Report, Scalar};
+use rayon::prelude::*;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Told how far a scan has got; the CLI draws a progress bar with it.
+pub trait Progress: Sync {
+    fn start(&self, _files: u64, _bytes: u64) {}
+    fn advance(&self, _bytes: u64) {}
+    fn finish(&self) {}
+}
+
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// Scan `paths` (files, directories, globs) and report what is out of range.
+/// `exit_code`: 0 clean, 1 findings, 2 some file could not be read.
+pub fn scan_paths(paths: &[PathBuf], opts: &ScanOptions) -> Report {
+    scan_paths_with(paths, opts, &NoProgress)
+}
+
+pub fn scan_paths_with(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) -> Report {
+    match opts.threads {
+        Some(n) => match rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+        {
+            Ok(pool) => pool.install(|| scan_inner(paths, opts, progress)),
+            Err(_) => scan_inner(paths, opts, progress),
+        },
+        None => scan_inner(paths, opts, progress),
+    }
+}
+
+struct FileOutcome {
+    summaries: Vec<FileSummary>,
+    parts: Vec<PartFindings>,
+}
+
+fn scan_inner(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) -> Report {
+    let started = Instant::now();
+    let (files, mut errors) = walk::expand(paths, opts.shard);
+    let sizes: Vec<u64> = files
+        .iter()
+        .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+        .collect();
+    progress.start(files.len() as u64, sizes.iter().sum());
+    let outcomes: Vec<Result<FileOutcome, FileError>> = files
+        .par_iter()
+        .zip(sizes.par_iter())
+        .map(|(f, &size)| {
+            let r = scan_file(f, opts).map_err(|e| FileError {
+                file: f.display().to_string(),
+                error: e.to_string(),
+            });
+            progress.advance(size);
+            r
+        })
+        .collect();
+    progress.finish();
+
+    let mut summaries = Vec::new();
+    let mut parts = Vec::new();
+    for o in outcomes {
+        match o {
+            Ok(o) => {
+                summaries.extend(o.summaries);
+                parts.extend(o.parts);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut report = Report::new("scan");
+    report.findings = findings::build(&parts, opts);
+    report.exit_code = if !errors.is_empty() {
+        2
+    } else if report
+        .findings
+        .iter()
+        .any(|f| f.severity != devassert_core::Severity::Note)
+    {
+        1
+    } else {
+        0
+    };
+    let bytes: u64 = sizes.iter().sum();
+    let secs = started.elapsed().as_secs_f64();
+    report.extra.insert("files".into(), json!(summaries));
+    report.extra.insert("errors".into(), json!(errors));
+    report.extra.insert(
+        "scan".into(),
+        json!({
+            "target": match opts.target { Target::Tokens => "tokens", Target::Labels => "labels" },
+            "bound": {"low": opts.bounds.low, "high": opts.bounds.high},
+            "ignore": opts.ignore,
+            "files": files.len(),
+            "bytes": bytes,
+            "seconds": (secs * 1e6).round() / 1e6,
+            "shard": opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
+        }),
+    );
+    report
+}
+
+fn open(path: &Path) -> Result<Arc<Bytes>, ScanError> {
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(Arc::new(Bytes::Heap(Vec::new())));
+    }
+    // SAFETY: the map is only read. If another process truncates the file
+    // while it is scanned, reads fault (the same risk ripgrep documents);
+    // data files being scanned are not expected to change.
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(&file)? };
+    Ok(Arc::new(Bytes::Mmap(map)))
+}
+
+fn scan_file(path: &Path, opts: &ScanOptions) -> Result<FileOutcome, ScanError> {
+    let bytes = open(path)?;
+    let len = bytes.as_slice().len() as u64;
+    let head = &bytes.as_slice()[..bytes.as_slice().len().min(16)];
+    let format = formats::detect(path, head, len, opts)?;
+    let input = Input {
+        path,
+        bytes: bytes.clone(),
+    };
+    let parts = formats::read(&input, format, opts)?;
+    let file = path.display().to_string();
+    let mut out = FileOutcome {
+        summaries: Vec::new(),
+        parts: Vec::new(),
+    };
+    for part in parts {
+        let (s, p) = scan_part(&file, &part, opts);
+        out.summaries.push(s);
+        out.parts.push(p);
+    }
+    Ok(out)
+}
+
+fn location(file: &str, layout: &Layout, storage: u64, value: i64) -> DataLocation {
+    let place = layout.place(storage);
+    DataLocation {
+        file: Some(file.to_string()),
+        index: place.index,
+        row: place.row,
+        offset: place.offset,
+        position: place.position,
+        value: Some(Scalar::Int(value)),
+    }
+}
+
+fn scan_part(file: &str, part: &Part, opts: &ScanOptions) -> (FileSummary, PartFindings) {
+    let r = kernel::scan(&part.values, opts.bounds, &opts.ignore, opts.limit);
+    let check = match (opts.target, part.format) {
+        (Target::Labels, InputFormat::Png) => Check::Mask,
+        (Target::Labels, _) => Check::Labels,
+        (Target::Tokens, _) => Check::Tokens,
+    };
+    let places: Vec<DataLocation> = r
+        .first
+        .iter()
+        .map(|&(i, v)| location(file, &part.layout, i, v))
+        .collect();
+    let wrapped_u16 = opts.target == Target::Tokens
+        && part.values.dtype == Dtype::U16
+        && opts.bounds.high > 65536;
+
+    let mut pf = PartFindings {
+        file: file.to_string(),
+        check,
+        bad: r.bad,
+        bad_values: r.bad_values,
+        places,
+        wrapped_u16,
+        too_long: 0,
+        too_long_places: Vec::new(),
+        too_short: 0,
+        too_short_places: Vec::new(),
+    };
+    let (mut rows, mut longest) = (None, None);
+    match &part.layout {
+        Layout::Rows { offsets } => {
+            rows = Some(offsets.len().saturating_sub(1) as u64);
+            let mut best = 0;
+            for (row, w) in offsets.windows(2).enumerate() {
+                let n = w[1] - w[0];
+                best = best.max(n);
+                let loc = || DataLocation {
+                    file: Some(file.to_string()),
+                    index: w[0],
+                    row: Some(row as u64),
+                    value: Some(Scalar::Int(n as i64)),
+                    ..DataLocation::default()
+                };
+                if opts.max_len.is_some_and(|m| n > m) {
+                    pf.too_long += 1;
+                    if pf.too_long_places.len() < opts.limit {
+                        pf.too_long_places.push(loc());
+                    }
+                }
+                if opts.min_len.is_some_and(|m| n < m) {
+                    pf.too_short += 1;
+                    if pf.too_short_places.len() < opts.limit {
+                        pf.too_short_places.push(loc());
+                    }
+                }
+            }
+            longest = Some(best);
+        }
+        Layout::Scalars => rows = Some(part.values.len as u64),
+        _ => {}
+    }
+    let summary = FileSummary {
+        file: file.to_string(),
+        format: part.format.name().to_string(),
+        part: part.name.clone(),
+        dtype: part.dtype_label.clone(),
+        shape: part.shape.clone(),
+        values: r.scanned,
+        min: r.min,
+        max: r.max,
+        out_of_range: r.bad,
+        rows,
+        max_len: longest,
+        bad_lengths: pf.too_long + pf.too_short,
+    };
+    (summary, pf)
+}

@@ -1,0 +1,142 @@
+//! Turning the user's paths into a sorted list of files: directories are
+//! walked recursively (data files only), globs are expanded, and a shard
+//! keeps every N-th file.
+
+use crate::formats::{by_extension, sniff};
+use crate::report::FileError;
+use std::path::{Path, PathBuf};
+
+/// `--shard K/N`: keep the files whose position in the sorted list is K mod N (K from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (k, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("shard {s:?} is not K/N"))?;
+        let index: u32 = k
+            .trim()
+            .parse()
+            .map_err(|_| format!("shard index {k:?} is not a number"))?;
+        let count: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("shard count {n:?} is not a number"))?;
+        if count == 0 || index >= count {
+            return Err(format!("shard {s:?}: need 0 <= K < N (K counts from 0)"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+fn has_glob(s: &str) -> bool {
+    s.contains(['*', '?', '['])
+}
+
+/// Files under a directory worth scanning: a known data extension or magic bytes.
+fn is_data_file(path: &Path) -> bool {
+    if by_extension(path).is_some_and(|f| f != crate::options::InputFormat::Jsonl) {
+        return true;
+    }
+    if path
+        .extension()
+        .is_some_and(|e| e == "jsonl" || e == "ndjson")
+    {
+        return true;
+    }
+    let mut head = [0u8; 16];
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
+    sniff(&head[..n], len).is_some()
+}
+
+fn walk_dir(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<FileError>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            errors.push(FileError {
+                file: dir.display().to_string(),
+                error: format!("cannot read directory: {e}"),
+            });
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        match entry.file_type() {
+            Ok(t) if t.is_dir() && !hidden => walk_dir(&path, files, errors),
+            Ok(t)
+                if (t.is_file() || t.is_symlink())
+                    && !hidden
+                    && path.is_file()
+                    && is_data_file(&path) =>
+            {
+                files.push(path)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Expand, sort, dedupe, then shard.
+pub fn expand(inputs: &[PathBuf], shard: Option<Shard>) -> (Vec<PathBuf>, Vec<FileError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for p in inputs {
+        let text = p.to_string_lossy();
+        if p.is_dir() {
+            walk_dir(p, &mut files, &mut errors);
+        } else if p.exists() {
+            files.push(p.clone());
+        } else if has_glob(&text) {
+            match glob::glob(&text) {
+                Ok(paths) => {
+                    let mut n = 0;
+                    for m in paths.flatten() {
+                        n += 1;
+                        if m.is_dir() {
+                            walk_dir(&m, &mut files, &mut errors);
+                        } else {
+                            files.push(m);
+                        }
+                    }
+                    if n == 0 {
+                        errors.push(FileError {
+                            file: text.to_string(),
+                            error: "the pattern matches no file".into(),
+                        });
+                    }
+                }
+                Err(e) => errors.push(FileError {
+                    file: text.to_string(),
+                    error: format!("bad glob pattern: {e}"),
+                }),
+            }
+        } else {
+            errors.push(FileError {
+                file: text.to_string(),
+                error: "no such file or directory".into(),
+            });
+        }
+    }
+    files.sort();
+    files.dedup();
+    if let Some(s) = shard {
+        files = files
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| *i as u64 % s.count as u64 == s.index as u64)
+            .map(|(_, f)| f)
+            .collect();
+    }
+    (files, errors)
+}
