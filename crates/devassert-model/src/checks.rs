@@ -55,14 +55,9 @@ fn finding(
             why,
         }];
     }
-    // The specific fix first; the rule's general ones after it.
-    let general = std::mem::take(&mut f.fixes);
+    // The rule's general fixes are for a crash seen at run time; a static
+    // finding knows the one that applies.
     f.fixes = fixes;
-    f.fixes.extend(
-        general
-            .into_iter()
-            .filter(|g| !g.contains("devassert scan")),
-    );
     f
 }
 

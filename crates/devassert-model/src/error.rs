@@ -9,12 +9,12 @@ pub enum ModelError {
     NotADirectory(PathBuf),
     #[error("{}: no config.json, tokenizer or safetensors weights found: not a Hugging Face model directory", .0.display())]
     NothingToCheck(PathBuf),
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{}: invalid JSON: {source}", path.display())]
+    #[error("{}: invalid JSON", path.display())]
     Json {
         path: PathBuf,
         source: serde_json::Error,

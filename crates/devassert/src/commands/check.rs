@@ -31,7 +31,9 @@ pub fn run(args: CheckArgs, g: &Global) -> anyhow::Result<i32> {
     let model = ModelDir::read(&args.model_dir)?;
     let mut report = Report::new("check");
     report.findings = devassert_model::check(&model, catalog);
-    report.extra.insert("model".into(), Value::Object(summary(&model)));
+    report
+        .extra
+        .insert("model".into(), Value::Object(summary(&model)));
 
     let mut could_not_read = false;
     if !args.data.is_empty() {
@@ -44,7 +46,12 @@ pub fn run(args: CheckArgs, g: &Global) -> anyhow::Result<i32> {
                 target: Target::Tokens,
                 ..Default::default()
             };
-            could_not_read |= merge_scan(&mut report, &mut data, "tokens", scan_paths(&args.data, &opts));
+            could_not_read |= merge_scan(
+                &mut report,
+                &mut data,
+                "tokens",
+                scan_paths(&args.data, &opts),
+            );
         } else {
             anyhow::bail!("{}: no embedding size known (no config vocab_size, no embedding tensor): cannot bound --data", args.model_dir.display());
         }
@@ -52,8 +59,19 @@ pub fn run(args: CheckArgs, g: &Global) -> anyhow::Result<i32> {
             let Some(classes) = model.num_classes() else {
                 anyhow::bail!("{}: --labels-column given but the model has no classification head or num_labels", args.model_dir.display());
             };
-            let opts = ScanOptions { bounds: Bounds::new(0, classes.value as i64), column: Some(col.clone()), ignore: vec![-100], target: Target::Labels, ..Default::default() };
-            could_not_read |= merge_scan(&mut report, &mut data, "labels", scan_paths(&args.data, &opts));
+            let opts = ScanOptions {
+                bounds: Bounds::new(0, classes.value as i64),
+                column: Some(col.clone()),
+                ignore: vec![-100],
+                target: Target::Labels,
+                ..Default::default()
+            };
+            could_not_read |= merge_scan(
+                &mut report,
+                &mut data,
+                "labels",
+                scan_paths(&args.data, &opts),
+            );
         }
         report.extra.insert("data".into(), Value::Object(data));
     }
@@ -74,7 +92,12 @@ pub fn run(args: CheckArgs, g: &Global) -> anyhow::Result<i32> {
 }
 
 /// Add a data scan's findings; keep its per-file sections. True when a file could not be read.
-fn merge_scan(report: &mut Report, data: &mut Map<String, Value>, what: &str, scan: Report) -> bool {
+fn merge_scan(
+    report: &mut Report,
+    data: &mut Map<String, Value>,
+    what: &str,
+    scan: Report,
+) -> bool {
     report.findings.extend(scan.findings);
     data.insert(what.into(), Value::Object(scan.extra));
     scan.exit_code == 2
@@ -92,13 +115,21 @@ fn summary(m: &ModelDir) -> Map<String, Value> {
     let c = m.config.as_ref();
     let t = m.tokenizer.as_ref();
     let role = |l: &Option<devassert_model::Located>| match l {
-        Some(l) => json!({"tensor": l.tensor.name, "shape": l.tensor.shape, "file": l.tensor.file, "found_by": match l.found { devassert_model::Found::Name => "name", devassert_model::Found::Shape => "shape" }}),
+        Some(l) => {
+            json!({"tensor": l.tensor.name, "shape": l.tensor.shape, "file": l.tensor.file, "found_by": match l.found { devassert_model::Found::Name => "name", devassert_model::Found::Shape => "shape" }})
+        }
         None => Value::Null,
     };
     let mut out = Map::new();
     out.insert("dir".into(), json!(m.path.display().to_string()));
-    out.insert("model_type".into(), json!(c.and_then(|c| c.model_type.clone())));
-    out.insert("config_vocab_size".into(), json!(c.and_then(|c| c.vocab_size.as_ref()).map(|f| f.value)));
+    out.insert(
+        "model_type".into(),
+        json!(c.and_then(|c| c.model_type.clone())),
+    );
+    out.insert(
+        "config_vocab_size".into(),
+        json!(c.and_then(|c| c.vocab_size.as_ref()).map(|f| f.value)),
+    );
     out.insert(
         "tokenizer".into(),
         match t {
@@ -107,7 +138,13 @@ fn summary(m: &ModelDir) -> Map<String, Value> {
             None => Value::Null,
         },
     );
-    out.insert("weights".into(), json!(m.weights.as_ref().map(|w| json!({"files": w.files, "tensors": w.tensors.len()}))));
+    out.insert(
+        "weights".into(),
+        json!(m
+            .weights
+            .as_ref()
+            .map(|w| json!({"files": w.files, "tensors": w.tensors.len()}))),
+    );
     out.insert("unread_weights".into(), json!(m.unread_weights));
     out.insert("input_embeddings".into(), role(&m.roles.input_embeddings));
     out.insert("output_head".into(), role(&m.roles.output_head));
@@ -124,8 +161,14 @@ fn summary(m: &ModelDir) -> Map<String, Value> {
 fn human_summary(m: &ModelDir, report: &Report) -> String {
     let mut s = String::new();
     let c = m.config.as_ref();
-    let kind = c.and_then(|c| c.model_type.clone()).unwrap_or_else(|| "unknown".into());
-    let arch = c.map(|c| c.architectures.join(", ")).filter(|a| !a.is_empty()).map(|a| format!(" ({a})")).unwrap_or_default();
+    let kind = c
+        .and_then(|c| c.model_type.clone())
+        .unwrap_or_else(|| "unknown".into());
+    let arch = c
+        .map(|c| c.architectures.join(", "))
+        .filter(|a| !a.is_empty())
+        .map(|a| format!(" ({a})"))
+        .unwrap_or_default();
     let _ = writeln!(s, "model      {}: {kind}{arch}", m.path.display());
     match c.and_then(|c| c.vocab_size.as_ref()) {
         Some(f) => {
@@ -138,9 +181,22 @@ fn human_summary(m: &ModelDir, report: &Report) -> String {
     }
     match &m.tokenizer {
         Some(t) => {
-            let max = t.max_id.map(|x| format!(", ids up to {x}")).unwrap_or_default();
-            let mml = t.model_max_length.map(|x| format!(", model_max_length {x}")).unwrap_or_default();
-            let _ = writeln!(s, "tokenizer  {}: {} tokens ({} base + {} added){max}{mml}", t.files.join(", "), t.size, t.base_size, t.size.saturating_sub(t.base_size));
+            let max = t
+                .max_id
+                .map(|x| format!(", ids up to {x}"))
+                .unwrap_or_default();
+            let mml = t
+                .model_max_length
+                .map(|x| format!(", model_max_length {x}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "tokenizer  {}: {} tokens ({} base + {} added){max}{mml}",
+                t.files.join(", "),
+                t.size,
+                t.base_size,
+                t.size.saturating_sub(t.base_size)
+            );
         }
         None => {
             let _ = writeln!(s, "tokenizer  none found");
@@ -148,10 +204,25 @@ fn human_summary(m: &ModelDir, report: &Report) -> String {
     }
     match &m.weights {
         Some(w) => {
-            let _ = writeln!(s, "weights    {} ({} tensors, headers only)", w.files.join(", "), w.tensors.len());
-            for (what, l) in [("embeddings", &m.roles.input_embeddings), ("output", &m.roles.output_head), ("positions", &m.roles.positions), ("token types", &m.roles.token_types), ("classifier", &m.roles.classifier)] {
+            let _ = writeln!(
+                s,
+                "weights    {} ({} tensors, headers only)",
+                w.files.join(", "),
+                w.tensors.len()
+            );
+            for (what, l) in [
+                ("embeddings", &m.roles.input_embeddings),
+                ("output", &m.roles.output_head),
+                ("positions", &m.roles.positions),
+                ("token types", &m.roles.token_types),
+                ("classifier", &m.roles.classifier),
+            ] {
                 if let Some(l) = l {
-                    let by = if l.found == devassert_model::Found::Shape { " (by shape)" } else { "" };
+                    let by = if l.found == devassert_model::Found::Shape {
+                        " (by shape)"
+                    } else {
+                        ""
+                    };
                     let _ = writeln!(s, "  {what:<12} {} {:?}{by}", l.tensor.name, l.tensor.shape);
                 }
             }
@@ -168,13 +239,19 @@ fn human_summary(m: &ModelDir, report: &Report) -> String {
             let _ = writeln!(s, "positions  {} usable ({})", u.value, u.from);
         }
         None if m.config.is_some() => {
-            let _ = writeln!(s, "positions  no position table (rotary/relative positions or unknown)");
+            let _ = writeln!(
+                s,
+                "positions  no position table (rotary/relative positions or unknown)"
+            );
         }
         None => {}
     }
     if let Some(d) = report.extra.get("data").and_then(Value::as_object) {
         for (what, v) in d {
-            let n = v.get("files").and_then(Value::as_array).map_or(0, |a| a.len());
+            let n = v
+                .get("files")
+                .and_then(Value::as_array)
+                .map_or(0, |a| a.len());
             let _ = writeln!(s, "data       {what}: {n} part(s) scanned");
         }
     }
