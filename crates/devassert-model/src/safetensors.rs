@@ -1,0 +1,410 @@
+//! Safetensors headers: the 8-byte little-endian header length, then a JSON
+//! object of tensor names to dtype, shape and data offsets. Only the header is
+//! read, never the weights, and every number in it is checked against the file
+//! before it is believed: a hostile length cannot make us allocate, and
+//! offsets that lie are an error, not a wrong shape.
+
+use crate::error::{read_json, ModelError};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The safetensors format caps the header at 100 MB; so do we.
+const MAX_HEADER: u64 = 100 * 1024 * 1024;
+
+/// One tensor as a header describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorInfo {
+    pub name: String,
+    pub dtype: String,
+    pub shape: Vec<u64>,
+    /// The file (name only) that holds it.
+    pub file: String,
+}
+
+/// All tensors of a model's safetensors weights, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Weights {
+    pub tensors: BTreeMap<String, TensorInfo>,
+    /// The files read, in order (file names relative to the model directory).
+    pub files: Vec<String>,
+}
+
+fn dtype_size(dtype: &str) -> Option<u64> {
+    Some(match dtype {
+        "BOOL" | "U8" | "I8" | "F8_E5M2" | "F8_E4M3" | "F8_E8M0" | "F8_E4M3FN" | "F8_E5M2FNUZ"
+        | "F8_E4M3FNUZ" => 1,
+        "I16" | "U16" | "F16" | "BF16" => 2,
+        "I32" | "U32" | "F32" => 4,
+        "I64" | "U64" | "F64" | "C64" => 8,
+        _ => return None,
+    })
+}
+
+fn bad(path: &Path, message: impl Into<String>) -> ModelError {
+    ModelError::Safetensors {
+        path: path.to_path_buf(),
+        message: message.into(),
+    }
+}
+
+/// Read the header of one safetensors file.
+pub fn read_header(path: &Path) -> Result<Vec<TensorInfo>, ModelError> {
+    let mut f = File::open(path).map_err(|e| ModelError::io(path, e))?;
+    let file_len = f.metadata().map_err(|e| ModelError::io(path, e))?.len();
+    let mut len_bytes = [0u8; 8];
+    f.read_exact(&mut len_bytes).map_err(|_| {
+        bad(
+            path,
+            format!("the file is {file_len} bytes, too short for the 8-byte header length"),
+        )
+    })?;
+    let n = u64::from_le_bytes(len_bytes);
+    if n > file_len - 8 {
+        return Err(bad(
+            path,
+            format!(
+                "the header length says {n} bytes but only {} bytes follow it",
+                file_len - 8
+            ),
+        ));
+    }
+    if n > MAX_HEADER {
+        return Err(bad(
+            path,
+            format!("the header length {n} is over the format's limit of {MAX_HEADER} bytes"),
+        ));
+    }
+    // n <= MAX_HEADER, so this allocation is bounded.
+    let mut header = vec![0u8; n as usize];
+    f.read_exact(&mut header)
+        .map_err(|e| ModelError::io(path, e))?;
+    let data_len = file_len - 8 - n;
+    parse_header(path, &header, data_len)
+}
+
+/// Parse a header's JSON and check every tensor's offsets against the data
+/// that follows it (`data_len` bytes).
+pub(crate) fn parse_header(
+    path: &Path,
+    header: &[u8],
+    data_len: u64,
+) -> Result<Vec<TensorInfo>, ModelError> {
+    let value: Value = serde_json::from_slice(header)
+        .map_err(|e| bad(path, format!("the header is not JSON: {e}")))?;
+    let Value::Object(map) = value else {
+        return Err(bad(path, "the header is not a JSON object"));
+    };
+    let file = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut out = Vec::with_capacity(map.len());
+    for (name, entry) in map {
+        if name == "__metadata__" {
+            continue;
+        }
+        let dtype = entry
+            .get("dtype")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad(path, format!("tensor {name:?} has no dtype")))?;
+        let shape: Vec<u64> = entry
+            .get("shape")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    format!("tensor {name:?} has no shape of non-negative integers"),
+                )
+            })?;
+        let offsets = entry
+            .get("data_offsets")
+            .and_then(Value::as_array)
+            .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
+            .filter(|o| o.len() == 2)
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    format!("tensor {name:?} has no data_offsets [begin, end]"),
+                )
+            })?;
+        let (begin, end) = (offsets[0], offsets[1]);
+        if begin > end || end > data_len {
+            return Err(bad(path, format!("tensor {name:?} claims bytes {begin}..{end} but the data section is {data_len} bytes")));
+        }
+        if let Some(size) = dtype_size(dtype) {
+            let want = shape.iter().try_fold(size, |acc, &d| acc.checked_mul(d));
+            if want != Some(end - begin) {
+                let want = want
+                    .map(|w| w.to_string())
+                    .unwrap_or_else(|| "more than 2^64".into());
+                return Err(bad(path, format!("tensor {name:?} of dtype {dtype} and shape {shape:?} needs {want} bytes but its offsets span {}", end - begin)));
+            }
+        }
+        out.push(TensorInfo {
+            name,
+            dtype: dtype.to_string(),
+            shape,
+            file: file.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// A shard file name from an index must name a file inside the model directory.
+fn shard_path(dir: &Path, index: &Path, name: &str) -> Result<PathBuf, ModelError> {
+    let p = Path::new(name);
+    let plain = p.components().count() == 1
+        && matches!(p.components().next(), Some(std::path::Component::Normal(_)));
+    if !plain {
+        return Err(ModelError::invalid(
+            index,
+            format!("weight_map names {name:?}, which is not a file name in the model directory"),
+        ));
+    }
+    Ok(dir.join(p))
+}
+
+/// Read the weights' headers of a model directory: `model.safetensors`, or
+/// the shards listed in `model.safetensors.index.json`. `None` when there are
+/// no safetensors weights.
+pub fn read_weights(dir: &Path) -> Result<Option<Weights>, ModelError> {
+    let single = dir.join("model.safetensors");
+    let index = dir.join("model.safetensors.index.json");
+    if index.is_file() {
+        return read_sharded(dir, &index).map(Some);
+    }
+    if single.is_file() {
+        let tensors = read_header(&single)?;
+        let mut w = Weights {
+            files: vec!["model.safetensors".into()],
+            ..Default::default()
+        };
+        for t in tensors {
+            w.tensors.insert(t.name.clone(), t);
+        }
+        return Ok(Some(w));
+    }
+    Ok(None)
+}
+
+fn read_sharded(dir: &Path, index: &Path) -> Result<Weights, ModelError> {
+    let value = read_json(index)?;
+    let map = value
+        .get("weight_map")
+        .and_then(Value::as_object)
+        .ok_or_else(|| {
+            ModelError::invalid(
+                index,
+                "no \"weight_map\" object of tensor names to shard files",
+            )
+        })?;
+    let mut wanted: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (tensor, file) in map {
+        let file = file.as_str().ok_or_else(|| {
+            ModelError::invalid(
+                index,
+                format!("weight_map entry {tensor:?} is not a file name"),
+            )
+        })?;
+        wanted
+            .entry(file.to_string())
+            .or_default()
+            .push(tensor.clone());
+    }
+    let mut w = Weights::default();
+    for (file, names) in wanted {
+        let path = shard_path(dir, index, &file)?;
+        let tensors = read_header(&path)?;
+        let mut in_file: BTreeMap<String, TensorInfo> =
+            tensors.into_iter().map(|t| (t.name.clone(), t)).collect();
+        for name in names {
+            let t = in_file.remove(&name).ok_or_else(|| {
+                ModelError::invalid(index, format!("weight_map puts tensor {name:?} in {file}, but that file's header does not list it"))
+            })?;
+            w.tensors.insert(name, t);
+        }
+        w.files.push(file);
+    }
+    Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    fn file_with(header: &str, data: usize) -> Vec<u8> {
+        let mut v = (header.len() as u64).to_le_bytes().to_vec();
+        v.extend_from_slice(header.as_bytes());
+        v.extend(std::iter::repeat_n(0u8, data));
+        v
+    }
+
+    #[test]
+    fn reads_a_valid_header() {
+        let d = tempfile::tempdir().unwrap();
+        let h = r#"{"__metadata__":{"format":"pt"},"emb.weight":{"dtype":"F32","shape":[10,4],"data_offsets":[0,160]}}"#;
+        let p = write(d.path(), "model.safetensors", &file_with(h, 160));
+        let t = read_header(&p).unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].shape, vec![10, 4]);
+        assert_eq!(t[0].file, "model.safetensors");
+    }
+
+    #[test]
+    fn header_length_of_2_pow_63_is_an_error_not_an_allocation() {
+        let d = tempfile::tempdir().unwrap();
+        let mut bytes = (1u64 << 63).to_le_bytes().to_vec();
+        bytes.extend_from_slice(b"{}");
+        let p = write(d.path(), "model.safetensors", &bytes);
+        let e = read_header(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("model.safetensors") && e.contains("9223372036854775808"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn header_length_past_the_end_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let mut bytes = 1000u64.to_le_bytes().to_vec();
+        bytes.extend_from_slice(b"{}");
+        let p = write(d.path(), "model.safetensors", &bytes);
+        let e = read_header(&p).unwrap_err().to_string();
+        assert!(e.contains("only 2 bytes follow"), "{e}");
+    }
+
+    #[test]
+    fn a_file_shorter_than_eight_bytes_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "model.safetensors", b"abc");
+        let e = read_header(&p).unwrap_err().to_string();
+        assert!(e.contains("too short"), "{e}");
+    }
+
+    #[test]
+    fn offsets_past_the_data_are_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let h = r#"{"emb.weight":{"dtype":"F32","shape":[10,4],"data_offsets":[0,160]}}"#;
+        let p = write(d.path(), "model.safetensors", &file_with(h, 16));
+        let e = read_header(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("claims bytes 0..160") && e.contains("16 bytes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn offsets_that_disagree_with_the_shape_are_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        // A header that claims 50257 rows but spans 4 rows' bytes.
+        let h = r#"{"wte.weight":{"dtype":"F32","shape":[50257,4],"data_offsets":[0,64]}}"#;
+        let p = write(d.path(), "model.safetensors", &file_with(h, 64));
+        let e = read_header(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("needs 804112 bytes but its offsets span 64"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_shape_whose_size_overflows_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let h = r#"{"x":{"dtype":"F32","shape":[18446744073709551615,4],"data_offsets":[0,0]}}"#;
+        let p = write(d.path(), "model.safetensors", &file_with(h, 0));
+        let e = read_header(&p).unwrap_err().to_string();
+        assert!(e.contains("more than 2^64"), "{e}");
+    }
+
+    #[test]
+    fn broken_header_json_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "model.safetensors", &file_with("{\"a\":", 0));
+        let e = read_header(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("model.safetensors") && e.contains("not JSON"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn reads_a_sharded_model() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "a.safetensors",
+            &file_with(
+                r#"{"emb.weight":{"dtype":"F16","shape":[8,2],"data_offsets":[0,32]}}"#,
+                32,
+            ),
+        );
+        write(
+            d.path(),
+            "b.safetensors",
+            &file_with(
+                r#"{"head.weight":{"dtype":"F16","shape":[8,2],"data_offsets":[0,32]}}"#,
+                32,
+            ),
+        );
+        write(d.path(), "model.safetensors.index.json", br#"{"metadata":{},"weight_map":{"emb.weight":"a.safetensors","head.weight":"b.safetensors"}}"#);
+        let w = read_weights(d.path()).unwrap().unwrap();
+        assert_eq!(w.files, vec!["a.safetensors", "b.safetensors"]);
+        assert_eq!(w.tensors["head.weight"].file, "b.safetensors");
+    }
+
+    #[test]
+    fn an_index_that_lies_about_a_shard_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "a.safetensors",
+            &file_with(
+                r#"{"emb.weight":{"dtype":"F16","shape":[8,2],"data_offsets":[0,32]}}"#,
+                32,
+            ),
+        );
+        write(
+            d.path(),
+            "model.safetensors.index.json",
+            br#"{"weight_map":{"lm_head.weight":"a.safetensors"}}"#,
+        );
+        let e = read_weights(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("model.safetensors.index.json") && e.contains("lm_head.weight"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_index_naming_a_missing_shard_is_an_error_naming_it() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "model.safetensors.index.json",
+            br#"{"weight_map":{"x":"model-00001-of-00002.safetensors"}}"#,
+        );
+        let e = read_weights(d.path()).unwrap_err().to_string();
+        assert!(e.contains("model-00001-of-00002.safetensors"), "{e}");
+    }
+
+    #[test]
+    fn an_index_cannot_point_outside_the_directory() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "model.safetensors.index.json",
+            br#"{"weight_map":{"x":"../../etc/passwd"}}"#,
+        );
+        let e = read_weights(d.path()).unwrap_err().to_string();
+        assert!(e.contains("not a file name in the model directory"), "{e}");
+    }
+}

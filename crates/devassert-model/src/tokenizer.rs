@@ -1,0 +1,392 @@
+//! The tokenizer side: how many ids it can emit (added tokens included), its
+//! special tokens, its `model_max_length`, and whether it emits
+//! `token_type_ids` above 0. Read from `tokenizer.json` with the `tokenizers`
+//! library, or from `vocab.txt` / `vocab.json` when there is none, plus
+//! `tokenizer_config.json`, `special_tokens_map.json` and `added_tokens.json`.
+
+use crate::error::{read_json, ModelError};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// transformers writes `int(1e30)` for "no limit"; anything this large is one.
+const NO_LIMIT: f64 = 1e15;
+
+/// Tokenizer classes whose `model_input_names` leave out `token_type_ids`
+/// (transformers' own class attributes); every other class inherits them.
+const NO_TYPE_IDS: &[&str] = &[
+    "Roberta",
+    "XLMRoberta",
+    "Camembert",
+    "GPT2",
+    "Llama",
+    "CodeLlama",
+    "T5",
+    "MT5",
+    "Bart",
+    "MBart",
+    "Qwen2",
+    "Gemma",
+    "Bloom",
+    "Whisper",
+    "DistilBert",
+    "MPNet",
+    "Longformer",
+    "Marian",
+    "Pegasus",
+    "GPTNeoX",
+    "CodeGen",
+    "Blenderbot",
+    "BlenderbotSmall",
+    "Cohere",
+    "Bert Generation",
+    "Splinter",
+    "Mistral",
+    "Phi3",
+];
+
+/// Where the vocabulary came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VocabSource {
+    TokenizerJson,
+    VocabTxt,
+    VocabJson,
+    /// Only added tokens are known (a sentencepiece `tokenizer.model`, which is not read).
+    AddedOnly,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedToken {
+    pub id: u64,
+    pub content: String,
+    pub special: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecialToken {
+    /// `pad_token`, `bos_token`, … as `tokenizer_config.json` / `special_tokens_map.json` name it.
+    pub role: String,
+    pub content: String,
+    pub id: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TokenizerInfo {
+    pub source: VocabSource,
+    /// The files read (names relative to the model directory).
+    pub files: Vec<String>,
+    /// Size of the base vocabulary (the model's own tokens).
+    pub base_size: u64,
+    /// `len(tokenizer)`: distinct tokens with added tokens.
+    pub size: u64,
+    /// The largest id it can emit; `max_id + 1` rows are needed.
+    pub max_id: Option<u64>,
+    /// Added tokens, by id.
+    pub added: Vec<AddedToken>,
+    pub specials: Vec<SpecialToken>,
+    /// `tokenizer_config.json`'s `model_max_length` when it is a real limit.
+    pub model_max_length: Option<u64>,
+    pub class: Option<String>,
+    /// Whether the tokenizer returns `token_type_ids` at all.
+    pub emits_type_ids: bool,
+    /// The largest type id it gives a pair of sequences (when it emits them).
+    pub max_type_id: Option<u64>,
+}
+
+impl TokenizerInfo {
+    /// Added tokens with ids past the base vocabulary: the ones that need
+    /// `resize_token_embeddings`.
+    pub fn added_outside_base(&self) -> impl Iterator<Item = &AddedToken> {
+        self.added.iter().filter(move |t| t.id >= self.base_size)
+    }
+}
+
+fn opt_json(path: &Path) -> Result<Option<Map<String, Value>>, ModelError> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    match read_json(path)? {
+        Value::Object(m) => Ok(Some(m)),
+        _ => Err(ModelError::invalid(path, "not a JSON object")),
+    }
+}
+
+/// A special token value: `"<s>"` or `{"content": "<s>", …}`.
+fn token_content(v: &Value) -> Option<&str> {
+    v.as_str()
+        .or_else(|| v.get("content").and_then(Value::as_str))
+}
+
+/// Read the tokenizer of `dir`; `None` when it has no tokenizer files.
+pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
+    let tj = dir.join("tokenizer.json");
+    let config_path = dir.join("tokenizer_config.json");
+    let config = opt_json(&config_path)?;
+    let map_path = dir.join("special_tokens_map.json");
+    let special_map = opt_json(&map_path)?;
+    let added_path = dir.join("added_tokens.json");
+    let added_json = opt_json(&added_path)?;
+
+    let mut files = Vec::new();
+    let mut vocab: HashMap<String, u64> = HashMap::new();
+    let mut added: BTreeMap<u64, AddedToken> = BTreeMap::new();
+    let mut pair_type_id = None;
+    let (source, base_size) = if tj.is_file() {
+        let tok = tokenizers::Tokenizer::from_file(&tj).map_err(|e| ModelError::Tokenizer {
+            path: tj.clone(),
+            message: e.to_string(),
+        })?;
+        files.push("tokenizer.json".to_string());
+        vocab = tok
+            .get_vocab(true)
+            .into_iter()
+            .map(|(k, v)| (k, u64::from(v)))
+            .collect();
+        for (id, t) in tok.get_added_tokens_decoder() {
+            added.insert(
+                u64::from(id),
+                AddedToken {
+                    id: u64::from(id),
+                    content: t.content,
+                    special: t.special,
+                },
+            );
+        }
+        // Encode a pair to see the type ids its post-processor really gives.
+        if let Ok(enc) = tok.encode(("a", "b"), true) {
+            pair_type_id = enc.get_type_ids().iter().max().map(|&m| u64::from(m));
+        }
+        (VocabSource::TokenizerJson, tok.get_vocab_size(false) as u64)
+    } else if dir.join("vocab.txt").is_file() {
+        let p = dir.join("vocab.txt");
+        let text = std::fs::read(&p).map_err(|e| ModelError::io(&p, e))?;
+        let text = String::from_utf8_lossy(&text);
+        // transformers' load_vocab: one token per line, its id is the line number.
+        for (i, line) in text.lines().enumerate() {
+            vocab
+                .entry(line.trim_end_matches('\r').to_string())
+                .or_insert(i as u64);
+        }
+        files.push("vocab.txt".into());
+        (VocabSource::VocabTxt, text.lines().count() as u64)
+    } else if dir.join("vocab.json").is_file() {
+        let p = dir.join("vocab.json");
+        let Value::Object(m) = read_json(&p)? else {
+            return Err(ModelError::invalid(
+                &p,
+                "not a JSON object of tokens to ids",
+            ));
+        };
+        for (k, v) in m {
+            let id = v.as_u64().ok_or_else(|| {
+                ModelError::invalid(
+                    &p,
+                    format!("token {k:?} has id {v}, not a non-negative integer"),
+                )
+            })?;
+            vocab.insert(k, id);
+        }
+        files.push("vocab.json".into());
+        if dir.join("merges.txt").is_file() {
+            files.push("merges.txt".into());
+        }
+        let n = vocab.len() as u64;
+        (VocabSource::VocabJson, n)
+    } else if config.is_some() || added_json.is_some() {
+        (VocabSource::AddedOnly, 0)
+    } else {
+        return Ok(None);
+    };
+
+    // Added tokens the slow tokenizers keep beside the vocabulary.
+    if let Some(m) = &added_json {
+        files.push("added_tokens.json".into());
+        for (k, v) in m {
+            let id = v.as_u64().ok_or_else(|| {
+                ModelError::invalid(
+                    &added_path,
+                    format!("token {k:?} has id {v}, not a non-negative integer"),
+                )
+            })?;
+            added.entry(id).or_insert(AddedToken {
+                id,
+                content: k.clone(),
+                special: false,
+            });
+        }
+    }
+    let mut model_max_length = None;
+    let mut class = None;
+    let mut input_names: Option<Vec<String>> = None;
+    if let Some(c) = &config {
+        files.push("tokenizer_config.json".into());
+        if let Some(m) = c.get("added_tokens_decoder").and_then(Value::as_object) {
+            for (k, v) in m {
+                let id = k.parse::<u64>().map_err(|_| {
+                    ModelError::invalid(
+                        &config_path,
+                        format!("added_tokens_decoder key {k:?} is not a token id"),
+                    )
+                })?;
+                let content = token_content(v).unwrap_or_default().to_string();
+                let special = v.get("special").and_then(Value::as_bool).unwrap_or(false);
+                added.entry(id).or_insert(AddedToken {
+                    id,
+                    content,
+                    special,
+                });
+            }
+        }
+        model_max_length = c
+            .get("model_max_length")
+            .and_then(Value::as_f64)
+            .filter(|&v| (1.0..NO_LIMIT).contains(&v))
+            .map(|v| v as u64);
+        class = c
+            .get("tokenizer_class")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        input_names = c
+            .get("model_input_names")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            });
+    }
+    for (content, id) in added.values().map(|t| (t.content.clone(), t.id)) {
+        vocab.entry(content).or_insert(id);
+    }
+
+    let mut specials = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for m in [config.as_ref(), special_map.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        for (role, v) in m {
+            let contents: Vec<&str> = match v {
+                Value::Array(list) if role == "additional_special_tokens" => {
+                    list.iter().filter_map(token_content).collect()
+                }
+                v if role.ends_with("_token") => token_content(v).into_iter().collect(),
+                _ => continue,
+            };
+            for content in contents {
+                if seen.insert((role.clone(), content.to_string())) {
+                    specials.push(SpecialToken {
+                        role: role.clone(),
+                        content: content.to_string(),
+                        id: vocab.get(content).copied(),
+                    });
+                }
+            }
+        }
+    }
+    if special_map.is_some() {
+        files.push("special_tokens_map.json".into());
+    }
+
+    let emits_type_ids = match (&input_names, &class) {
+        (Some(names), _) => names.iter().any(|n| n == "token_type_ids"),
+        (None, Some(c)) => {
+            let bare = c.trim_end_matches("Fast").trim_end_matches("Tokenizer");
+            !NO_TYPE_IDS.contains(&bare)
+        }
+        // A tokenizer.json alone (PreTrainedTokenizerFast) inherits the base class's names.
+        (None, None) => true,
+    };
+    let max_type_id = if !emits_type_ids {
+        None
+    } else if source == VocabSource::TokenizerJson {
+        pair_type_id
+    } else {
+        // The slow tokenizers' default: 0 for the first sequence, 1 for the second.
+        Some(1)
+    };
+
+    let max_id = vocab.values().copied().max();
+    Ok(Some(TokenizerInfo {
+        source,
+        files,
+        base_size,
+        size: vocab.len() as u64,
+        max_id,
+        added: added.into_values().collect(),
+        specials,
+        model_max_length,
+        class,
+        emits_type_ids,
+        max_type_id,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_tokenizer_config_names_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("tokenizer_config.json"),
+            "{\"model_max_length\": ",
+        )
+        .unwrap();
+        let e = read_tokenizer(d.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("tokenizer_config.json") && e.contains("invalid JSON"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn broken_tokenizer_json_names_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("tokenizer.json"), "{\"model\": 3}").unwrap();
+        let e = read_tokenizer(d.path()).unwrap_err().to_string();
+        assert!(e.contains("tokenizer.json"), "{e}");
+    }
+
+    #[test]
+    fn vocab_txt_with_added_tokens() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("vocab.txt"),
+            "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n",
+        )
+        .unwrap();
+        std::fs::write(d.path().join("added_tokens.json"), r#"{"<new>": 5}"#).unwrap();
+        std::fs::write(d.path().join("tokenizer_config.json"), r#"{"tokenizer_class": "BertTokenizer", "model_max_length": 1000000000000000019884624838656, "pad_token": "[PAD]"}"#).unwrap();
+        let t = read_tokenizer(d.path()).unwrap().unwrap();
+        assert_eq!((t.base_size, t.size, t.max_id), (5, 6, Some(5)));
+        assert_eq!(t.model_max_length, None, "1e30 means no limit");
+        assert_eq!(t.added_outside_base().count(), 1);
+        assert_eq!(t.specials[0].id, Some(0));
+        assert_eq!(t.max_type_id, Some(1));
+    }
+
+    #[test]
+    fn vocab_json_with_a_bad_id_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("vocab.json"), r#"{"a": -3}"#).unwrap();
+        let e = read_tokenizer(d.path()).unwrap_err().to_string();
+        assert!(e.contains("vocab.json") && e.contains("-3"), "{e}");
+    }
+
+    #[test]
+    fn roberta_class_emits_no_type_ids() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("vocab.json"), r#"{"<s>": 0, "<pad>": 1}"#).unwrap();
+        std::fs::write(
+            d.path().join("tokenizer_config.json"),
+            r#"{"tokenizer_class": "RobertaTokenizer"}"#,
+        )
+        .unwrap();
+        let t = read_tokenizer(d.path()).unwrap().unwrap();
+        assert!(!t.emits_type_ids);
+        assert_eq!(t.max_type_id, None);
+    }
+}
