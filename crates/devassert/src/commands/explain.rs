@@ -1,9 +1,107 @@
-use crate::cli::Global;
-use clap::Args;
+//! `devassert explain [LOG…|-]`: read one crash from files, folders of rank
+//! logs or stdin, and print the diagnosis.
+
+use crate::cli::{FormatArg, Global};
+use crate::output;
+use clap::{Args, CommandFactory};
+use devassert_core::{Catalog, Report};
+use serde_json::Value;
+use std::io::IsTerminal;
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-pub struct ExplainArgs {}
+#[command(
+    after_help = "Examples:\n  devassert explain crash.log\n  devassert explain job.out job.err      # a split Slurm log, read as one crash\n  devassert explain logs/                # a folder of per-rank logs\n  python train.py 2>&1 | devassert explain -"
+)]
+pub struct ExplainArgs {
+    /// Log files or folders (read recursively) of one crash; `-` or nothing reads stdin.
+    #[arg(value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+}
 
-pub fn run(_args: ExplainArgs, _g: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("`devassert explain` is not in this build yet")
+pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
+    let logs = if args.logs.is_empty() {
+        if std::io::stdin().is_terminal() {
+            // Waiting for a paste nobody announced helps no one.
+            let mut cmd = crate::cli::Cli::command();
+            let usage = cmd
+                .find_subcommand_mut("explain")
+                .map(|c| c.render_usage().to_string())
+                .unwrap_or_default();
+            eprintln!("{usage}\n\ngive a log file, a folder of logs, or pipe the log in: `… 2>&1 | devassert explain -`");
+            return Ok(2);
+        }
+        vec![PathBuf::from("-")]
+    } else {
+        args.logs
+    };
+    let report = devassert_log::explain_paths(&logs, Catalog::builtin())?;
+    if g.format == FormatArg::Human && !g.quiet {
+        print!("{}", header(&report));
+    }
+    output::emit(&report, g, &output::render_options(g))?;
+    Ok(report.exit_code)
+}
+
+/// One line naming what was read: files, lines, ranks.
+fn header(report: &Report) -> String {
+    let inputs = report
+        .extra
+        .get("inputs")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let names: Vec<String> = inputs
+        .iter()
+        .filter_map(|i| i.get("name").and_then(Value::as_str))
+        .map(|n| {
+            if n == "-" {
+                "stdin".to_string()
+            } else {
+                n.to_string()
+            }
+        })
+        .collect();
+    let lines: u64 = inputs
+        .iter()
+        .filter_map(|i| i.get("lines").and_then(Value::as_u64))
+        .sum();
+    let shown = if names.len() > 3 {
+        format!("{}, … ({} files)", names[..3].join(", "), names.len())
+    } else {
+        names.join(", ")
+    };
+    let mut ranks: Vec<i64> = report
+        .findings
+        .iter()
+        .flat_map(|f| {
+            f.evidence
+                .get("ranks")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|v| v.as_i64())
+        .collect();
+    for f in &report.fallout {
+        ranks.extend(&f.ranks);
+    }
+    ranks.sort_unstable();
+    ranks.dedup();
+    let rank_text = match ranks.len() {
+        0 => String::new(),
+        1 => format!(", rank {}", ranks[0]),
+        _ => format!(
+            ", ranks {}",
+            ranks
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!(
+        "read {shown}: {lines} line{}{rank_text}\n\n",
+        if lines == 1 { "" } else { "s" }
+    )
 }

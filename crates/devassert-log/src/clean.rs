@@ -1,0 +1,449 @@
+//! Turning one physical log line into the text a person would read: escape
+//! sequences, carriage-return progress bars and markdown debris removed, and
+//! the launcher prefixes (`[rank3]:`, `[1,0]<stderr>:`, `(RayTrainWorker
+//! pid=…)`, glog and logging timestamps) taken off, remembering the rank and
+//! the time they give.
+
+use std::borrow::Cow;
+
+/// What the prefixes of a line said.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Prefix {
+    pub rank: Option<i64>,
+    /// A sortable timestamp, with the kind of clock it came from (values of
+    /// different kinds are not comparable).
+    pub time: Option<Stamp>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Stamp {
+    pub kind: u8,
+    pub value: u64,
+}
+
+/// The segments a raw line shows: split at carriage returns (real ones and the
+/// pasted `^M` caret form), each with escapes and markdown debris removed.
+/// Empty segments are dropped.
+pub fn segments(raw: &str) -> Vec<Cow<'_, str>> {
+    let mut out = Vec::new();
+    let has_caret = raw.contains("^M");
+    if !raw.contains('\r') && !has_caret {
+        let s = tidy(raw);
+        if !s.trim().is_empty() {
+            out.push(s);
+        }
+        return out;
+    }
+    let owned: Cow<'_, str> = if has_caret {
+        Cow::Owned(raw.replace("^M", "\r"))
+    } else {
+        Cow::Borrowed(raw)
+    };
+    for seg in owned.split('\r') {
+        let s = tidy(seg);
+        if !s.trim().is_empty() {
+            out.push(Cow::Owned(s.into_owned()));
+        }
+    }
+    out
+}
+
+/// Escapes and markdown debris off one segment (no carriage returns in it).
+fn tidy(seg: &str) -> Cow<'_, str> {
+    let s = strip_escapes(seg);
+    let trimmed_end = s.trim_end();
+    let t = trimmed_end.trim_start();
+    // Code fences carry nothing.
+    if t.starts_with("```") {
+        return Cow::Borrowed("");
+    }
+    let mut body = trimmed_end;
+    // Quote markers of a pasted reply (`> ` possibly nested).
+    loop {
+        let lead = body.len() - body.trim_start().len();
+        let rest = &body[lead..];
+        if let Some(r) = rest.strip_prefix("> ") {
+            body = r;
+        } else if rest == ">" {
+            body = "";
+        } else {
+            break;
+        }
+    }
+    // A stray opening backtick of an inline code span (odd count on the line).
+    let lead = body.len() - body.trim_start().len();
+    if body[lead..].starts_with('`')
+        && !body[lead..].starts_with("``")
+        && body.bytes().filter(|&b| b == b'`').count() % 2 == 1
+    {
+        body = &body[lead + 1..];
+    }
+    match s {
+        Cow::Borrowed(_) if body.len() == seg.len() => Cow::Borrowed(seg),
+        Cow::Borrowed(_) => {
+            let start = body.as_ptr() as usize - seg.as_ptr() as usize;
+            Cow::Borrowed(&seg[start..start + body.len()])
+        }
+        Cow::Owned(ref o) => {
+            let start = body.as_ptr() as usize - o.as_ptr() as usize;
+            Cow::Owned(o[start..start + body.len()].to_string())
+        }
+    }
+}
+
+/// ANSI escape sequences removed: CSI (`ESC[…m`, cursor moves), OSC
+/// (`ESC]…BEL`), two-byte escapes, and the `ESC[A` text that pasting a
+/// terminal capture leaves.
+pub fn strip_escapes(s: &str) -> Cow<'_, str> {
+    if !s.contains('\x1b') && !s.contains("ESC[") {
+        return Cow::Borrowed(s);
+    }
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < b.len() {
+        let (esc_len, body) = if b[i] == 0x1b {
+            (1, i + 1)
+        } else if b[i..].starts_with(b"ESC[") {
+            (4, i + 4)
+        } else {
+            i += 1;
+            continue;
+        };
+        out.push_str(&s[copied..i]);
+        let mut j = body;
+        if esc_len == 4 || (j < b.len() && b[j] == b'[') {
+            if esc_len == 1 {
+                j += 1;
+            }
+            while j < b.len() && (0x30..=0x3f).contains(&b[j]) {
+                j += 1;
+            }
+            while j < b.len() && (0x20..=0x2f).contains(&b[j]) {
+                j += 1;
+            }
+            if j < b.len() && (0x40..=0x7e).contains(&b[j]) {
+                j += 1;
+            }
+        } else if j < b.len() && b[j] == b']' {
+            while j < b.len() && b[j] != 0x07 && !(b[j] == 0x1b && b.get(j + 1) == Some(&b'\\')) {
+                j += 1;
+            }
+            j = (j + if b.get(j) == Some(&0x07) { 1 } else { 2 }).min(b.len());
+        } else if j < b.len() && b[j].is_ascii() {
+            j += 1;
+        }
+        i = j;
+        copied = j;
+    }
+    out.push_str(&s[copied..]);
+    Cow::Owned(out)
+}
+
+/// Take the launcher and logging prefixes off the start of `s`. Returns the
+/// rest (leading indentation kept, so traceback frames stay recognisable)
+/// and what the prefixes said.
+pub fn strip_prefixes(mut s: &str) -> (&str, Prefix) {
+    let mut p = Prefix::default();
+    for _ in 0..6 {
+        let t = s.trim_start();
+        if let Some((rest, rank)) = bracket_rank(t) {
+            p.rank = p.rank.or(rank);
+            s = rest;
+        } else if let Some((rest, rank)) = mpi_prefix(t) {
+            p.rank = p.rank.or(Some(rank));
+            s = rest;
+        } else if let Some((rest, rank)) = worker_prefix(t) {
+            p.rank = p.rank.or(rank);
+            s = rest;
+        } else if let Some((rest, stamp)) = glog_prefix(t) {
+            p.time = p.time.or(stamp);
+            s = rest;
+        } else if let Some((rest, stamp)) = datetime_prefix(t) {
+            p.time = p.time.or(Some(stamp));
+            s = rest;
+        } else if let Some((rest, rank)) = tee_prefix(s) {
+            p.rank = p.rank.or(Some(rank));
+            s = rest;
+        } else {
+            break;
+        }
+    }
+    (s, p)
+}
+
+fn digits(s: &str) -> usize {
+    s.bytes().take_while(u8::is_ascii_digit).count()
+}
+
+fn parse_i64(s: &str) -> Option<i64> {
+    s.parse().ok()
+}
+
+/// `[rank3]:`, `[Rank 3]:`, `[default0]:`.
+fn bracket_rank(t: &str) -> Option<(&str, Option<i64>)> {
+    let rest = t.strip_prefix('[')?;
+    let word = ["rank", "Rank", "RANK", "default"]
+        .into_iter()
+        .find(|w| rest.starts_with(w))?;
+    let rest = rest[word.len()..].trim_start();
+    let n = digits(rest);
+    if n == 0 || n > 6 {
+        return None;
+    }
+    let after = rest[n..].strip_prefix("]:")?;
+    Some((
+        after.strip_prefix(' ').unwrap_or(after),
+        parse_i64(&rest[..n]),
+    ))
+}
+
+/// mpirun's `[1,0]<stderr>:` (job, rank).
+fn mpi_prefix(t: &str) -> Option<(&str, i64)> {
+    let rest = t.strip_prefix('[')?;
+    let a = digits(rest);
+    let rest = rest.get(a..)?.strip_prefix(',')?;
+    let b = digits(rest);
+    if a == 0 || b == 0 || b > 6 {
+        return None;
+    }
+    let rank = parse_i64(&rest[..b])?;
+    let rest = rest[b..].strip_prefix(']')?;
+    let rest = rest
+        .strip_prefix("<stderr>:")
+        .or_else(|| rest.strip_prefix("<stdout>:"))
+        .or_else(|| rest.strip_prefix(':'))?;
+    Some((rest, rank))
+}
+
+/// Ray / vLLM workers: `(RayTrainWorker pid=112196)`, `(VllmWorker rank=1 pid=…)`,
+/// `(RayWorkerWrapper pid=…, ip=…)`.
+fn worker_prefix(t: &str) -> Option<(&str, Option<i64>)> {
+    let rest = t.strip_prefix('(')?;
+    let close = rest.get(..rest.len().min(200))?.find(')')?;
+    let inner = &rest[..close];
+    if !inner.contains("pid=") {
+        return None;
+    }
+    let rank = inner.find("rank=").and_then(|i| {
+        let r = &inner[i + 5..];
+        parse_i64(&r[..digits(r)])
+    });
+    let after = &rest[close + 1..];
+    Some((after.strip_prefix(' ').unwrap_or(after), rank))
+}
+
+/// glog: `[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616]`, older `[E ProcessGroupNCCL.cpp:458]`.
+fn glog_prefix(t: &str) -> Option<(&str, Option<Stamp>)> {
+    let rest = t.strip_prefix('[')?;
+    let level = rest.bytes().next()?;
+    if !matches!(level, b'E' | b'W' | b'I' | b'F') {
+        return None;
+    }
+    let close = rest.get(..rest.len().min(160))?.find(']')?;
+    let inner = &rest[1..close];
+    let mut stamp = None;
+    let file_part = if inner.starts_with(' ') {
+        inner.trim_start()
+    } else {
+        // MMDD hh:mm:ss.frac file:line
+        // glog's MMDD; c10 prints the month unpadded (`E626`).
+        let md = digits(inner);
+        if !(3..=4).contains(&md) {
+            return None;
+        }
+        let mut parts = inner[md..].trim_start().splitn(2, ' ');
+        let clock = parts.next()?;
+        let file = parts.next().unwrap_or("");
+        let mmdd: u64 = inner[..md].parse().ok()?;
+        stamp = clock_micros(clock).map(|c| Stamp {
+            kind: 1,
+            value: mmdd * 86_400_000_000 + c,
+        });
+        stamp?;
+        file
+    };
+    if !file_part.contains(':') || !file_part.contains('.') {
+        return None;
+    }
+    let after = &rest[close + 1..];
+    Some((after.strip_prefix(' ').unwrap_or(after), stamp))
+}
+
+/// `hh:mm:ss[.frac]` → microseconds since midnight.
+fn clock_micros(c: &str) -> Option<u64> {
+    let b = c.as_bytes();
+    if b.len() < 8 || b[2] != b':' || b[5] != b':' {
+        return None;
+    }
+    let h: u64 = c.get(0..2)?.parse().ok()?;
+    let m: u64 = c.get(3..5)?.parse().ok()?;
+    let s: u64 = c.get(6..8)?.parse().ok()?;
+    let mut micros = 0u64;
+    if let Some(frac) = c
+        .get(9..)
+        .filter(|_| matches!(b.get(8), Some(b'.') | Some(b',')))
+    {
+        let d: String = frac
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .take(6)
+            .collect();
+        if !d.is_empty() {
+            micros = d.parse::<u64>().ok()? * 10u64.pow(6 - d.len() as u32);
+        }
+    }
+    Some(((h * 60 + m) * 60 + s) * 1_000_000 + micros)
+}
+
+/// `2024-05-01 12:00:00,123 -`, `[2024-05-01 12:00:00]`, `2024-05-01T12:00:00.123Z`,
+/// `08/13/2020 18:56:31 -`.
+fn datetime_prefix(t: &str) -> Option<(&str, Stamp)> {
+    let (bracketed, body) = match t.strip_prefix('[') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let b = body.as_bytes();
+    if b.len() < 19 {
+        return None;
+    }
+    let (date_value, kind) = if b[4] == b'-' && b[7] == b'-' && digits(body) == 4 {
+        let y: u64 = body.get(0..4)?.parse().ok()?;
+        let mo: u64 = body.get(5..7)?.parse().ok()?;
+        let d: u64 = body.get(8..10)?.parse().ok()?;
+        (y * 10_000 + mo * 100 + d, 2u8)
+    } else if b[2] == b'/' && b[5] == b'/' && digits(body) == 2 {
+        let mo: u64 = body.get(0..2)?.parse().ok()?;
+        let d: u64 = body.get(3..5)?.parse().ok()?;
+        let y: u64 = body.get(6..10)?.parse().ok()?;
+        (y * 10_000 + mo * 100 + d, 2u8)
+    } else {
+        return None;
+    };
+    if !matches!(b[10], b' ' | b'T') {
+        return None;
+    }
+    let clock_end = 11
+        + body[11..]
+            .bytes()
+            .take_while(|c| c.is_ascii_digit() || matches!(c, b':' | b'.' | b','))
+            .count();
+    let micros = clock_micros(&body[11..clock_end])?;
+    let mut rest = &body[clock_end..];
+    rest = rest.strip_prefix('Z').unwrap_or(rest);
+    if bracketed {
+        rest = rest.strip_prefix(']')?;
+    }
+    let rest = rest.trim_start();
+    let rest = rest
+        .strip_prefix("- ")
+        .or_else(|| rest.strip_prefix(": "))
+        .or_else(|| rest.strip_prefix('|'))
+        .unwrap_or(rest);
+    Some((
+        rest,
+        Stamp {
+            kind,
+            value: date_value * 86_400_000_000 + micros,
+        },
+    ))
+}
+
+/// torchrun `--tee`: `15: …` (local rank, then a colon, then not a digit).
+fn tee_prefix(s: &str) -> Option<(&str, i64)> {
+    let n = digits(s);
+    if n == 0 || n > 4 {
+        return None;
+    }
+    let rest = s[n..].strip_prefix(':')?;
+    if rest
+        .bytes()
+        .next()
+        .is_some_and(|c| c.is_ascii_digit() || c == b'/' || c == b'\\')
+    {
+        return None;
+    }
+    Some((rest.strip_prefix(' ').unwrap_or(rest), parse_i64(&s[..n])?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strip(s: &str) -> (String, Option<i64>) {
+        let (r, p) = strip_prefixes(s);
+        (r.to_string(), p.rank)
+    }
+
+    #[test]
+    fn launcher_prefixes_come_off_with_their_rank() {
+        assert_eq!(
+            strip("[rank3]: RuntimeError: x"),
+            ("RuntimeError: x".into(), Some(3))
+        );
+        assert_eq!(
+            strip("[default0]:  File \"a.py\""),
+            (" File \"a.py\"".into(), Some(0))
+        );
+        assert_eq!(
+            strip("[1,0]<stderr>:/tmp/x.cu:1: k"),
+            ("/tmp/x.cu:1: k".into(), Some(0))
+        );
+        assert_eq!(
+            strip("(VllmWorker rank=1 pid=4242) ERROR x"),
+            ("ERROR x".into(), Some(1))
+        );
+        assert_eq!(
+            strip("(RayTrainWorker pid=112196) /pytorch/a.cu:1: k"),
+            ("/pytorch/a.cu:1: k".into(), None)
+        );
+        assert_eq!(
+            strip("15: Traceback (most recent call last):"),
+            ("Traceback (most recent call last):".into(), Some(15))
+        );
+        assert_eq!(
+            strip("12:30:00 not a prefix"),
+            ("12:30:00 not a prefix".into(), None)
+        );
+    }
+
+    #[test]
+    fn timestamps_come_off_and_sort() {
+        let (r, p) = strip_prefixes(
+            "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught",
+        );
+        assert_eq!(r, "[Rank 1] Watchdog caught");
+        assert_eq!(p.rank, Some(1));
+        assert!(p.time.is_some());
+        let (r, p) = strip_prefixes("2024-05-01 12:00:00,123 - INFO - step 5");
+        assert_eq!(r, "INFO - step 5");
+        let (_, q) = strip_prefixes("2024-05-01 12:00:01,000 - x");
+        assert!(p.time < q.time);
+        let (r, _) = strip_prefixes("[E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog");
+        assert_eq!(r, "[Rank 0] Watchdog");
+    }
+
+    #[test]
+    fn escapes_and_progress_bars_go() {
+        assert_eq!(strip_escapes("\x1b[31mred\x1b[0m text"), "red text");
+        let segs = segments("^MIteration:   0%| 3/1041319 ESC[A/opt/x.cu:272: k: block: [1,0,0]");
+        assert_eq!(
+            segs.last().map(|s| s.as_ref()),
+            Some("Iteration:   0%| 3/1041319 /opt/x.cu:272: k: block: [1,0,0]")
+        );
+        assert_eq!(
+            segments("a\rb\r\n")
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>(),
+            vec!["a", "b"]
+        );
+        assert!(segments("```text").is_empty());
+        assert_eq!(segments("> > RuntimeError: x")[0], "RuntimeError: x");
+        assert_eq!(
+            segments("`/pytorch/a.cu:1: k: Assertion **`x` failed**.")[0],
+            "/pytorch/a.cu:1: k: Assertion **`x` failed**."
+        );
+    }
+}

@@ -1,0 +1,386 @@
+//! Parsing the device-side assertion lines, in every shape they are printed:
+//!
+//! - CUDA: ``FILE:LINE: FUNC: block: [x,y,z], thread: [x,y,z] Assertion `EXPR` failed.``
+//! - Windows (no function): ``FILE:LINE: block: […], thread: […] Assertion `EXPR` failed.``
+//! - ROCm: ``FILE:LINE: FUNC: Device-side assertion `EXPR' failed.``
+//! - 2.10+ printf form: ``[CUDA_KERNEL_ASSERT] FILE:LINE: FUNC: block: […], thread: […]: Assertion failed: `COND`: MSG``
+//! - Inductor: ``unknown:0: unknown: block: …``; XPU: `global id: […], local id: […]`
+//!
+//! Several may be glued on one physical line, backticks may be eaten by
+//! markdown, and the message itself may contain backticks (so the closing
+//! anchor is the trailing `` ` failed``).
+
+use memchr::memmem;
+
+/// One assertion occurrence, borrowed from the line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceLine<'a> {
+    /// The printed path (raw; the caller normalises it).
+    pub file: Option<&'a str>,
+    pub line: Option<u64>,
+    /// The printed function (raw); `None` on Windows builds and fragments.
+    pub function: Option<&'a str>,
+    pub block: Option<[u32; 3]>,
+    pub thread: Option<[u32; 3]>,
+    /// The assertion text, debris (`**`) trimmed but not whitespace-normalised.
+    pub assertion: &'a str,
+    /// A launcher prefix found glued right before the path (`[1,0]<stderr>:`).
+    pub rank: Option<i64>,
+    /// ROCm's `Device-side assertion` form.
+    pub rocm: bool,
+    /// The `[CUDA_KERNEL_ASSERT]` explanatory line (its message follows the condition).
+    pub printf_message: Option<&'a str>,
+}
+
+const ASSERTION: &[u8] = b"Assertion ";
+const ROCM: &[u8] = b"Device-side assertion ";
+
+/// Every assertion occurrence in a cleaned line, in order.
+pub fn parse_all(line: &str) -> Vec<DeviceLine<'_>> {
+    let mut out = Vec::new();
+    let b = line.as_bytes();
+    let mut from = 0;
+    let mut head_start = 0;
+    while from < b.len() {
+        let a = memmem::find(&b[from..], ASSERTION).map(|i| from + i);
+        let r = memmem::find(&b[from..], ROCM).map(|i| from + i);
+        // `Device-side assertion` contains no `Assertion ` (lower case a), so the two never overlap.
+        let (at, rocm) = match (a, r) {
+            (Some(a), Some(r)) if r < a => (r, true),
+            (Some(a), _) => (a, false),
+            (None, Some(r)) => (r, true),
+            (None, None) => break,
+        };
+        let expr_start = at + if rocm { ROCM.len() } else { ASSERTION.len() };
+        let Some((assertion, printf_message, end)) = expression(line, expr_start, rocm) else {
+            from = expr_start;
+            continue;
+        };
+        let head = &line[head_start..at];
+        if let Some(d) = parse_head(head, assertion, rocm, printf_message) {
+            out.push(d);
+        }
+        from = end.max(expr_start);
+        head_start = from;
+    }
+    out
+}
+
+/// The assertion text starting at `s`, and where the occurrence ends.
+fn expression(line: &str, s: usize, rocm: bool) -> Option<(&str, Option<&str>, usize)> {
+    let rest = &line[s..];
+    // The printf form: `Assertion failed: `COND`: MSG` runs to the end of the line.
+    if let Some(r) = rest.strip_prefix("failed: ") {
+        let r0 = s + "failed: ".len();
+        let r = r.trim_end();
+        if let Some(inner) = r.strip_prefix('`') {
+            if let Some(close) = inner.find("`: ").or_else(|| inner.rfind('`')) {
+                let cond = &inner[..close];
+                let msg = inner
+                    .get(close + 3..)
+                    .map(str::trim)
+                    .filter(|m| !m.is_empty());
+                return Some((cond, msg, line.len()));
+            }
+        }
+        return Some((r, None, r0 + r.len()));
+    }
+    let lead = rest.len() - rest.trim_start_matches(['*', ' ']).len();
+    let body = &rest[lead..];
+    let body_start = s + lead;
+    let (open, close_pat): (bool, &[&str]) = if body.starts_with('`') {
+        (
+            true,
+            if rocm {
+                &["' failed", "` failed"]
+            } else {
+                &["` failed", "`** failed", "' failed"]
+            },
+        )
+    } else {
+        (false, &[" failed"])
+    };
+    let text_start = body_start + usize::from(open);
+    let text = &line[text_start..];
+    let (close, pat_len) = close_pat
+        .iter()
+        .filter_map(|p| text.find(p).map(|i| (i, p.len())))
+        .min_by_key(|&(i, _)| i)?;
+    let mut assertion = &text[..close];
+    assertion = assertion.trim_matches(|c| c == '*' || c == ' ');
+    if assertion.is_empty() && !open {
+        return None;
+    }
+    let mut end = text_start + close + pat_len;
+    let tail = &line[end..];
+    let debris = tail.len() - tail.trim_start_matches(['.', '*']).len();
+    end += debris;
+    Some((assertion, None, end))
+}
+
+/// The part before `Assertion`: `[prefix]FILE:LINE: FUNC: block: […], thread: […] `.
+fn parse_head<'a>(
+    head: &'a str,
+    assertion: &'a str,
+    rocm: bool,
+    printf_message: Option<&'a str>,
+) -> Option<DeviceLine<'a>> {
+    let (coord_start, block, thread) = coordinates(head);
+    let before = &head[..coord_start.unwrap_or(head.len())];
+    let (file, line_no, function, rank) = match file_and_line(before) {
+        Some((file, line_no, func_text, rank)) => {
+            let f = func_text.trim().trim_end_matches(':').trim();
+            (
+                Some(file),
+                Some(line_no),
+                (!f.is_empty()).then_some(f),
+                rank,
+            )
+        }
+        None => (None, None, None, None),
+    };
+    // A line with no place and no coordinates is a fragment of a torn line
+    // (or prose); the caller decides whether it belongs to a known group.
+    if file.is_none() && block.is_none() && !rocm {
+        return Some(DeviceLine {
+            file: None,
+            line: None,
+            function: None,
+            block: None,
+            thread: None,
+            assertion,
+            rank: None,
+            rocm,
+            printf_message,
+        });
+    }
+    Some(DeviceLine {
+        file,
+        line: line_no,
+        function,
+        block,
+        thread,
+        assertion,
+        rank,
+        rocm,
+        printf_message,
+    })
+}
+
+/// The last `block: [..]` / `global id: [..]` and the `thread:`/`local id:` after it.
+fn coordinates(head: &str) -> (Option<usize>, Option<[u32; 3]>, Option<[u32; 3]>) {
+    let (start, word) = match (head.rfind("block: ["), head.rfind("global id: [")) {
+        (Some(a), Some(b)) if b > a => (b, "global id: ["),
+        (Some(a), _) => (a, "block: ["),
+        (None, Some(b)) => (b, "global id: ["),
+        (None, None) => {
+            // A torn line may keep only the thread.
+            return match head.rfind("thread: [") {
+                Some(t) => (Some(t), None, triple(&head[t + "thread: [".len()..])),
+                None => (None, None, None),
+            };
+        }
+    };
+    let block = triple(&head[start + word.len()..]);
+    let after = &head[start..];
+    let thread = ["thread: [", "local id: ["]
+        .iter()
+        .filter_map(|w| after.rfind(w).map(|i| (i, w.len())))
+        .max_by_key(|&(i, _)| i)
+        .and_then(|(i, l)| triple(&after[i + l..]));
+    (Some(start), block, thread)
+}
+
+fn triple(s: &str) -> Option<[u32; 3]> {
+    let close = s.find(']')?;
+    let inner = &s[..close];
+    let mut v = [0u32; 3];
+    let mut n = 0;
+    for part in inner.split(',') {
+        if n == 3 {
+            return None;
+        }
+        v[n] = part.trim().parse().ok()?;
+        n += 1;
+    }
+    (n > 0).then_some(v)
+}
+
+/// The last `PATH:LINE:` in `before`, the text after it (the function), and
+/// a glued launcher prefix's rank.
+fn file_and_line(before: &str) -> Option<(&str, u64, &str, Option<i64>)> {
+    let b = before.as_bytes();
+    let mut i = b.len();
+    while i > 0 {
+        i -= 1;
+        if b[i] != b':' {
+            continue;
+        }
+        // `:DIGITS:` ending here?
+        let mut j = i;
+        while j > 0 && b[j - 1].is_ascii_digit() {
+            j -= 1;
+        }
+        if j == i || j == 0 || b[j - 1] != b':' {
+            continue;
+        }
+        let colon = j - 1;
+        let token_start = before[..colon]
+            .rfind(|c: char| c.is_whitespace())
+            .map_or(0, |k| k + 1);
+        let token = &before[token_start..colon];
+        let (token, prefix) = crate::clean::strip_prefixes(token);
+        let token = token.trim_start_matches(['`', '*', '\'', '"', '(', ':', '>', '[']);
+        let path_like = token == "unknown"
+            || token.contains('/')
+            || token.contains('\\')
+            || token.contains('.');
+        if !path_like {
+            i = colon;
+            continue;
+        }
+        let line_no: u64 = before[j..i].parse().ok()?;
+        return Some((token, line_no, &before[i + 1..], prefix.rank));
+    }
+    None
+}
+
+/// A source path left dangling at the end of a line (the rest of the
+/// assertion line continues on the next physical line): `…/IndexKernelUtils.cu    return forward_call(…)`
+/// or `…\ScatterGatherKernel.cu:367:`. Returns the path (with `:LINE:` when present).
+pub fn dangling_path(line: &str) -> Option<&str> {
+    let t = line.trim_end();
+    // `FILE:LINE:` at the very end.
+    if let Some(stripped) = t.strip_suffix(':') {
+        let n = stripped
+            .bytes()
+            .rev()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        if n > 0 && stripped[..stripped.len() - n].ends_with(':') {
+            let start = t.rfind(|c: char| c.is_whitespace()).map_or(0, |k| k + 1);
+            let tok = &t[start..];
+            if is_source_path(tok.trim_end_matches(|c: char| c == ':' || c.is_ascii_digit())) {
+                return Some(tok);
+            }
+        }
+    }
+    // A path token ending in a CUDA source extension, followed by other output.
+    for tok in t.split_whitespace() {
+        if is_source_path(tok) {
+            return Some(tok);
+        }
+    }
+    None
+}
+
+fn is_source_path(tok: &str) -> bool {
+    (tok.contains('/') || tok.contains('\\')) && (tok.ends_with(".cu") || tok.ends_with(".cuh"))
+}
+
+/// Whether a line continues a dangling path: `:16: FUNC: block: …` or `block: […]…`.
+pub fn continues_path(line: &str) -> bool {
+    let t = line.trim_start();
+    if let Some(r) = t.strip_prefix(':') {
+        let n = r.bytes().take_while(u8::is_ascii_digit).count();
+        return n > 0 && r[n..].starts_with(':');
+    }
+    t.starts_with("block: [") || t.starts_with("global id: [")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> DeviceLine<'_> {
+        let v = parse_all(line);
+        assert_eq!(v.len(), 1, "{line}: {v:?}");
+        v.into_iter().next().unwrap_or_else(|| unreachable!())
+    }
+
+    #[test]
+    fn cuda_line() {
+        let d = one("../aten/src/ATen/native/cuda/Indexing.cu:1292: indexSelectLargeIndex: block: [371,0,0], thread: [116,0,0] Assertion `srcIndex < srcSelectDimSize` failed.");
+        assert_eq!(d.file, Some("../aten/src/ATen/native/cuda/Indexing.cu"));
+        assert_eq!(d.line, Some(1292));
+        assert_eq!(d.function, Some("indexSelectLargeIndex"));
+        assert_eq!(d.block, Some([371, 0, 0]));
+        assert_eq!(d.thread, Some([116, 0, 0]));
+        assert_eq!(d.assertion, "srcIndex < srcSelectDimSize");
+    }
+
+    #[test]
+    fn windows_rocm_inductor_xpu_printf() {
+        let d = one(
+            r"C:\actions-runner\_work\pytorch\IndexKernel.cu:92: block: [94,0,0], thread: [32,0,0] Assertion `index >= -sizes[i] && index < sizes[i] && ``index out of bounds``` failed.",
+        );
+        assert_eq!(d.function, None);
+        assert_eq!(d.line, Some(92));
+        let d = one("/opt/rocm/pytorch/aten/src/ATen/native/hip/Loss.hip:250: nll_loss_forward_reduce_cuda_kernel_2d: Device-side assertion `t >= 0 && t < n_classes' failed.");
+        assert!(d.rocm);
+        assert_eq!(d.assertion, "t >= 0 && t < n_classes");
+        assert_eq!(d.function, Some("nll_loss_forward_reduce_cuda_kernel_2d"));
+        let d = one("unknown:0: unknown: block: [0,0,0], thread: [8,0,0] Assertion `index out of bounds: 0 <= tmp4 < 32000` failed.");
+        assert_eq!(
+            (d.file, d.line, d.function),
+            (Some("unknown"), Some(0), Some("unknown"))
+        );
+        let d = one("/x/Indexing.cpp:16: vectorized_gather_kernel: global id: [1,0,0], local id: [3,0,0] Assertion `ind >=0` failed.");
+        assert_eq!(d.thread, Some([3, 0, 0]));
+        let d = one("[CUDA_KERNEL_ASSERT] /pytorch/aten/src/ATen/native/cuda/Repeat.cu:20: compute_cuda_kernel: block: [0,0,0], thread: [0,0,0]: Assertion failed: `result_size == cumsum_ptr[size - 1]`: Invalid input! In `repeat_interleave`, the `output_size` argument (5) must be the same as the sum of the elements in the `repeats` tensor (7).");
+        assert_eq!(d.assertion, "result_size == cumsum_ptr[size - 1]");
+        assert!(d.printf_message.is_some_and(|m| m.contains("(7)")));
+    }
+
+    #[test]
+    fn backticks_inside_eaten_or_bold() {
+        let d = one("/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:112: _assert_async_cuda_kernel: block: [0,0,0], thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed.");
+        assert_eq!(
+            d.assertion,
+            "probability tensor contains either `inf`, `nan` or element < 0"
+        );
+        let d = one("/pytorch/aten/src/THCUNN/SpatialClassNLLCriterion.cu:106: k: block: [0,0,0], thread: [725,0,0] Assertion t >= 0 && t < n_classes failed");
+        assert_eq!(d.assertion, "t >= 0 && t < n_classes");
+        let d = one("/pytorch/aten/src/ATen/native/cuda/Loss.cu:111: operator(): block: [62,0,0], thread: [0,0,0] Assertion **`input_val >= zero && input_val <= one` failed**.");
+        assert_eq!(d.assertion, "input_val >= zero && input_val <= one");
+        let d = one("/pytorch/aten/src/ATen/native/cuda/Loss.cu:111: operator(): block: [62,0,0], thread: [2,0,0] Assertion `**input_val >= zero && input_val <= one` failed.**");
+        assert_eq!(d.assertion, "input_val >= zero && input_val <= one");
+    }
+
+    #[test]
+    fn glued_lines_and_prefixes() {
+        let v = parse_all("../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [6,0,0], thread: [39../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [58,0,0], thread: [11,0,0] Assertion `srcIndex < srcSelectDimSize` failed.,0,0] Assertion `srcIndex < srcSelectDimSize` failed.");
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].block, Some([58, 0, 0]));
+        assert_eq!(
+            v[0].file
+                .map(devassert_core::catalog::normalize_path)
+                .as_deref(),
+            Some("aten/src/ATen/native/cuda/Indexing.cu")
+        );
+        assert_eq!(v[1].file, None);
+        let d = one("#####words_embeddings  [1,0]<stderr>:/tmp/pip/aten/src/THC/THCTensorIndex.cu:362: void indexSelectLargeIndex(TensorInfo<T, IndexType>, long) [with T = c10::Half, IndexType = unsigned int]: block: [66,0,0], thread: [96,0,0] Assertion `srcIndex < srcSelectDimSize` failed.");
+        assert_eq!(d.rank, Some(0));
+        assert_eq!(d.file, Some("/tmp/pip/aten/src/THC/THCTensorIndex.cu"));
+        assert!(d
+            .function
+            .is_some_and(|f| f.starts_with("void indexSelectLargeIndex(")));
+        assert!(parse_all("AssertionError: boom").is_empty());
+    }
+
+    #[test]
+    fn dangling_paths() {
+        assert_eq!(dangling_path("/pytorch/aten/src/ATen/native/cuda/IndexKernelUtils.cu    return forward_call(*args, **kwargs)"), Some("/pytorch/aten/src/ATen/native/cuda/IndexKernelUtils.cu"));
+        assert_eq!(
+            dangling_path(r"Error during training: C:\a\ScatterGatherKernel.cu:367:"),
+            Some(r"C:\a\ScatterGatherKernel.cu:367:")
+        );
+        assert!(continues_path(
+            ":16: vectorized_gather_kernel: block: [1024,0,0]"
+        ));
+        assert!(continues_path(
+            "block: [4935,0,0], thread: [121,0,0] Assertion x failed."
+        ));
+        assert!(!continues_path("x: block: [1]"));
+    }
+}

@@ -1,0 +1,778 @@
+//! The streaming state machine: bytes in (any chunking), and out only what
+//! the diagnosis needs, in bounded memory: assertion groups with counts,
+//! the first tracebacks, the first host errors of each kind, the DSA report,
+//! and the catalog's log evidence. Lines are split here; the prefilter skips
+//! every line that cannot matter without looking at it further.
+
+use crate::clean::{self, Stamp};
+use crate::device_line::{self, DeviceLine};
+use crate::errors::{self, HostKind};
+use crate::prefilter::Prefilter;
+use crate::traceback::{self, Builder, Step, Traceback};
+use devassert_core::catalog::{normalize_assertion, normalize_kernel, normalize_path};
+use devassert_core::{Catalog, LogHits};
+use memchr::{memchr, memchr_iter, memrchr};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Longest line looked at; the rest of a longer line is dropped.
+pub const MAX_LINE: usize = 256 * 1024;
+/// Distinct (rank, block, thread) triples remembered per group.
+const MAX_TRIPLES: usize = 1 << 16;
+/// Distinct assertion groups kept.
+const MAX_GROUPS: usize = 256;
+/// Tracebacks kept.
+const MAX_TRACEBACKS: usize = 48;
+/// Host-side CPU message matches kept.
+const MAX_CPU: usize = 16;
+
+/// Where a line is: input index and 1-based line number in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Pos {
+    pub input: usize,
+    pub line: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct AssertGroup {
+    pub kernel: Option<String>,
+    pub raw_kernel: Option<String>,
+    pub assertion: String,
+    /// Normalised path, empty when the line did not say.
+    pub file: String,
+    pub line: Option<u64>,
+    pub lines: u64,
+    pub triples: HashSet<(i64, [u32; 3], [u32; 3])>,
+    pub triples_capped: bool,
+    pub blocks: HashSet<(i64, [u32; 3])>,
+    pub ranks: BTreeSet<i64>,
+    pub first: Pos,
+    pub first_time: Option<Stamp>,
+    pub rocm: bool,
+    pub printf_message: Option<String>,
+    /// From a DSA report rather than a printed line.
+    pub from_dsa: bool,
+}
+
+impl AssertGroup {
+    pub fn source(&self) -> Option<String> {
+        if self.file.is_empty() {
+            return None;
+        }
+        Some(match self.line {
+            Some(l) => format!("{}:{l}", self.file),
+            None => self.file.clone(),
+        })
+    }
+}
+
+/// The first occurrence of a host error kind, and how often it came.
+#[derive(Debug, Clone)]
+pub struct HostEvent {
+    pub kind: HostKind,
+    pub message: String,
+    pub count: u64,
+    pub ranks: BTreeSet<i64>,
+    pub first: Pos,
+    pub first_time: Option<Stamp>,
+}
+
+/// `TORCH_USE_CUDA_DSA` report fields (the first failure of the report).
+#[derive(Debug, Clone, Default)]
+pub struct DsaReport {
+    pub message: Option<String>,
+    pub assert_file: Option<String>,
+    pub device_function: Option<String>,
+    pub thread: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub launch_file: Option<String>,
+    pub launch_function: Option<String>,
+    pub kernel: Option<String>,
+    pub failures: u64,
+    pub first: Pos,
+    pub rank: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CpuHit {
+    pub rule: String,
+    pub text: String,
+    pub pos: Pos,
+    pub rank: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct InputStats {
+    pub name: String,
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+/// Everything the reader kept.
+#[derive(Debug, Default)]
+pub struct Facts {
+    pub groups: Vec<AssertGroup>,
+    pub groups_dropped: u64,
+    pub tracebacks: Vec<Traceback>,
+    pub tracebacks_dropped: u64,
+    /// First device-side assert error line (any wrapper).
+    pub device_error: Option<HostEvent>,
+    /// Per kind; the device-side assert error's later repeats included.
+    pub host: Vec<HostEvent>,
+    pub dsa: Option<DsaReport>,
+    pub cpu: Vec<CpuHit>,
+    pub hits: LogHits,
+    pub launch_blocking: bool,
+    pub ranks: BTreeSet<i64>,
+    pub inputs: Vec<InputStats>,
+}
+
+pub struct Reader {
+    catalog: &'static Catalog,
+    pre: Prefilter,
+    pub facts: Facts,
+    carry: Vec<u8>,
+    carry_started: bool,
+    input: usize,
+    line_no: u64,
+    /// Rank implied by the input's name (`rank3.log`).
+    input_rank: Option<i64>,
+    builders: HashMap<Option<i64>, Builder>,
+    chain_pending: HashSet<Option<i64>>,
+    /// A source path left at the end of the previous line, for reassembly.
+    pending_path: Option<(u64, Option<i64>, String)>,
+    group_index: HashMap<(Option<String>, String, String), usize>,
+    /// The last raw line identity and its group: thousands of identical lines are cheap.
+    last_raw: String,
+    last_group: Option<usize>,
+    scratch: String,
+    dsa_open: bool,
+}
+
+impl Reader {
+    pub fn new(catalog: &'static Catalog) -> Self {
+        Reader {
+            catalog,
+            pre: Prefilter::new(catalog),
+            facts: Facts::default(),
+            carry: Vec::new(),
+            carry_started: false,
+            input: 0,
+            line_no: 0,
+            input_rank: None,
+            builders: HashMap::new(),
+            chain_pending: HashSet::new(),
+            pending_path: None,
+            group_index: HashMap::new(),
+            last_raw: String::new(),
+            last_group: None,
+            scratch: String::new(),
+            dsa_open: false,
+        }
+    }
+
+    /// A new input begins: the previous one's last line and tracebacks end.
+    pub fn begin_input(&mut self, name: &str) {
+        if !self.facts.inputs.is_empty() {
+            self.end_input();
+        }
+        self.input = self.facts.inputs.len();
+        self.facts.inputs.push(InputStats {
+            name: name.to_string(),
+            lines: 0,
+            bytes: 0,
+        });
+        self.line_no = 0;
+        self.input_rank = rank_from_name(name);
+    }
+
+    fn ensure_input(&mut self) {
+        if self.facts.inputs.is_empty() {
+            self.begin_input("-");
+        }
+    }
+
+    fn end_input(&mut self) {
+        if self.carry_started {
+            let line = std::mem::take(&mut self.carry);
+            self.carry_started = false;
+            let every = self.wants_every_line() || self.pre.is_match(&line);
+            self.take_line(&line, every);
+        }
+        let builders: Vec<_> = self.builders.drain().collect();
+        let mut done: Vec<Traceback> = builders
+            .into_iter()
+            .filter(|(_, b)| b.has_frames())
+            .map(|(_, b)| b.finish())
+            .collect();
+        done.sort_by_key(|t| t.line);
+        for tb in done {
+            self.push_traceback(tb);
+        }
+        self.chain_pending.clear();
+        self.pending_path = None;
+        self.dsa_open = false;
+        if let Some(s) = self.facts.inputs.get_mut(self.input) {
+            s.lines = self.line_no;
+        }
+    }
+
+    pub fn finish(mut self) -> Facts {
+        self.ensure_input();
+        self.end_input();
+        self.dsa_group();
+        self.facts
+    }
+
+    /// A DSA report names the assertion even when no device line was printed.
+    fn dsa_group(&mut self) {
+        let Some(d) = &self.facts.dsa else { return };
+        let Some(msg) = &d.message else { return };
+        let assertion = normalize_assertion(msg);
+        if self.facts.groups.iter().any(|g| g.assertion == assertion) {
+            return;
+        }
+        let (file, line) = match d.assert_file.as_deref().and_then(|f| f.rsplit_once(':')) {
+            Some((f, l)) => (normalize_path(f), l.trim().parse().ok()),
+            None => (
+                d.assert_file
+                    .as_deref()
+                    .map(normalize_path)
+                    .unwrap_or_default(),
+                None,
+            ),
+        };
+        let rank = d.rank.unwrap_or(-1);
+        let mut g = AssertGroup {
+            kernel: d.device_function.as_deref().map(normalize_kernel),
+            raw_kernel: d.device_function.clone(),
+            assertion,
+            file,
+            line,
+            lines: d.failures.max(1),
+            triples: HashSet::new(),
+            triples_capped: false,
+            blocks: HashSet::new(),
+            ranks: d.rank.into_iter().collect(),
+            first: d.first,
+            first_time: None,
+            rocm: false,
+            printf_message: None,
+            from_dsa: true,
+        };
+        if let (Some(b), Some(t)) = (d.block, d.thread) {
+            g.triples.insert((rank, b, t));
+            g.blocks.insert((rank, b));
+        }
+        self.facts.groups.push(g);
+    }
+
+    fn wants_every_line(&self) -> bool {
+        !self.builders.is_empty()
+            || self.pending_path.is_some()
+            || self.dsa_open
+            || self.pre.looks_at_everything()
+    }
+
+    /// Feed raw bytes; chunk boundaries are arbitrary.
+    pub fn feed(&mut self, mut bytes: &[u8]) {
+        self.ensure_input();
+        if let Some(s) = self.facts.inputs.get_mut(self.input) {
+            s.bytes += bytes.len() as u64;
+        }
+        if self.carry_started {
+            match memchr(b'\n', bytes) {
+                Some(i) => {
+                    self.extend_carry(&bytes[..i]);
+                    let line = std::mem::take(&mut self.carry);
+                    self.carry_started = false;
+                    let every = self.wants_every_line() || self.pre.is_match(&line);
+                    self.take_line(&line, every);
+                    self.carry = line;
+                    self.carry.clear();
+                    bytes = &bytes[i + 1..];
+                }
+                None => {
+                    self.extend_carry(bytes);
+                    return;
+                }
+            }
+        }
+        let (region, tail) = match memrchr(b'\n', bytes) {
+            Some(i) => (&bytes[..=i], &bytes[i + 1..]),
+            None => (&bytes[..0], bytes),
+        };
+        self.scan(region);
+        if !tail.is_empty() {
+            self.carry_started = true;
+            self.extend_carry(tail);
+        }
+    }
+
+    fn extend_carry(&mut self, b: &[u8]) {
+        let room = MAX_LINE.saturating_sub(self.carry.len());
+        self.carry.extend_from_slice(&b[..b.len().min(room)]);
+        self.carry_started = true;
+    }
+
+    /// Complete lines, each ending in `\n`.
+    fn scan(&mut self, region: &[u8]) {
+        let mut p = 0;
+        while p < region.len() {
+            if self.wants_every_line() {
+                let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
+                self.take_line(&region[p..e], true);
+                p = e + 1;
+                continue;
+            }
+            let Some((hit, hit_end)) = self.pre.find(&region[p..]) else {
+                self.line_no += memchr_iter(b'\n', &region[p..]).count() as u64;
+                return;
+            };
+            let (hit, hit_end) = (p + hit, p + hit_end);
+            let ls = memrchr(b'\n', &region[p..hit]).map_or(p, |i| p + i + 1);
+            self.line_no += memchr_iter(b'\n', &region[p..ls]).count() as u64;
+            let le = ls + memchr(b'\n', &region[ls..]).unwrap_or(region.len() - ls);
+            let line = &region[ls..le.min(ls + MAX_LINE)];
+            // A trigger past the kept part would not be seen in a carried line either.
+            let triggered = hit_end <= ls + MAX_LINE;
+            self.take_line(line, triggered);
+            p = le + 1;
+        }
+    }
+
+    fn take_line(&mut self, raw: &[u8], look: bool) {
+        self.line_no += 1;
+        if !look {
+            return;
+        }
+        let raw = &raw[..raw.len().min(MAX_LINE)];
+        let text = String::from_utf8_lossy(raw);
+        for seg in clean::segments(&text) {
+            let (body, prefix) = clean::strip_prefixes(&seg);
+            let rank = prefix.rank.or(self.input_rank);
+            if let Some(r) = rank {
+                self.facts.ranks.insert(r);
+            }
+            if let Some(pieces) = unescape_repr(body) {
+                for piece in pieces {
+                    let (b, p2) = clean::strip_prefixes(&piece);
+                    self.text_line(b, p2.rank.or(rank), prefix.time.or(p2.time));
+                }
+            } else {
+                self.text_line(body, rank, prefix.time);
+            }
+        }
+    }
+
+    fn pos(&self) -> Pos {
+        Pos {
+            input: self.input,
+            line: self.line_no,
+        }
+    }
+
+    /// One cleaned line of text.
+    fn text_line(&mut self, text: &str, rank: Option<i64>, time: Option<Stamp>) {
+        let t = text.trim();
+        self.traceback_line(text, rank);
+        self.device_lines(text, rank, time);
+        if let Some((kind, device)) = errors::classify(t) {
+            self.host_event(kind, device, t, rank, time);
+        }
+        self.dsa_line(t, rank);
+        if !self.facts.launch_blocking
+            && (t.contains("CUDA_LAUNCH_BLOCKING") || t.contains("AMD_SERIALIZE_KERNEL"))
+            && errors::sets_launch_blocking(t)
+        {
+            self.facts.launch_blocking = true;
+        }
+        if self.pre.catalog_may_match(t) {
+            self.catalog.observe_log_line(t, &mut self.facts.hits);
+            if self.facts.cpu.len() < MAX_CPU {
+                if let Some(rule) = self.catalog.match_cpu_message(t) {
+                    let hit = CpuHit {
+                        rule: rule.id.clone(),
+                        text: t.chars().take(500).collect(),
+                        pos: self.pos(),
+                        rank,
+                    };
+                    self.facts.cpu.push(hit);
+                }
+            }
+        }
+    }
+
+    fn traceback_line(&mut self, text: &str, rank: Option<i64>) {
+        let t = text.trim();
+        if self.builders.is_empty()
+            && !(t.starts_with("Traceback")
+                || t.starts_with("File \"")
+                || t.starts_with("During handling")
+                || t.starts_with("The above exception"))
+        {
+            return;
+        }
+        if traceback::CHAIN_MARKERS.iter().any(|m| t.starts_with(m)) {
+            if let Some(b) = self.builders.remove(&rank) {
+                let tb = b.finish();
+                if !tb.frames.is_empty() {
+                    self.push_traceback(tb);
+                }
+            }
+            self.chain_pending.insert(rank);
+            return;
+        }
+        for _ in 0..2 {
+            if !self.builders.contains_key(&rank) {
+                if !(traceback::is_header(t) || traceback::parse_frame(t).is_some()) {
+                    return;
+                }
+                let chained = self.chain_pending.remove(&rank);
+                let b = Builder::new(self.input, self.line_no, rank, chained);
+                self.builders.insert(rank, b);
+            }
+            let Some(b) = self.builders.get_mut(&rank) else {
+                return;
+            };
+            match b.step(text) {
+                Step::More | Step::Ignored => return,
+                Step::Done(tb, refeed) => {
+                    self.builders.remove(&rank);
+                    if !tb.frames.is_empty() {
+                        self.push_traceback(tb);
+                    }
+                    if !refeed {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    fn push_traceback(&mut self, tb: Traceback) {
+        if self.facts.tracebacks.len() < MAX_TRACEBACKS {
+            self.facts.tracebacks.push(tb);
+        } else {
+            self.facts.tracebacks_dropped += 1;
+        }
+    }
+
+    fn device_lines(&mut self, text: &str, rank: Option<i64>, time: Option<Stamp>) {
+        let line_no = self.line_no;
+        // Reassemble `…/IndexKernelUtils.cu    return forward_call(…)` + `:16: kernel: block: …`.
+        let joined = match self.pending_path.take() {
+            Some((l, r, path))
+                if l + 1 == line_no && r == rank && device_line::continues_path(text) =>
+            {
+                let rest = text.trim_start();
+                let sep = if rest.starts_with(':') || path.ends_with(':') {
+                    ""
+                } else {
+                    " "
+                };
+                Some(format!("{path}{sep}{rest}"))
+            }
+            _ => None,
+        };
+        let line: &str = joined.as_deref().unwrap_or(text);
+        if line.contains("ssertion ") {
+            let found = device_line::parse_all(line);
+            for d in found {
+                self.record(&d, rank, time);
+            }
+        }
+        if text.contains(".cu") {
+            if let Some(p) = device_line::dangling_path(text) {
+                self.pending_path = Some((line_no, rank, p.to_string()));
+            }
+        }
+    }
+
+    fn record(&mut self, d: &DeviceLine<'_>, rank: Option<i64>, time: Option<Stamp>) {
+        let rank = d.rank.or(rank);
+        if let Some(r) = rank {
+            self.facts.ranks.insert(r);
+        }
+        let gi = if d.file.is_none() && d.block.is_none() && !d.rocm {
+            // A fragment of a torn line: it only counts toward a group it names.
+            let a = normalize_assertion(d.assertion);
+            match self.facts.groups.iter().position(|g| g.assertion == a) {
+                Some(i) => i,
+                None => return,
+            }
+        } else {
+            self.scratch.clear();
+            for part in [d.file.unwrap_or(""), d.function.unwrap_or(""), d.assertion] {
+                self.scratch.push_str(part);
+                self.scratch.push('\u{1}');
+            }
+            if let Some(l) = d.line {
+                self.scratch.push_str(&l.to_string());
+            }
+            match self.last_group {
+                Some(i) if self.scratch == self.last_raw => i,
+                _ => {
+                    let Some(i) = self.group_for(d, time) else {
+                        return;
+                    };
+                    std::mem::swap(&mut self.last_raw, &mut self.scratch);
+                    self.last_group = Some(i);
+                    i
+                }
+            }
+        };
+        let g = &mut self.facts.groups[gi];
+        g.lines += 1;
+        let r = rank.unwrap_or(-1);
+        if let Some(r) = rank {
+            g.ranks.insert(r);
+        }
+        if let (Some(b), Some(t)) = (d.block, d.thread) {
+            if g.triples.len() < MAX_TRIPLES {
+                g.triples.insert((r, b, t));
+            } else if !g.triples.contains(&(r, b, t)) {
+                g.triples_capped = true;
+            }
+        }
+        if let Some(b) = d.block {
+            if g.blocks.len() < MAX_TRIPLES {
+                g.blocks.insert((r, b));
+            }
+        }
+        if g.printf_message.is_none() {
+            g.printf_message = d.printf_message.map(|m| m.chars().take(500).collect());
+        }
+    }
+
+    fn group_for(&mut self, d: &DeviceLine<'_>, time: Option<Stamp>) -> Option<usize> {
+        let file = d.file.map(normalize_path).unwrap_or_default();
+        let kernel = d.function.map(normalize_kernel);
+        let assertion = normalize_assertion(d.assertion);
+        let source = match d.line {
+            Some(l) => format!("{file}:{l}"),
+            None => file.clone(),
+        };
+        let key = (kernel.clone(), assertion.clone(), source);
+        if let Some(&i) = self.group_index.get(&key) {
+            return Some(i);
+        }
+        if self.facts.groups.len() >= MAX_GROUPS {
+            self.facts.groups_dropped += 1;
+            return None;
+        }
+        let i = self.facts.groups.len();
+        self.facts.groups.push(AssertGroup {
+            kernel,
+            raw_kernel: d.function.map(|f| f.chars().take(300).collect()),
+            assertion,
+            file,
+            line: d.line,
+            lines: 0,
+            triples: HashSet::new(),
+            triples_capped: false,
+            blocks: HashSet::new(),
+            ranks: BTreeSet::new(),
+            first: self.pos(),
+            first_time: time,
+            rocm: d.rocm,
+            printf_message: None,
+            from_dsa: false,
+        });
+        self.group_index.insert(key, i);
+        Some(i)
+    }
+
+    fn host_event(
+        &mut self,
+        kind: HostKind,
+        device: bool,
+        text: &str,
+        rank: Option<i64>,
+        time: Option<Stamp>,
+    ) {
+        let pos = self.pos();
+        let message: String = text.chars().take(300).collect();
+        if device && self.facts.device_error.is_none() {
+            self.facts.device_error = Some(HostEvent {
+                kind: HostKind::DeviceAssert,
+                message: message.clone(),
+                count: 1,
+                ranks: rank.into_iter().collect(),
+                first: pos,
+                first_time: time,
+            });
+            if kind == HostKind::DeviceAssert {
+                // The first one is the failure itself, not its fallout.
+                return;
+            }
+        }
+        match self.facts.host.iter_mut().find(|e| e.kind == kind) {
+            Some(e) => {
+                e.count += 1;
+                if let Some(r) = rank {
+                    e.ranks.insert(r);
+                }
+            }
+            None => self.facts.host.push(HostEvent {
+                kind,
+                message,
+                count: 1,
+                ranks: rank.into_iter().collect(),
+                first: pos,
+                first_time: time,
+            }),
+        }
+    }
+
+    fn dsa_line(&mut self, t: &str, rank: Option<i64>) {
+        const KEYS: [&str; 9] = [
+            "GPU assertion failure message = ",
+            "File containing assertion = ",
+            "Device function containing assertion = ",
+            "Thread ID that failed assertion = ",
+            "Block ID that failed assertion = ",
+            "File containing kernel launch = ",
+            "Function containing kernel launch = ",
+            "Name of kernel launched that led to failure = ",
+            "Device that launched kernel = ",
+        ];
+        if t.contains("CUDA device-side assertion failures were found")
+            || t.starts_with("Looking for device-side assertion failure information")
+        {
+            self.dsa_open = true;
+            return;
+        }
+        let Some((k, v)) = KEYS
+            .iter()
+            .enumerate()
+            .find_map(|(k, key)| t.find(key).map(|i| (k, t[i + key.len()..].trim())))
+        else {
+            if self.dsa_open
+                && !(t.starts_with("Assertion failure")
+                    || t.starts_with("Backtrace")
+                    || t.starts_with("Stream kernel")
+                    || t.is_empty())
+            {
+                // Launch backtraces run on; any other line ends the report.
+                self.dsa_open = t.starts_with("frame #")
+                    || t.starts_with('#')
+                    || t.starts_with("But at least")
+                    || t.starts_with("Adjust");
+            }
+            return;
+        };
+        self.dsa_open = true;
+        let pos = self.pos();
+        let d = self.facts.dsa.get_or_insert_with(|| DsaReport {
+            first: pos,
+            rank,
+            ..DsaReport::default()
+        });
+        let v: String = v.chars().take(500).collect();
+        match k {
+            0 => {
+                d.failures += 1;
+                if d.message.is_none() {
+                    d.message = Some(v);
+                }
+            }
+            _ if d.failures > 1 => {}
+            1 => d.assert_file = d.assert_file.take().or(Some(v)),
+            2 => d.device_function = d.device_function.take().or(Some(v)),
+            3 => d.thread = d.thread.or_else(|| bracket_triple(&v)),
+            4 => d.block = d.block.or_else(|| bracket_triple(&v)),
+            5 => d.launch_file = d.launch_file.take().or(Some(v)),
+            6 => d.launch_function = d.launch_function.take().or(Some(v)),
+            7 => d.kernel = d.kernel.take().or(Some(v)),
+            _ => {}
+        }
+    }
+}
+
+fn bracket_triple(v: &str) -> Option<[u32; 3]> {
+    let inner = v.trim().strip_prefix('[')?.split(']').next()?;
+    let mut out = [0u32; 3];
+    for (i, p) in inner.split(',').take(3).enumerate() {
+        out[i] = p.trim().parse().ok()?;
+    }
+    Some(out)
+}
+
+/// A rank in a per-rank file's name: `rank3.log`, `log_rank_3.txt`,
+/// torchrun's `…/attempt_0/3/stderr.log`.
+pub fn rank_from_name(name: &str) -> Option<i64> {
+    let n = name.replace('\\', "/");
+    let lower = n.to_ascii_lowercase();
+    if let Some(i) = lower.rfind("rank") {
+        let rest = lower[i + 4..].trim_start_matches(['_', '-', '.']);
+        let d: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if !d.is_empty() {
+            return d.parse().ok();
+        }
+    }
+    let parts: Vec<&str> = n.split('/').collect();
+    if parts.len() >= 2 {
+        let file = parts[parts.len() - 1];
+        let dir = parts[parts.len() - 2];
+        if (file.starts_with("stdout") || file.starts_with("stderr"))
+            && !dir.is_empty()
+            && dir.bytes().all(|b| b.is_ascii_digit())
+        {
+            return dir.parse().ok();
+        }
+    }
+    None
+}
+
+/// A line holding a `repr`'d error or traceback (`RuntimeError('CUDA error: …\nCUDA kernel errors…')`,
+/// `'Traceback (most recent call last):\n  File …'`): its pieces, unescaped.
+fn unescape_repr(body: &str) -> Option<Vec<String>> {
+    if !body.contains("\\n") {
+        return None;
+    }
+    let interesting = [
+        "Traceback",
+        "device-side assert",
+        "CUDA error",
+        "HIP error",
+        "Assertion",
+        "Error",
+        "File \"",
+    ];
+    if !interesting.iter().any(|k| body.contains(k)) {
+        return None;
+    }
+    let body = body.replace("\\\\n", "\\n");
+    let pieces: Vec<String> = body
+        .split("\\n")
+        .map(|p| {
+            p.replace("\\'", "'")
+                .replace("\\\"", "\"")
+                .replace("\\t", "    ")
+                .replace("\\\\", "\\")
+        })
+        .filter(|p| !p.trim().is_empty() && !matches!(p.trim(), "'" | "\"" | "')" | "\")"))
+        .collect();
+    (pieces.len() > 1).then_some(pieces)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_from_file_names() {
+        assert_eq!(rank_from_name("logs/rank3.log"), Some(3));
+        assert_eq!(rank_from_name("log_rank_12.txt"), Some(12));
+        assert_eq!(rank_from_name("/x/attempt_0/5/stderr.log"), Some(5));
+        assert_eq!(rank_from_name("job.out"), None);
+    }
+
+    #[test]
+    fn repr_pieces() {
+        let p = unescape_repr(r"ERROR - RuntimeError('CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported\nCompile with `TORCH_USE_CUDA_DSA`')").unwrap_or_default();
+        assert_eq!(p.len(), 3);
+        assert!(p[0].ends_with("device-side assert triggered"));
+        assert_eq!(unescape_repr("plain line"), None);
+    }
+}
