@@ -44,8 +44,11 @@ def _prevented_class(base):
         if base is Exception or base is DeviceAssertPrevented:
             cls = DeviceAssertPrevented
         else:
-            cls = type("DeviceAssertPrevented", (DeviceAssertPrevented, base), {"__module__": "devassert"})
-            cls.__qualname__ = "DeviceAssertPrevented"
+            # A module-level name of its own keeps it picklable (DataLoader
+            # workers and multiprocessing send exceptions to the parent).
+            name = "DeviceAssertPrevented" + base.__name__
+            cls = type(name, (DeviceAssertPrevented, base), {"__module__": "devassert"})
+            globals()[name] = cls
         _CLASSES[base] = cls
     return cls
 
