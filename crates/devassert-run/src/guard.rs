@@ -8,11 +8,26 @@ use std::path::{Path, PathBuf};
 
 /// The files of `python/devassert/`, as shipped inside the binary.
 pub const PACKAGE: &[(&str, &str)] = &[
-    ("__init__.py", include_str!("../../../python/devassert/__init__.py")),
-    ("_checks.py", include_str!("../../../python/devassert/_checks.py")),
-    ("_hook.py", include_str!("../../../python/devassert/_hook.py")),
-    ("_mode.py", include_str!("../../../python/devassert/_mode.py")),
-    ("_report.py", include_str!("../../../python/devassert/_report.py")),
+    (
+        "__init__.py",
+        include_str!("../../../python/devassert/__init__.py"),
+    ),
+    (
+        "_checks.py",
+        include_str!("../../../python/devassert/_checks.py"),
+    ),
+    (
+        "_hook.py",
+        include_str!("../../../python/devassert/_hook.py"),
+    ),
+    (
+        "_mode.py",
+        include_str!("../../../python/devassert/_mode.py"),
+    ),
+    (
+        "_report.py",
+        include_str!("../../../python/devassert/_report.py"),
+    ),
 ];
 
 /// Installs the guard (lazily, when torch is imported) and then runs the
@@ -77,7 +92,10 @@ impl GuardDir {
         let dir = tempfile::Builder::new()
             .prefix("devassert-run-")
             .tempdir_in(&tmp)
-            .map_err(|source| RunError::PrivateDir { path: tmp.display().to_string(), source })?;
+            .map_err(|source| RunError::PrivateDir {
+                path: tmp.display().to_string(),
+                source,
+            })?;
         let root = dir.keep();
         let g = GuardDir { root };
         g.write()?;
@@ -95,7 +113,10 @@ impl GuardDir {
     fn write(&self) -> Result<(), RunError> {
         let pkg = self.site().join("devassert");
         for d in [&pkg, &self.reports()] {
-            std::fs::create_dir_all(d).map_err(|source| RunError::WriteGuard { path: d.display().to_string(), source })?;
+            std::fs::create_dir_all(d).map_err(|source| RunError::WriteGuard {
+                path: d.display().to_string(),
+                source,
+            })?;
         }
         write_file(&self.site().join("sitecustomize.py"), SITECUSTOMIZE)?;
         for (name, text) in PACKAGE {
@@ -106,5 +127,8 @@ impl GuardDir {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), RunError> {
-    std::fs::write(path, text).map_err(|source| RunError::WriteGuard { path: path.display().to_string(), source })
+    std::fs::write(path, text).map_err(|source| RunError::WriteGuard {
+        path: path.display().to_string(),
+        source,
+    })
 }

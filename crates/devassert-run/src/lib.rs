@@ -19,13 +19,25 @@ pub use supervise::{run, ExitStatus, RunConfig, Stream};
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     #[error("cannot create the private directory {path}: {source}")]
-    PrivateDir { path: String, source: std::io::Error },
+    PrivateDir {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("cannot write the guard into {path}: {source}")]
-    WriteGuard { path: String, source: std::io::Error },
+    WriteGuard {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("no command given (usage: devassert run [OPTIONS] -- CMD [ARGS...])")]
     NoCommand,
     #[error("cannot start {program}: {source}")]
-    Spawn { program: String, source: std::io::Error },
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
     #[error("waiting for {program} failed: {source}")]
-    Wait { program: String, source: std::io::Error },
+    Wait {
+        program: String,
+        source: std::io::Error,
+    },
 }

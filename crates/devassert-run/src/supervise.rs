@@ -130,7 +130,10 @@ fn pump(mut from: impl Read, stream: Stream, tx: mpsc::Sender<Event>) {
 
 /// Run the command to its end. `on_output` sees every chunk of each stream in
 /// order (after it was passed through). Returns how the child ended.
-pub fn run(cfg: &RunConfig, mut on_output: impl FnMut(Stream, &[u8])) -> Result<ExitStatus, RunError> {
+pub fn run(
+    cfg: &RunConfig,
+    mut on_output: impl FnMut(Stream, &[u8]),
+) -> Result<ExitStatus, RunError> {
     let Some((program, args)) = cfg.argv.split_first() else {
         return Err(RunError::NoCommand);
     };
@@ -138,7 +141,11 @@ pub fn run(cfg: &RunConfig, mut on_output: impl FnMut(Stream, &[u8])) -> Result<
     install_forwarding();
     let foreground = owns_terminal();
     let mut cmd = Command::new(program);
-    cmd.args(args).stdin(Stdio::inherit()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+    cmd.args(args)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
     for (k, v) in &cfg.set_env {
         cmd.env(k, v);
     }
@@ -153,7 +160,10 @@ pub fn run(cfg: &RunConfig, mut on_output: impl FnMut(Stream, &[u8])) -> Result<
             });
         }
     }
-    let mut child = cmd.spawn().map_err(|source| RunError::Spawn { program: name.clone(), source })?;
+    let mut child = cmd.spawn().map_err(|source| RunError::Spawn {
+        program: name.clone(),
+        source,
+    })?;
     let pid = child.id() as i32;
     CHILD_PGID.store(pid, Ordering::SeqCst);
     if foreground {
@@ -212,8 +222,18 @@ pub fn run(cfg: &RunConfig, mut on_output: impl FnMut(Stream, &[u8])) -> Result<
     }
     let st = match status {
         Some(Ok(st)) => st,
-        Some(Err(source)) => return Err(RunError::Wait { program: name, source }),
-        None => return Err(RunError::Wait { program: name, source: std::io::Error::other("the child's status was lost") }),
+        Some(Err(source)) => {
+            return Err(RunError::Wait {
+                program: name,
+                source,
+            })
+        }
+        None => {
+            return Err(RunError::Wait {
+                program: name,
+                source: std::io::Error::other("the child's status was lost"),
+            })
+        }
     };
     Ok(match (st.code(), st.signal()) {
         (Some(c), _) => ExitStatus::Code(c),

@@ -9,13 +9,21 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn devassert_run(code: &str) -> std::process::Output {
-    common::bin().args(["run", "--"]).arg(common::python()).args(["-c", code]).output().unwrap()
+    common::bin()
+        .args(["run", "--"])
+        .arg(common::python())
+        .args(["-c", code])
+        .output()
+        .unwrap()
 }
 
 #[test]
 fn exits_with_the_childs_status() {
     assert_eq!(devassert_run("pass").status.code(), Some(0));
-    assert_eq!(devassert_run("import sys; sys.exit(3)").status.code(), Some(3));
+    assert_eq!(
+        devassert_run("import sys; sys.exit(3)").status.code(),
+        Some(3)
+    );
     let killed = devassert_run("import os, signal; os.kill(os.getpid(), signal.SIGTERM)");
     assert_eq!(killed.status.code(), Some(128 + 15));
 }
@@ -41,7 +49,10 @@ out.write(b"no newline at the end")
     let stderr = String::from_utf8_lossy(&out.stderr);
     let want_err: String = (0..200).map(|i| format!("err {i}\n")).collect();
     assert!(stderr.starts_with(&want_err), "{stderr}");
-    assert!(stderr.contains("devassert: full output in "), "the note names the log");
+    assert!(
+        stderr.contains("devassert: full output in "),
+        "the note names the log"
+    );
 }
 
 #[test]
@@ -53,18 +64,28 @@ fn the_log_keeps_the_whole_output() {
         .arg(&log)
         .arg("--")
         .arg(common::python())
-        .args(["-c", "import sys; print('to stdout'); print('to stderr', file=sys.stderr)"])
+        .args([
+            "-c",
+            "import sys; print('to stdout'); print('to stderr', file=sys.stderr)",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success());
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.contains("to stdout\n") && text.contains("to stderr\n"), "{text}");
+    assert!(
+        text.contains("to stdout\n") && text.contains("to stderr\n"),
+        "{text}"
+    );
 }
 
 #[test]
 fn environment_is_set_and_the_users_sitecustomize_still_runs() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("sitecustomize.py"), "import os\nos.environ['USER_SITE_RAN'] = 'yes'\n").unwrap();
+    std::fs::write(
+        dir.path().join("sitecustomize.py"),
+        "import os\nos.environ['USER_SITE_RAN'] = 'yes'\n",
+    )
+    .unwrap();
     let code = "import os, sys; print(os.environ.get('USER_SITE_RAN'), 'devassert' in sys.modules, 'torch' in sys.modules, os.environ['CUDA_LAUNCH_BLOCKING'], os.environ['TORCH_USE_CUDA_DSA'], repr(os.environ['CUDA_VISIBLE_DEVICES']))";
     let out = common::bin()
         .env("PYTHONPATH", dir.path())
@@ -74,20 +95,31 @@ fn environment_is_set_and_the_users_sitecustomize_still_runs() {
         .args(["-c", code])
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "yes True False 1 1 ''\n", "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "yes True False 1 1 ''\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
 fn a_missing_command_is_a_clear_error() {
-    let out = common::bin().args(["run", "--", "/nonexistent/devassert-no-such-program"]).output().unwrap();
+    let out = common::bin()
+        .args(["run", "--", "/nonexistent/devassert-no-such-program"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot start /nonexistent/devassert-no-such-program"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("cannot start /nonexistent/devassert-no-such-program"));
 }
 
 /// Running (a zombie waiting for its reaper counts as gone).
 fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
         Err(_) => false,
     }
 }
@@ -126,5 +158,8 @@ except KeyboardInterrupt:
     while alive(grandchild) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!alive(grandchild), "the grandchild {grandchild} outlived the run");
+    assert!(
+        !alive(grandchild),
+        "the grandchild {grandchild} outlived the run"
+    );
 }

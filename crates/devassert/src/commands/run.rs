@@ -38,7 +38,12 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub guard: Option<LevelArg>,
     /// The command and its arguments (run directly, no shell).
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "CMD")]
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
     pub command: Vec<OsString>,
 }
 
@@ -63,15 +68,27 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     let dir = GuardDir::create()?;
     let level = match args.guard {
         Some(l) => l.level(),
-        None => match std::env::var("DEVASSERT_GUARD").unwrap_or_default().trim().to_ascii_lowercase().as_str() {
+        None => match std::env::var("DEVASSERT_GUARD")
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+            .as_str()
+        {
             "off" | "0" | "false" | "no" => GuardLevel::Off,
             "strict" => GuardLevel::Strict,
             _ => GuardLevel::On,
         },
     };
-    let cfg = RunConfig { argv: args.command.clone(), set_env: environment(&args, &dir, level) };
-    let log_path = args.log.clone().unwrap_or_else(|| dir.root.join("output.log"));
-    let file = File::create(&log_path).with_context(|| format!("cannot create the log file {}", log_path.display()))?;
+    let cfg = RunConfig {
+        argv: args.command.clone(),
+        set_env: environment(&args, &dir, level),
+    };
+    let log_path = args
+        .log
+        .clone()
+        .unwrap_or_else(|| dir.root.join("output.log"));
+    let file = File::create(&log_path)
+        .with_context(|| format!("cannot create the log file {}", log_path.display()))?;
     let mut log = LogSink::new(file, log_path.display().to_string());
 
     let status = devassert_run::run(&cfg, |stream, bytes| log.feed(stream, bytes))?;
@@ -86,13 +103,16 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         child["signal"] = json!(s);
     }
     report.extra.insert("child".into(), child);
-    report.extra.insert("log".into(), json!(log_path.display().to_string()));
+    report
+        .extra
+        .insert("log".into(), json!(log_path.display().to_string()));
     report.extra.insert("guard".into(), json!(level.as_str()));
     relativize(&mut report);
 
     if let Some(path) = &args.report {
         let text = serde_json::to_string_pretty(&report)? + "\n";
-        std::fs::write(path, text).with_context(|| format!("cannot write the report {}", path.display()))?;
+        std::fs::write(path, text)
+            .with_context(|| format!("cannot write the report {}", path.display()))?;
     }
     print_diagnosis(&report, g, &log_path);
     if args.log.is_some() {
@@ -144,7 +164,13 @@ impl LogSink {
     fn new(file: File, name: String) -> Self {
         let mut analyzer = LogAnalyzer::new(Catalog::builtin());
         analyzer.begin_input(&name);
-        LogSink { file, name, analyzer, pending: [Vec::new(), Vec::new()], write_failed: false }
+        LogSink {
+            file,
+            name,
+            analyzer,
+            pending: [Vec::new(), Vec::new()],
+            write_failed: false,
+        }
     }
 
     fn feed(&mut self, stream: Stream, bytes: &[u8]) {
@@ -213,7 +239,8 @@ fn merge(guard: Vec<Finding>, log: Report, catalog: &Catalog) -> Report {
             continue;
         }
         // Once the guard stopped an op, host-side errors are its own traceback.
-        if from_guard && !f.evidence.contains_key("kernel") && !f.evidence.contains_key("assertion") {
+        if from_guard && !f.evidence.contains_key("kernel") && !f.evidence.contains_key("assertion")
+        {
             continue;
         }
         f.evidence.insert("source".into(), json!("log"));
@@ -225,7 +252,9 @@ fn merge(guard: Vec<Finding>, log: Report, catalog: &Catalog) -> Report {
 
 /// Paths under the working directory are shown relative to it.
 fn relativize(report: &mut Report) {
-    let Ok(cwd) = std::env::current_dir() else { return };
+    let Ok(cwd) = std::env::current_dir() else {
+        return;
+    };
     let rel = |file: &mut String| {
         if let Ok(p) = Path::new(file.as_str()).strip_prefix(&cwd) {
             *file = p.display().to_string();
@@ -251,7 +280,12 @@ fn print_diagnosis(report: &Report, g: &Global, log_path: &Path) {
         ColorArg::Never => false,
         ColorArg::Auto => output::use_color(g, tty),
     };
-    let opts = RenderOptions { color, source_root: std::env::current_dir().ok(), rerun_hint: None, quiet: g.quiet };
+    let opts = RenderOptions {
+        color,
+        source_root: std::env::current_dir().ok(),
+        rerun_hint: None,
+        quiet: g.quiet,
+    };
     let mut text = String::new();
     let quiet_success = report.findings.is_empty() && report.exit_code == 0;
     if g.format != FormatArg::Human || !quiet_success {
@@ -259,12 +293,18 @@ fn print_diagnosis(report: &Report, g: &Global, log_path: &Path) {
     }
     if g.format == FormatArg::Human {
         if report.findings.is_empty() && report.exit_code != 0 {
-            text.push_str(&format!("the command exited with status {}\n", report.exit_code));
+            text.push_str(&format!(
+                "the command exited with status {}\n",
+                report.exit_code
+            ));
         }
         if !text.is_empty() {
             text.insert(0, '\n');
         }
-        text.push_str(&format!("devassert: full output in {}\n", log_path.display()));
+        text.push_str(&format!(
+            "devassert: full output in {}\n",
+            log_path.display()
+        ));
     }
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
