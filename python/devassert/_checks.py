@@ -31,6 +31,10 @@ RULES = {
     "DA203": ("bce-input-out-of-range", "bce", "an input of binary_cross_entropy is outside [0, 1] or NaN"),
     "DA204": ("bce-target-out-of-range", "bce", "a target of binary_cross_entropy is outside [0, 1] or NaN"),
     "DA205": ("ctc-loss-invalid-target", "ctc_loss", "a CTC target is outside [0, C), equal to blank, or a length is invalid"),
+    "DA206": ("multi-margin-target-out-of-range", "unknown", "a target of multi_margin_loss is outside [0, C)"),
+    "DA303": ("bernoulli-probability-out-of-range", "unknown", "a bernoulli probability is outside [0, 1] or NaN"),
+    "DA304": ("poisson-negative-rate", "unknown", "a poisson rate is negative or NaN"),
+    "DA501": ("repeat-interleave-invalid-repeats", "unknown", "a repeat count passed to repeat_interleave is negative"),
     "DA301": ("multinomial-invalid-probabilities", "multinomial", "a multinomial probability is negative, NaN or inf"),
     "DA302": ("multinomial-zero-sum", "multinomial", "a multinomial row's probabilities sum to zero"),
 }
@@ -716,6 +720,78 @@ def check_index_put(op):
     return check
 
 
+# --- other value checks --------------------------------------------------------
+
+
+def check_multi_margin(args, kwargs, ctx):
+    x = _arg(args, kwargs, 0, "input")
+    target = _arg(args, kwargs, 1, "target")
+    if not _is_tensor(x) or not _int_tensor(target) or x.dim() == 0:
+        return None
+    c = x.size(-1)
+    mask = _range_mask(target, 0, c)
+    if mask is None:
+        return None
+    desc = _describe(target, mask)
+    causes = _index_causes(desc, c, "class dimension")
+    fixes = [f"targets of multi_margin_loss must lie in [0, {c}); it has no ignore_index, so drop padding targets first"]
+    return violation("F.multi_margin_loss", "target", target, mask, "DA206", {"low": 0, "high": c}, RuntimeError, causes, fixes, ctx, desc)
+
+
+def check_bernoulli(args, kwargs, ctx):
+    p = _arg(args, kwargs, 0, "input")
+    return _bernoulli_p(p, ctx)
+
+
+def check_bernoulli_(args, kwargs, ctx):
+    # Tensor.bernoulli_(p): self only receives the samples; only a tensor p is checked.
+    p = _arg(args, kwargs, 1, "p")
+    return _bernoulli_p(p, ctx) if _is_tensor(p) else None
+
+
+def _bernoulli_p(p, ctx):
+    if not _is_tensor(p) or not p.is_floating_point():
+        return None
+    mask = _unit_interval_mask(p)
+    if mask is None:
+        return None
+    desc = _describe(p, mask)
+    causes = [_cause("nan_in_input" if "nan" in desc["values"] else "unknown", 0.6, "probabilities outside [0, 1]: logits passed where probabilities are expected, or NaN from an earlier step")]
+    fixes = ["pass probabilities (torch.sigmoid(logits)) in [0, 1]"]
+    return violation("torch.bernoulli", "p", p, mask, "DA303", {"low": 0.0, "high": 1.0, "high_inclusive": True}, RuntimeError, causes, fixes, ctx, desc)
+
+
+def check_poisson(args, kwargs, ctx):
+    rate = _arg(args, kwargs, 0, "input")
+    if not _is_tensor(rate) or not rate.is_floating_point() or rate.numel() == 0:
+        return None
+    lo, hi = _minmax(rate)
+    if lo == lo and hi == hi and lo >= 0:
+        return None
+    d = rate.detach()
+    mask = ~(d >= 0)
+    desc = _describe(rate, mask)
+    causes = [_cause("nan_in_input" if "nan" in desc["values"] else "unknown", 0.6, "negative or NaN rates reach torch.poisson")]
+    fixes = ["pass non-negative rates (e.g. softplus or exp of the prediction)"]
+    return violation("torch.poisson", "input", rate, mask, "DA304", {"low": 0.0, "high": None}, RuntimeError, causes, fixes, ctx, desc)
+
+
+def check_repeat_interleave(args, kwargs, ctx):
+    first = _arg(args, kwargs, 0, "input")
+    repeats = _arg(args, kwargs, 1, "repeats")
+    if repeats is None and _int_tensor(first):
+        repeats = first  # torch.repeat_interleave(repeats)
+    if not _int_tensor(repeats):
+        return None
+    mask = _range_mask(repeats, 0, 2**62)
+    if mask is None:
+        return None
+    desc = _describe(repeats, mask)
+    causes = _index_causes(desc, 2**62, "repeat count")
+    fixes = ["repeat counts must be >= 0 (clamp_min(0) or fix how they are computed)"]
+    return violation("repeat_interleave", "repeats", repeats, mask, "DA501", {"low": 0, "high": None}, RuntimeError, causes, fixes, ctx, desc)
+
+
 # --- the table the mode looks ops up in ---------------------------------------
 
 
@@ -744,6 +820,11 @@ def table():
     add([F.one_hot], check_one_hot)
     add(both("bincount"), check_bincount)
     add(both("take"), check_take("torch.take"))
+    add([F.multi_margin_loss], check_multi_margin)
+    add(both("bernoulli"), check_bernoulli)
+    add([getattr(T, "bernoulli_", None)], check_bernoulli_)
+    add(both("poisson"), check_poisson)
+    add(both("repeat_interleave"), check_repeat_interleave)
     add([getattr(T, "put_", None), getattr(T, "put", None), getattr(torch, "put", None)], check_take("Tensor.put_"))
     add(both("take_along_dim"), check_take_along_dim)
     add([T.__getitem__], check_getitem)
