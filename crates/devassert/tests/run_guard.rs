@@ -342,6 +342,36 @@ const EXPECTED: &[Expect] = &[
         "5",
         "label_ge_num_classes",
     ),
+    e(
+        "multi_margin",
+        "DA206",
+        "unknown",
+        "[5]",
+        "0",
+        "5",
+        "index_ge_dim_size",
+    ),
+    e(
+        "bernoulli",
+        "DA303",
+        "unknown",
+        "[1.5]",
+        "0.0",
+        "1.0",
+        "unknown",
+    ),
+    e(
+        "poisson", "DA304", "unknown", "[-1.0]", "0.0", "null", "unknown",
+    ),
+    e(
+        "repeat_interleave",
+        "DA501",
+        "unknown",
+        "[-1]",
+        "0",
+        "null",
+        "negative_index",
+    ),
 ];
 
 #[test]
