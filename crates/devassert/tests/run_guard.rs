@@ -485,3 +485,29 @@ fn torchrun_findings_carry_the_failing_rank() {
         marker_line(&guard_fixture("ddp.py"), "ddp")
     );
 }
+
+#[test]
+fn the_diagnosis_on_stderr_names_the_line_values_and_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::bin()
+        .current_dir(guard_fixture(""))
+        .args(["--color", "never", "run", "--log"])
+        .arg(dir.path().join("run.log"))
+        .arg("--")
+        .arg(common::python())
+        .arg("added_tokens.py")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("devassert.DeviceAssertPreventedIndexError: F.embedding"),
+        "{stderr}"
+    );
+    let start = stderr
+        .find("error[DA101]")
+        .expect("the diagnosis follows the child's output");
+    let end = stderr.find("devassert: full output in").unwrap();
+    insta::assert_snapshot!("run_added_tokens", &stderr[start..end]);
+    assert!(stderr[end..].contains("run.log"));
+}
