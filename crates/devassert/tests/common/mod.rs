@@ -14,10 +14,7 @@ pub fn fixtures() -> PathBuf {
 }
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repo root")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
 }
 
 /// The test venv's python (torch, numpy, pyarrow, Pillow, transformers).
@@ -27,14 +24,8 @@ pub fn python() -> PathBuf {
         if let Some(p) = std::env::var_os("DEVASSERT_TEST_PYTHON") {
             return PathBuf::from(p);
         }
-        let out = std::process::Command::new(repo_root().join("scripts/venv"))
-            .output()
-            .expect("run scripts/venv");
-        assert!(
-            out.status.success(),
-            "scripts/venv failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = std::process::Command::new(repo_root().join("scripts/venv")).output().expect("run scripts/venv");
+        assert!(out.status.success(), "scripts/venv failed: {}", String::from_utf8_lossy(&out.stderr));
         PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
     })
     .clone()
