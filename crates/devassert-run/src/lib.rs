@@ -1,1 +1,43 @@
-//! devassert-run: the supervisor of devassert run and the embedded Python guard.
+//! devassert-run: the supervisor behind `devassert run` and the Python guard
+//! it injects into every Python process of the run.
+//!
+//! - [`guard`]: the embedded `python/devassert/` package and the generated
+//!   `sitecustomize.py` that installs it, written to a private directory.
+//! - [`supervise`]: runs the command in its own process group, forwards
+//!   signals, passes both output streams through and hands every chunk to the
+//!   caller (log file, log reader).
+//! - [`collect`]: reads the findings the guards wrote and merges them.
+
+pub mod collect;
+pub mod guard;
+pub mod supervise;
+
+pub use collect::collect_findings;
+pub use guard::{GuardDir, GuardLevel};
+pub use supervise::{run, ExitStatus, RunConfig, Stream};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cannot create the private directory {path}: {source}")]
+    PrivateDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot write the guard into {path}: {source}")]
+    WriteGuard {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("no command given (usage: devassert run [OPTIONS] -- CMD [ARGS...])")]
+    NoCommand,
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("waiting for {program} failed: {source}")]
+    Wait {
+        program: String,
+        source: std::io::Error,
+    },
+}
