@@ -3,7 +3,8 @@
 use std::{env, fs, path::PathBuf};
 
 fn main() {
-    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let dir = manifest.join("../../catalog");
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
@@ -16,9 +17,13 @@ fn main() {
         println!("cargo:rerun-if-changed={}", p.display());
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         let abs = fs::canonicalize(p).expect("catalog file readable");
-        out.push_str(&format!("    ({name:?}, include_str!({:?})),\n", abs.display().to_string()));
+        out.push_str(&format!(
+            "    ({name:?}, include_str!({:?})),\n",
+            abs.display().to_string()
+        ));
     }
     out.push_str("];\n");
-    let dest = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("catalog_files.rs");
+    let dest =
+        PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("catalog_files.rs");
     fs::write(dest, out).expect("write catalog_files.rs");
 }

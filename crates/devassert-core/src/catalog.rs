@@ -22,7 +22,10 @@ pub mod fallback {
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
     #[error("catalog file {file}: {source}")]
-    Toml { file: String, source: toml::de::Error },
+    Toml {
+        file: String,
+        source: toml::de::Error,
+    },
     #[error("catalog file {file}: {message}")]
     Invalid { file: String, message: String },
 }
@@ -115,7 +118,10 @@ impl CompiledAssert {
             (Some(r), Some(k)) => r.is_match(k),
             _ => true,
         };
-        let assertion_ok = self.assertion.as_ref().is_none_or(|r| r.is_match(a.assertion));
+        let assertion_ok = self
+            .assertion
+            .as_ref()
+            .is_none_or(|r| r.is_match(a.assertion));
         file_ok && kernel_ok && assertion_ok
     }
 }
@@ -197,7 +203,10 @@ pub struct Ranked {
 }
 
 fn compile(file: &str, what: &str, pat: &str) -> Result<Regex, CatalogError> {
-    Regex::new(pat).map_err(|e| CatalogError::Invalid { file: file.into(), message: format!("{what} pattern {pat:?}: {e}") })
+    Regex::new(pat).map_err(|e| CatalogError::Invalid {
+        file: file.into(),
+        message: format!("{what} pattern {pat:?}: {e}"),
+    })
 }
 
 impl Catalog {
@@ -207,7 +216,8 @@ impl Catalog {
         CATALOG.get_or_init(|| {
             // The embedded files are validated by this crate's tests; failing here
             // means the binary was built from a broken catalog.
-            Catalog::from_sources(CATALOG_FILES.iter().copied()).unwrap_or_else(|e| panic!("embedded catalog is invalid: {e}"))
+            Catalog::from_sources(CATALOG_FILES.iter().copied())
+                .unwrap_or_else(|e| panic!("embedded catalog is invalid: {e}"))
         })
     }
 
@@ -216,7 +226,9 @@ impl Catalog {
         CATALOG_FILES
     }
 
-    pub fn from_sources<'a>(files: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Catalog, CatalogError> {
+    pub fn from_sources<'a>(
+        files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Catalog, CatalogError> {
         let mut rules = Vec::new();
         let mut cpu_patterns = Vec::new();
         let mut cpu_owner = Vec::new();
@@ -224,28 +236,60 @@ impl Catalog {
         let mut ids = HashSet::new();
         let mut names = HashSet::new();
         for (file, text) in files {
-            let rule: Rule = toml::from_str(text).map_err(|source| CatalogError::Toml { file: file.into(), source })?;
-            let invalid = |message: String| CatalogError::Invalid { file: file.into(), message };
-            let id_ok = rule.id.len() == 5 && rule.id.starts_with("DA") && rule.id[2..].bytes().all(|b| b.is_ascii_digit());
+            let rule: Rule = toml::from_str(text).map_err(|source| CatalogError::Toml {
+                file: file.into(),
+                source,
+            })?;
+            let invalid = |message: String| CatalogError::Invalid {
+                file: file.into(),
+                message,
+            };
+            let id_ok = rule.id.len() == 5
+                && rule.id.starts_with("DA")
+                && rule.id[2..].bytes().all(|b| b.is_ascii_digit());
             if !id_ok {
-                return Err(invalid(format!("rule id {:?} is not DA followed by three digits", rule.id)));
+                return Err(invalid(format!(
+                    "rule id {:?} is not DA followed by three digits",
+                    rule.id
+                )));
             }
             if !file.starts_with(&format!("{}-{}", rule.id, rule.name)) {
-                return Err(invalid(format!("file name should be {}-{}.toml", rule.id, rule.name)));
+                return Err(invalid(format!(
+                    "file name should be {}-{}.toml",
+                    rule.id, rule.name
+                )));
             }
-            if !rule.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
-                return Err(invalid(format!("rule name {:?} is not kebab-case", rule.name)));
+            if !rule
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            {
+                return Err(invalid(format!(
+                    "rule name {:?} is not kebab-case",
+                    rule.name
+                )));
             }
             if !ids.insert(rule.id.clone()) || !names.insert(rule.name.clone()) {
-                return Err(invalid(format!("duplicate rule id or name {} {}", rule.id, rule.name)));
+                return Err(invalid(format!(
+                    "duplicate rule id or name {} {}",
+                    rule.id, rule.name
+                )));
             }
             let mut asserts = Vec::new();
             for a in &rule.asserts {
                 if a.file.is_none() && a.kernel.is_none() && a.assertion.is_none() {
-                    return Err(invalid("an [[assert]] needs at least one of file, kernel, assertion".into()));
+                    return Err(invalid(
+                        "an [[assert]] needs at least one of file, kernel, assertion".into(),
+                    ));
                 }
-                let c = |p: &Option<String>, what| p.as_deref().map(|p| compile(file, what, p)).transpose();
-                asserts.push(CompiledAssert { file: c(&a.file, "file")?, kernel: c(&a.kernel, "kernel")?, assertion: c(&a.assertion, "assertion")? });
+                let c = |p: &Option<String>, what| {
+                    p.as_deref().map(|p| compile(file, what, p)).transpose()
+                };
+                asserts.push(CompiledAssert {
+                    file: c(&a.file, "file")?,
+                    kernel: c(&a.kernel, "kernel")?,
+                    assertion: c(&a.assertion, "assertion")?,
+                });
             }
             for m in &rule.cpu_messages {
                 compile(file, "cpu_messages", m)?;
@@ -255,10 +299,16 @@ impl Catalog {
             let mut causes = Vec::new();
             for cause in &rule.causes {
                 if !CAUSE_IDS.contains(&cause.id.as_str()) {
-                    return Err(invalid(format!("cause id {:?} is not in the contract's vocabulary", cause.id)));
+                    return Err(invalid(format!(
+                        "cause id {:?} is not in the contract's vocabulary",
+                        cause.id
+                    )));
                 }
                 if !(0.0..=1.0).contains(&cause.prior) {
-                    return Err(invalid(format!("cause {} prior {} is outside [0, 1]", cause.id, cause.prior)));
+                    return Err(invalid(format!(
+                        "cause {} prior {} is outside [0, 1]",
+                        cause.id, cause.prior
+                    )));
                 }
                 let mut evidence = Vec::new();
                 for e in &cause.evidence {
@@ -268,14 +318,32 @@ impl Catalog {
                             log_patterns.push(compile(file, "log", p)?);
                             EvidenceKind::Log(log_patterns.len() - 1)
                         }
-                        (None, None, Some(p)) => EvidenceKind::Assertion(compile(file, "assertion", p)?),
-                        _ => return Err(invalid(format!("evidence of cause {} needs exactly one of frame, log, assertion", cause.id))),
+                        (None, None, Some(p)) => {
+                            EvidenceKind::Assertion(compile(file, "assertion", p)?)
+                        }
+                        _ => {
+                            return Err(invalid(format!(
+                                "evidence of cause {} needs exactly one of frame, log, assertion",
+                                cause.id
+                            )))
+                        }
                     };
-                    evidence.push(CompiledEvidence { kind, weight: e.weight, why: e.why.clone() });
+                    evidence.push(CompiledEvidence {
+                        kind,
+                        weight: e.weight,
+                        why: e.why.clone(),
+                    });
                 }
-                causes.push(CompiledCause { spec: cause.clone(), evidence });
+                causes.push(CompiledCause {
+                    spec: cause.clone(),
+                    evidence,
+                });
             }
-            rules.push(CompiledRule { rule, asserts, causes });
+            rules.push(CompiledRule {
+                rule,
+                asserts,
+                causes,
+            });
         }
         rules.sort_by(|a, b| a.id.cmp(&b.id));
         // cpu_owner indexes the unsorted order; rebuild it against the sorted rules.
@@ -287,7 +355,10 @@ impl Catalog {
                 cpu_owner_sorted.push(ri);
             }
         }
-        let set_err = |e: regex::Error| CatalogError::Invalid { file: "catalog".into(), message: e.to_string() };
+        let set_err = |e: regex::Error| CatalogError::Invalid {
+            file: "catalog".into(),
+            message: e.to_string(),
+        };
         Ok(Catalog {
             cpu_set: RegexSet::new(&cpu_sorted).map_err(set_err)?,
             cpu_owner: cpu_owner_sorted,
@@ -303,14 +374,20 @@ impl Catalog {
 
     /// A rule by id (`DA101`, any case) or name.
     pub fn get(&self, key: &str) -> Option<&CompiledRule> {
-        self.rules.iter().find(|r| r.id.eq_ignore_ascii_case(key) || r.name == key)
+        self.rules
+            .iter()
+            .find(|r| r.id.eq_ignore_ascii_case(key) || r.name == key)
     }
 
     /// The rule that owns a device assertion line. Falls back to the generic
     /// rules: PyTorch's own files → DA004, Inductor/Triton → DA402, any other
     /// file → DA403 (custom kernel).
     pub fn match_assert(&self, a: &DeviceAssert<'_>) -> &CompiledRule {
-        if let Some(r) = self.rules.iter().find(|r| r.asserts.iter().any(|p| p.matches(a))) {
+        if let Some(r) = self
+            .rules
+            .iter()
+            .find(|r| r.asserts.iter().any(|p| p.matches(a)))
+        {
             return r;
         }
         let id = if is_inductor_file(a.file) || a.kernel == Some("unknown") {
@@ -326,12 +403,19 @@ impl Catalog {
     /// Every rule whose patterns (not a fallback) own the line; a sound
     /// catalog has at most one.
     pub fn owners(&self, a: &DeviceAssert<'_>) -> Vec<&CompiledRule> {
-        self.rules.iter().filter(|r| r.asserts.iter().any(|p| p.matches(a))).collect()
+        self.rules
+            .iter()
+            .filter(|r| r.asserts.iter().any(|p| p.matches(a)))
+            .collect()
     }
 
     /// The rule whose host-side error text appears in `line`, if any.
     pub fn match_cpu_message(&self, line: &str) -> Option<&CompiledRule> {
-        self.cpu_set.matches(line).iter().next().map(|i| &self.rules[self.cpu_owner[i]])
+        self.cpu_set
+            .matches(line)
+            .iter()
+            .next()
+            .map(|i| &self.rules[self.cpu_owner[i]])
     }
 
     /// Record which `log` evidence patterns `line` matches.
@@ -343,7 +427,14 @@ impl Catalog {
             hits.first.entry(i).or_insert_with(|| {
                 let re = &self.log_patterns[i];
                 re.captures(line)
-                    .map(|c| re.capture_names().flatten().filter_map(|n| c.name(n).map(|m| (n.to_string(), m.as_str().to_string()))).collect())
+                    .map(|c| {
+                        re.capture_names()
+                            .flatten()
+                            .filter_map(|n| {
+                                c.name(n).map(|m| (n.to_string(), m.as_str().to_string()))
+                            })
+                            .collect()
+                    })
                     .unwrap_or_default()
             });
         }
@@ -351,7 +442,13 @@ impl Catalog {
 
     /// Rank a rule's causes. `frames` are traceback function names and code
     /// lines (innermost last); `assertion` the normalised assertion text.
-    pub fn rank(&self, rule: &CompiledRule, frames: &[&str], assertion: Option<&str>, hits: &LogHits) -> Ranked {
+    pub fn rank(
+        &self,
+        rule: &CompiledRule,
+        frames: &[&str],
+        assertion: Option<&str>,
+        hits: &LogHits,
+    ) -> Ranked {
         let mut out = Ranked::default();
         let mut scored: Vec<(f64, usize, Cause, &CauseSpec)> = Vec::new();
         for (order, cause) in rule.causes.iter().enumerate() {
@@ -362,14 +459,22 @@ impl Catalog {
                     EvidenceKind::Frame(re) => frames.iter().any(|f| re.is_match(f)),
                     EvidenceKind::Assertion(re) => match assertion.and_then(|a| re.captures(a)) {
                         Some(c) => {
-                            take_captures(re.capture_names().flatten().filter_map(|n| c.name(n).map(|m| (n, m.as_str()))), &mut out);
+                            take_captures(
+                                re.capture_names()
+                                    .flatten()
+                                    .filter_map(|n| c.name(n).map(|m| (n, m.as_str()))),
+                                &mut out,
+                            );
                             true
                         }
                         None => false,
                     },
                     EvidenceKind::Log(i) => match hits.first.get(i) {
                         Some(caps) => {
-                            take_captures(caps.iter().map(|(n, v)| (n.as_str(), v.as_str())), &mut out);
+                            take_captures(
+                                caps.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+                                &mut out,
+                            );
                             true
                         }
                         None => false,
@@ -381,8 +486,21 @@ impl Catalog {
                 }
             }
             let confidence = (confidence.clamp(0.0, 0.95) * 100.0).round() / 100.0;
-            let why = if reasons.is_empty() { cause.spec.why.clone() } else { format!("{} (evidence: {})", cause.spec.why, reasons.join("; ")) };
-            scored.push((confidence, order, Cause { id: cause.spec.id.clone(), confidence, why }, &cause.spec));
+            let why = if reasons.is_empty() {
+                cause.spec.why.clone()
+            } else {
+                format!("{} (evidence: {})", cause.spec.why, reasons.join("; "))
+            };
+            scored.push((
+                confidence,
+                order,
+                Cause {
+                    id: cause.spec.id.clone(),
+                    confidence,
+                    why,
+                },
+                &cause.spec,
+            ));
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         if let Some((_, _, _, top)) = scored.first() {
@@ -421,17 +539,43 @@ impl Catalog {
 
 fn take_captures<'a>(caps: impl Iterator<Item = (&'a str, &'a str)>, out: &mut Ranked) {
     for (name, text) in caps {
-        let Ok(v) = text.trim().parse::<i64>() else { continue };
+        let Ok(v) = text.trim().parse::<i64>() else {
+            continue;
+        };
         match name {
             "value" if !out.values.contains(&Scalar::Int(v)) => out.values.push(Scalar::Int(v)),
-            "high" => out.bound.get_or_insert(Bound { low: Some(Scalar::Int(0)), high: None, high_inclusive: false }).high = Some(Scalar::Int(v)),
-            "low" => out.bound.get_or_insert(Bound { low: None, high: None, high_inclusive: false }).low = Some(Scalar::Int(v)),
+            "high" => {
+                out.bound
+                    .get_or_insert(Bound {
+                        low: Some(Scalar::Int(0)),
+                        high: None,
+                        high_inclusive: false,
+                    })
+                    .high = Some(Scalar::Int(v))
+            }
+            "low" => {
+                out.bound
+                    .get_or_insert(Bound {
+                        low: None,
+                        high: None,
+                        high_inclusive: false,
+                    })
+                    .low = Some(Scalar::Int(v))
+            }
             _ => {}
         }
     }
 }
 
-const PYTORCH_ROOTS: &[&str] = &["aten/", "c10/", "torch/csrc/", "caffe2/", "torch/headeronly/", "third_party/fbgemm/", "third_party/mslk/"];
+const PYTORCH_ROOTS: &[&str] = &[
+    "aten/",
+    "c10/",
+    "torch/csrc/",
+    "caffe2/",
+    "torch/headeronly/",
+    "third_party/fbgemm/",
+    "third_party/mslk/",
+];
 
 /// The stable part of a printed source path: from `aten/`, `c10/`,
 /// `torch/csrc/`, `caffe2/` or PyTorch's `third_party/` kernels on, with `/` separators; any
@@ -527,34 +671,77 @@ mod tests {
 
     #[test]
     fn paths_are_cut_at_the_pytorch_root() {
-        assert_eq!(normalize_path("/pytorch/aten/src/ATen/native/cuda/Indexing.cu"), "aten/src/ATen/native/cuda/Indexing.cu");
-        assert_eq!(normalize_path("../aten/src/ATen/native/cuda/Loss.cu"), "aten/src/ATen/native/cuda/Loss.cu");
         assert_eq!(
-            normalize_path(r"C:\actions-runner\_work\pytorch\pytorch\pytorch\aten\src\ATen\native\cuda\IndexKernelUtils.cu"),
+            normalize_path("/pytorch/aten/src/ATen/native/cuda/Indexing.cu"),
+            "aten/src/ATen/native/cuda/Indexing.cu"
+        );
+        assert_eq!(
+            normalize_path("../aten/src/ATen/native/cuda/Loss.cu"),
+            "aten/src/ATen/native/cuda/Loss.cu"
+        );
+        assert_eq!(
+            normalize_path(
+                r"C:\actions-runner\_work\pytorch\pytorch\pytorch\aten\src\ATen\native\cuda\IndexKernelUtils.cu"
+            ),
             "aten/src/ATen/native/cuda/IndexKernelUtils.cu"
         );
-        assert_eq!(normalize_path("/opt/conda/conda-bld/pytorch_1518244421288/work/torch/lib/THC/x.cuh"), "/opt/conda/conda-bld/pytorch_1518244421288/work/torch/lib/THC/x.cuh");
-        assert_eq!(normalize_path("/home/me/ext/my_kernel.cu"), "/home/me/ext/my_kernel.cu");
+        assert_eq!(
+            normalize_path("/opt/conda/conda-bld/pytorch_1518244421288/work/torch/lib/THC/x.cuh"),
+            "/opt/conda/conda-bld/pytorch_1518244421288/work/torch/lib/THC/x.cuh"
+        );
+        assert_eq!(
+            normalize_path("/home/me/ext/my_kernel.cu"),
+            "/home/me/ext/my_kernel.cu"
+        );
         assert!(!is_pytorch_file("/home/me/ext/my_kernel.cu"));
     }
 
     #[test]
     fn kernel_names_lose_signatures() {
-        assert_eq!(normalize_kernel("indexSelectLargeIndex"), "indexSelectLargeIndex");
+        assert_eq!(
+            normalize_kernel("indexSelectLargeIndex"),
+            "indexSelectLargeIndex"
+        );
         assert_eq!(
             normalize_kernel("void indexSelectSmallIndex(TensorInfo<T, IndexType>, TensorInfo<long, IndexType>, int, int, IndexType, long) [with T = float, IndexType = unsigned int, DstDim = 2, SrcDim = 2, IdxDim = -2]"),
             "indexSelectSmallIndex"
         );
-        assert_eq!(normalize_kernel("Acctype bce_functor<Dtype, Acctype>::operator()(Tuple) [with Tuple = t]"), "operator()");
-        assert_eq!(normalize_kernel("lambda [](int)->auto::operator()(int)->auto"), "operator()");
-        assert_eq!(normalize_kernel("int at::native::<unnamed>::binarySearchForMultinomial(scalar_t *, scal"), "binarySearchForMultinomial");
-        assert_eq!(normalize_kernel("void at::native::<unnamed>::EmbeddingBag_updateOutputKernel(long *, lo"), "EmbeddingBag_updateOutputKernel");
-        assert_eq!(normalize_kernel("IndexType indexToOffset(const TensorInfo<T, IndexType> &, long, IndexT"), "indexToOffset");
+        assert_eq!(
+            normalize_kernel(
+                "Acctype bce_functor<Dtype, Acctype>::operator()(Tuple) [with Tuple = t]"
+            ),
+            "operator()"
+        );
+        assert_eq!(
+            normalize_kernel("lambda [](int)->auto::operator()(int)->auto"),
+            "operator()"
+        );
+        assert_eq!(
+            normalize_kernel(
+                "int at::native::<unnamed>::binarySearchForMultinomial(scalar_t *, scal"
+            ),
+            "binarySearchForMultinomial"
+        );
+        assert_eq!(
+            normalize_kernel(
+                "void at::native::<unnamed>::EmbeddingBag_updateOutputKernel(long *, lo"
+            ),
+            "EmbeddingBag_updateOutputKernel"
+        );
+        assert_eq!(
+            normalize_kernel(
+                "IndexType indexToOffset(const TensorInfo<T, IndexType> &, long, IndexT"
+            ),
+            "indexToOffset"
+        );
         assert_eq!(normalize_kernel("unknown"), "unknown");
     }
 
     #[test]
     fn assertion_whitespace_collapses() {
-        assert_eq!(normalize_assertion("  t >= 0  &&\tt < n_classes "), "t >= 0 && t < n_classes");
+        assert_eq!(
+            normalize_assertion("  t >= 0  &&\tt < n_classes "),
+            "t >= 0 && t < n_classes"
+        );
     }
 }

@@ -11,7 +11,15 @@ pub fn rule_page(rule: &CompiledRule) -> String {
     let _ = writeln!(s, "{}.\n", capitalise(&r.summary));
     let _ = writeln!(s, "- op family: `{}`", r.op_family);
     if !r.ops.is_empty() {
-        let _ = writeln!(s, "- ops: {}", r.ops.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", "));
+        let _ = writeln!(
+            s,
+            "- ops: {}",
+            r.ops
+                .iter()
+                .map(|o| format!("`{o}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     if !r.bad_argument.is_empty() {
         let _ = writeln!(s, "- bad argument: {}", r.bad_argument);
@@ -20,9 +28,17 @@ pub fn rule_page(rule: &CompiledRule) -> String {
         let _ = writeln!(s, "- valid range: {}", r.bound);
     }
     if r.internal {
-        let _ = writeln!(s, "- internal: this is a PyTorch invariant, not a check on your data");
+        let _ = writeln!(
+            s,
+            "- internal: this is a PyTorch invariant, not a check on your data"
+        );
     }
-    for (title, body) in [("What it means", &r.doc.what), ("Why it happens", &r.doc.why), ("How to confirm", &r.doc.confirm), ("How to fix", &r.doc.fix)] {
+    for (title, body) in [
+        ("What it means", &r.doc.what),
+        ("Why it happens", &r.doc.why),
+        ("How to confirm", &r.doc.confirm),
+        ("How to fix", &r.doc.fix),
+    ] {
         let _ = writeln!(s, "\n## {title}\n\n{}", body.trim());
     }
     if !r.fixes.is_empty() || r.causes.iter().any(|c| !c.fixes.is_empty()) {
@@ -47,16 +63,41 @@ pub fn rule_page(rule: &CompiledRule) -> String {
                     (_, _, Some(p)) => ("assertion", p),
                     _ => continue,
                 };
-                let _ = writeln!(s, "  - +{:.0}% when a {kind} matches `{}`: {}", e.weight * 100.0, pat.replace('`', "\\`"), e.why);
+                let _ = writeln!(
+                    s,
+                    "  - +{:.0}% when a {kind} matches `{}`: {}",
+                    e.weight * 100.0,
+                    pat.replace('`', "\\`"),
+                    e.why
+                );
             }
         }
     }
-    let _ = writeln!(s, "\n## What the guard checks\n\n{}", if r.guard.trim().is_empty() { "Nothing: no guarded op reaches this failure." } else { r.guard.trim() });
+    let _ = writeln!(
+        s,
+        "\n## What the guard checks\n\n{}",
+        if r.guard.trim().is_empty() {
+            "Nothing: no guarded op reaches this failure."
+        } else {
+            r.guard.trim()
+        }
+    );
     if !r.asserts.is_empty() {
         let _ = writeln!(s, "\n## Device assertions matched\n\n| file | kernel | assertion | releases |\n|---|---|---|---|");
         for a in &r.asserts {
-            let cell = |v: &Option<String>| v.as_deref().map(|p| format!("`{}`", p.replace('|', "\\|"))).unwrap_or_else(|| "any".into());
-            let _ = writeln!(s, "| {} | {} | {} | {} |", cell(&a.file), cell(&a.kernel), cell(&a.assertion), a.releases.replace('|', "\\|"));
+            let cell = |v: &Option<String>| {
+                v.as_deref()
+                    .map(|p| format!("`{}`", p.replace('|', "\\|")))
+                    .unwrap_or_else(|| "any".into())
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                cell(&a.file),
+                cell(&a.kernel),
+                cell(&a.assertion),
+                a.releases.replace('|', "\\|")
+            );
         }
     }
     if !r.cpu_messages.is_empty() {
@@ -75,7 +116,11 @@ pub fn rule_page(rule: &CompiledRule) -> String {
 pub fn index_page(catalog: &Catalog) -> String {
     let mut s = String::from("# devassert rules\n\nGenerated from `catalog/` by `make docs`; do not edit.\n\n| id | name | op family | summary |\n|---|---|---|---|\n");
     for r in catalog.rules() {
-        let _ = writeln!(s, "| [{}]({}-{}.md) | {} | `{}` | {} |", r.id, r.id, r.name, r.name, r.op_family, r.summary);
+        let _ = writeln!(
+            s,
+            "| [{}]({}-{}.md) | {} | `{}` | {} |",
+            r.id, r.id, r.name, r.name, r.op_family, r.summary
+        );
     }
     s
 }

@@ -76,7 +76,9 @@ pub const CAUSE_IDS: &[&str] = &[
     "unknown",
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Note,
@@ -154,14 +156,18 @@ impl<'de> Deserialize<'de> for Scalar {
                 if let Some(i) = n.as_i64() {
                     Ok(Scalar::Int(i))
                 } else {
-                    n.as_f64().map(Scalar::Float).ok_or_else(|| D::Error::custom("number out of range"))
+                    n.as_f64()
+                        .map(Scalar::Float)
+                        .ok_or_else(|| D::Error::custom("number out of range"))
                 }
             }
             Value::String(s) => match s.as_str() {
                 "nan" => Ok(Scalar::Float(f64::NAN)),
                 "inf" => Ok(Scalar::Float(f64::INFINITY)),
                 "-inf" => Ok(Scalar::Float(f64::NEG_INFINITY)),
-                other => Err(D::Error::custom(format!("expected a number, \"nan\", \"inf\" or \"-inf\", got {other:?}"))),
+                other => Err(D::Error::custom(format!(
+                    "expected a number, \"nan\", \"inf\" or \"-inf\", got {other:?}"
+                ))),
             },
             other => Err(D::Error::custom(format!("expected a number, got {other}"))),
         }
@@ -184,17 +190,31 @@ fn is_false(b: &bool) -> bool {
 
 impl Bound {
     pub fn index(low: i64, high: i64) -> Self {
-        Bound { low: Some(Scalar::Int(low)), high: Some(Scalar::Int(high)), high_inclusive: false }
+        Bound {
+            low: Some(Scalar::Int(low)),
+            high: Some(Scalar::Int(high)),
+            high_inclusive: false,
+        }
     }
     pub fn closed(low: f64, high: f64) -> Self {
-        Bound { low: Some(Scalar::Float(low)), high: Some(Scalar::Float(high)), high_inclusive: true }
+        Bound {
+            low: Some(Scalar::Float(low)),
+            high: Some(Scalar::Float(high)),
+            high_inclusive: true,
+        }
     }
 }
 
 impl fmt::Display for Bound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let low = self.low.map(|v| v.to_string()).unwrap_or_else(|| "-inf".into());
-        let high = self.high.map(|v| v.to_string()).unwrap_or_else(|| "inf".into());
+        let low = self
+            .low
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "-inf".into());
+        let high = self
+            .high
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "inf".into());
         let close = if self.high_inclusive { ']' } else { ')' };
         write!(f, "[{low}, {high}{close}")
     }

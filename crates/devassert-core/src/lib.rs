@@ -7,5 +7,8 @@ pub mod finding;
 pub mod render;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};
-pub use finding::{Bound, Cause, DataLocation, Fallout, Finding, OpFamily, Report, Scalar, Severity, SourceLocation, CAUSE_IDS, SCHEMA};
+pub use finding::{
+    Bound, Cause, DataLocation, Fallout, Finding, OpFamily, Report, Scalar, Severity,
+    SourceLocation, CAUSE_IDS, SCHEMA,
+};
 pub use render::{render, Format, RenderOptions};

@@ -13,37 +13,81 @@ fn sample() -> Report {
         summary: "an index passed to index_select / nn.Embedding is >= the table size".into(),
         severity: Severity::Error,
         evidence: Default::default(),
-        location: Some(SourceLocation { file: "train.py".into(), line: 88, function: Some("forward".into()), code: None }),
-        noticed_at: Some(SourceLocation { file: "train.py".into(), line: 97, function: Some("main".into()), code: None }),
+        location: Some(SourceLocation {
+            file: "train.py".into(),
+            line: 88,
+            function: Some("forward".into()),
+            code: None,
+        }),
+        noticed_at: Some(SourceLocation {
+            file: "train.py".into(),
+            line: 97,
+            function: Some("main".into()),
+            code: None,
+        }),
         values: vec![Scalar::Int(50257), Scalar::Int(50260)],
         value_counts: vec![3, 1],
         count: Some(4),
         bound: Some(Bound::index(0, 50257)),
-        locations: vec![DataLocation { file: Some("a.bin".into()), index: 7, ..Default::default() }],
-        causes: vec![Cause { id: "added_tokens_no_resize".into(), confidence: 0.6, why: "…".into() }],
+        locations: vec![DataLocation {
+            file: Some("a.bin".into()),
+            index: 7,
+            ..Default::default()
+        }],
+        causes: vec![Cause {
+            id: "added_tokens_no_resize".into(),
+            confidence: 0.6,
+            why: "…".into(),
+        }],
         fixes: vec!["model.resize_token_embeddings(len(tokenizer))".into()],
     };
-    f.evidence.insert("kernel".into(), json!("indexSelectLargeIndex"));
+    f.evidence
+        .insert("kernel".into(), json!("indexSelectLargeIndex"));
     f.evidence.insert("ranks".into(), json!([0]));
     r.findings.push(f);
-    r.fallout.push(Fallout { kind: "cublas".into(), message: "CUBLAS_STATUS_EXECUTION_FAILED".into(), count: 2, ranks: vec![0], line: Some(40) });
+    r.fallout.push(Fallout {
+        kind: "cublas".into(),
+        message: "CUBLAS_STATUS_EXECUTION_FAILED".into(),
+        count: 2,
+        ranks: vec![0],
+        line: Some(40),
+    });
     r
 }
 
 #[test]
 fn json_has_the_contract_fields() {
-    let v: Value = serde_json::from_str(&render(&sample(), Format::Json, &RenderOptions::default())).unwrap();
+    let v: Value =
+        serde_json::from_str(&render(&sample(), Format::Json, &RenderOptions::default())).unwrap();
     assert_eq!(v["schema"], "devassert/1");
     assert_eq!(v["command"], "explain");
     assert_eq!(v["exit_code"], 1);
     let f = &v["findings"][0];
-    for key in ["rule", "name", "op_family", "summary", "evidence", "location", "noticed_at", "values", "bound", "causes", "fixes", "value_counts", "count", "locations"] {
+    for key in [
+        "rule",
+        "name",
+        "op_family",
+        "summary",
+        "evidence",
+        "location",
+        "noticed_at",
+        "values",
+        "bound",
+        "causes",
+        "fixes",
+        "value_counts",
+        "count",
+        "locations",
+    ] {
         assert!(f.get(key).is_some(), "finding lacks {key}: {f}");
     }
     assert_eq!(f["op_family"], "index_select");
     assert_eq!(f["values"], json!([50257, 50260]));
     assert_eq!(f["bound"], json!({"low": 0, "high": 50257}));
-    assert_eq!(f["location"], json!({"file": "train.py", "line": 88, "function": "forward"}));
+    assert_eq!(
+        f["location"],
+        json!({"file": "train.py", "line": 88, "function": "forward"})
+    );
     assert_eq!(f["causes"][0]["id"], "added_tokens_no_resize");
     assert_eq!(v["fallout"][0]["kind"], "cublas");
 }
@@ -51,10 +95,18 @@ fn json_has_the_contract_fields() {
 #[test]
 fn non_finite_values_are_strings_and_round_trip() {
     let mut r = sample();
-    r.findings[0].values = vec![Scalar::Float(f64::NAN), Scalar::Float(f64::INFINITY), Scalar::Float(f64::NEG_INFINITY), Scalar::Float(1.5)];
+    r.findings[0].values = vec![
+        Scalar::Float(f64::NAN),
+        Scalar::Float(f64::INFINITY),
+        Scalar::Float(f64::NEG_INFINITY),
+        Scalar::Float(1.5),
+    ];
     let text = render(&r, Format::Json, &RenderOptions::default());
     let v: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["findings"][0]["values"], json!(["nan", "inf", "-inf", 1.5]));
+    assert_eq!(
+        v["findings"][0]["values"],
+        json!(["nan", "inf", "-inf", 1.5])
+    );
     let back: Report = serde_json::from_str(&text).unwrap();
     assert_eq!(back.findings[0].values.len(), 4);
     assert!(back.findings[0].values[0].as_f64().is_nan());
@@ -62,14 +114,23 @@ fn non_finite_values_are_strings_and_round_trip() {
 
 #[test]
 fn nll_loss2d_spelling() {
-    assert_eq!(serde_json::to_value(OpFamily::NllLoss2d).unwrap(), "nll_loss2d");
-    assert_eq!(serde_json::to_value(OpFamily::CustomKernel).unwrap(), "custom_kernel");
+    assert_eq!(
+        serde_json::to_value(OpFamily::NllLoss2d).unwrap(),
+        "nll_loss2d"
+    );
+    assert_eq!(
+        serde_json::to_value(OpFamily::CustomKernel).unwrap(),
+        "custom_kernel"
+    );
 }
 
 #[test]
 fn github_annotations_escape_and_anchor() {
     let out = render(&sample(), Format::Github, &RenderOptions::default());
-    assert!(out.starts_with("::error file=train.py,line=88,title=DA101 embedding-index-out-of-range::"), "{out}");
+    assert!(
+        out.starts_with("::error file=train.py,line=88,title=DA101 embedding-index-out-of-range::"),
+        "{out}"
+    );
     assert_eq!(out.lines().count(), 1, "one line per finding: {out}");
 }
 
@@ -78,7 +139,10 @@ fn human_output_names_rule_location_and_next_steps() {
     let out = render(&sample(), Format::Human, &RenderOptions::default());
     assert!(out.contains("error[DA101]"), "{out}");
     assert!(out.contains("--> train.py:88 in forward"), "{out}");
-    assert!(out.contains("noticed later at train.py:97 in main"), "{out}");
+    assert!(
+        out.contains("noticed later at train.py:97 in main"),
+        "{out}"
+    );
     assert!(out.contains("valid range [0, 50257)"), "{out}");
     assert!(out.contains("next steps:"), "{out}");
     assert!(out.contains("fallout:"), "{out}");

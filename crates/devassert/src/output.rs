@@ -17,7 +17,9 @@ pub fn use_color(g: &Global, stream_is_tty: bool) -> bool {
     match g.color {
         ColorArg::Always => true,
         ColorArg::Never => false,
-        ColorArg::Auto => stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        ColorArg::Auto => {
+            stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
     }
 }
 

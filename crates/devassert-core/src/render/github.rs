@@ -4,7 +4,9 @@
 use crate::finding::{Finding, Report, Severity};
 
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 fn escape_prop(s: &str) -> String {
@@ -21,7 +23,11 @@ fn message(f: &Finding) -> String {
         m.push_str(&format!(" outside {b}"));
     }
     if let Some(c) = f.causes.first() {
-        m.push_str(&format!("; likely cause: {} ({:.0}%)", c.id, c.confidence * 100.0));
+        m.push_str(&format!(
+            "; likely cause: {} ({:.0}%)",
+            c.id,
+            c.confidence * 100.0
+        ));
     }
     if let Some(fix) = f.fixes.first() {
         m.push_str(&format!("\nfix: {fix}"));
@@ -45,8 +51,15 @@ pub(super) fn render(report: &Report) -> String {
         } else if let Some(file) = f.locations.first().and_then(|l| l.file.as_deref()) {
             props.push(format!("file={}", escape_prop(file)));
         }
-        props.push(format!("title={}", escape_prop(&format!("{} {}", f.rule, f.name))));
-        out.push_str(&format!("::{level} {}::{}\n", props.join(","), escape_data(&message(f))));
+        props.push(format!(
+            "title={}",
+            escape_prop(&format!("{} {}", f.rule, f.name))
+        ));
+        out.push_str(&format!(
+            "::{level} {}::{}\n",
+            props.join(","),
+            escape_data(&message(f))
+        ));
     }
     out
 }

@@ -63,7 +63,13 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
 }
 
 fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
-    let _ = writeln!(out, "{}{} {}", p.sev(f.severity, &format!("{}[{}]", f.severity.as_str(), f.rule)), p.bold(&format!(" {}:", f.name)), p.bold(&f.summary));
+    let _ = writeln!(
+        out,
+        "{}{} {}",
+        p.sev(f.severity, &format!("{}[{}]", f.severity.as_str(), f.rule)),
+        p.bold(&format!(" {}:", f.name)),
+        p.bold(&f.summary)
+    );
     let gutter = p.blue("   |");
     if let Some(loc) = &f.location {
         let _ = writeln!(out, "  {} {loc}", p.blue("-->"));
@@ -72,7 +78,12 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
             let _ = writeln!(out, "{gutter} noticed later at {n}");
         }
     } else if let Some(n) = &f.noticed_at {
-        let _ = writeln!(out, "  {} {n}  {}", p.blue("-->"), p.dim("(where Python noticed it)"));
+        let _ = writeln!(
+            out,
+            "  {} {n}  {}",
+            p.blue("-->"),
+            p.dim("(where Python noticed it)")
+        );
         snippet(out, p, n, opts);
         let _ = writeln!(
             out,
@@ -94,7 +105,11 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
                     _ => v.to_string(),
                 })
                 .collect();
-            let more = if f.values.len() > 12 { format!(", … {} more", f.values.len() - 12) } else { String::new() };
+            let more = if f.values.len() > 12 {
+                format!(", … {} more", f.values.len() - 12)
+            } else {
+                String::new()
+            };
             let _ = write!(line, "offending values: {}{more}", shown.join(", "));
         }
         if let Some(b) = &f.bound {
@@ -138,7 +153,14 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
     if !f.causes.is_empty() {
         let _ = writeln!(out, "{}", p.bold("likely causes:"));
         for (i, c) in f.causes.iter().take(4).enumerate() {
-            let _ = writeln!(out, "  {}. {} ({:.0}%): {}", i + 1, p.bold(&c.id), c.confidence * 100.0, c.why);
+            let _ = writeln!(
+                out,
+                "  {}. {} ({:.0}%): {}",
+                i + 1,
+                p.bold(&c.id),
+                c.confidence * 100.0,
+                c.why
+            );
         }
     }
     let _ = writeln!(out, "{}", p.bold("next steps:"));
@@ -150,11 +172,18 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
     if f.location.is_none() && f.noticed_at.is_some() {
         n += 1;
         let cmd = opts.rerun_hint.as_deref().unwrap_or("python train.py");
-        let _ = writeln!(out, "  {n}. find the real line and the values: devassert run -- {cmd}");
+        let _ = writeln!(
+            out,
+            "  {n}. find the real line and the values: devassert run -- {cmd}"
+        );
     }
     if !opts.quiet {
         n += 1;
-        let _ = writeln!(out, "  {n}. {}", p.dim(&format!("read more: devassert rule {}", f.rule)));
+        let _ = writeln!(
+            out,
+            "  {n}. {}",
+            p.dim(&format!("read more: devassert rule {}", f.rule))
+        );
     }
 }
 
@@ -166,9 +195,14 @@ fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, opts: &RenderOptio
         Some(root) => Some(root.join(path)),
         None => None,
     };
-    let text = resolved.filter(|p| p.is_file()).and_then(|p| std::fs::read(p).ok());
+    let text = resolved
+        .filter(|p| p.is_file())
+        .and_then(|p| std::fs::read(p).ok());
     let lines: Vec<String> = match &text {
-        Some(bytes) => String::from_utf8_lossy(bytes).lines().map(str::to_string).collect(),
+        Some(bytes) => String::from_utf8_lossy(bytes)
+            .lines()
+            .map(str::to_string)
+            .collect(),
         None => Vec::new(),
     };
     let idx = loc.line as usize;
@@ -177,7 +211,11 @@ fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, opts: &RenderOptio
         let hi = (idx + 1).min(lines.len());
         let width = hi.to_string().len().max(3);
         for n in lo..=hi {
-            let marker = if n == idx { p.sev(Severity::Error, ">") } else { " ".to_string() };
+            let marker = if n == idx {
+                p.sev(Severity::Error, ">")
+            } else {
+                " ".to_string()
+            };
             let num = p.blue(&format!("{n:>width$} |"));
             let _ = writeln!(out, "{marker}{num} {}", lines[n - 1]);
         }
@@ -210,9 +248,17 @@ fn evidence(out: &mut String, p: &Paint, f: &Finding) {
     if let Some(b) = n("blocks") {
         spread.push(format!("{b} block{}", if b == 1 { "" } else { "s" }));
     }
-    if let Some(ranks) = e.get("ranks").and_then(Value::as_array).filter(|r| !r.is_empty()) {
+    if let Some(ranks) = e
+        .get("ranks")
+        .and_then(Value::as_array)
+        .filter(|r| !r.is_empty())
+    {
         let r: Vec<String> = ranks.iter().map(|v| v.to_string()).collect();
-        spread.push(format!("rank{} {}", if r.len() == 1 { "" } else { "s" }, r.join(", ")));
+        spread.push(format!(
+            "rank{} {}",
+            if r.len() == 1 { "" } else { "s" },
+            r.join(", ")
+        ));
     }
     if !spread.is_empty() {
         let _ = writeln!(out, "{gutter} failed in {}", spread.join(", "));
@@ -246,18 +292,29 @@ fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions)
         out,
         "\n{} {}",
         p.bold("fallout:"),
-        p.dim(&format!("{total} later error{} caused by the failure above; not root causes, ignore them", if total == 1 { "" } else { "s" }))
+        p.dim(&format!(
+            "{total} later error{} caused by the failure above; not root causes, ignore them",
+            if total == 1 { "" } else { "s" }
+        ))
     );
     if opts.quiet {
         return;
     }
     for f in items.iter().take(8) {
-        let times = if f.count > 1 { format!("{}× ", f.count) } else { String::new() };
+        let times = if f.count > 1 {
+            format!("{}× ", f.count)
+        } else {
+            String::new()
+        };
         let ranks = if f.ranks.is_empty() {
             String::new()
         } else {
             let r: Vec<String> = f.ranks.iter().map(|r| r.to_string()).collect();
-            format!(" (rank{} {})", if r.len() == 1 { "" } else { "s" }, r.join(", "))
+            format!(
+                " (rank{} {})",
+                if r.len() == 1 { "" } else { "s" },
+                r.join(", ")
+            )
         };
         let _ = writeln!(out, "  - {times}{}{ranks}", truncate(&f.message, 140));
     }

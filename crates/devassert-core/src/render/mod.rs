@@ -23,7 +23,9 @@ impl std::str::FromStr for Format {
             "human" => Ok(Format::Human),
             "json" => Ok(Format::Json),
             "github" => Ok(Format::Github),
-            other => Err(format!("unknown format {other:?} (expected human, json or github)")),
+            other => Err(format!(
+                "unknown format {other:?} (expected human, json or github)"
+            )),
         }
     }
 }

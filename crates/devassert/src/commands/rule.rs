@@ -18,10 +18,12 @@ pub struct RuleArgs {
 pub fn run(args: RuleArgs, g: &Global) -> anyhow::Result<i32> {
     let catalog = Catalog::builtin();
     if let Some(dir) = args.write_docs {
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
         for (name, text) in docs::all_pages(catalog) {
             let path = dir.join(&name);
-            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+            std::fs::write(&path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
         }
         return Ok(0);
     }
@@ -39,8 +41,17 @@ pub fn run(args: RuleArgs, g: &Global) -> anyhow::Result<i32> {
                 let color = output::use_color(g, std::io::stdout().is_terminal());
                 let mut text = String::new();
                 for r in catalog.rules() {
-                    let id = if color { format!("\x1b[1m{}\x1b[0m", r.id) } else { r.id.clone() };
-                    text.push_str(&format!("{id}  {:<42} {:<15} {}\n", r.name, r.op_family.as_str(), r.summary));
+                    let id = if color {
+                        format!("\x1b[1m{}\x1b[0m", r.id)
+                    } else {
+                        r.id.clone()
+                    };
+                    text.push_str(&format!(
+                        "{id}  {:<42} {:<15} {}\n",
+                        r.name,
+                        r.op_family.as_str(),
+                        r.summary
+                    ));
                 }
                 output::print(text.as_bytes())?;
             }
