@@ -65,7 +65,9 @@ fn tidy(seg: &str) -> Cow<'_, str> {
         if let Some(r) = rest.strip_prefix("> ") {
             body = r;
         } else if rest == ">" {
-            body = "";
+            // An empty slice *of the line*, not a literal "": the offsets below
+            // are computed from the pointers.
+            body = &rest[1..];
         } else {
             break;
         }

@@ -85,3 +85,11 @@ fn lines_longer_than_the_cap_are_cut_not_kept() {
     let r = report(&[&data]);
     assert!(r.contains("DA001"), "{r}");
 }
+
+/// Found by the proptest above: a lone `>` quote marker after a `\r`.
+#[test]
+fn lone_quote_marker_after_cr_does_not_panic() {
+    let mut a = devassert_log::LogAnalyzer::new(devassert_core::Catalog::builtin());
+    a.feed(b"\\n\r>\r");
+    assert_eq!(a.finish().exit_code, 1);
+}
