@@ -302,6 +302,29 @@ pub struct Finding {
     pub fixes: Vec<String>,
 }
 
+impl Finding {
+    /// A finding with its rule's identity and nothing else.
+    pub fn new(rule: &str, name: &str, op_family: OpFamily, summary: &str) -> Finding {
+        Finding {
+            rule: rule.to_string(),
+            name: name.to_string(),
+            op_family,
+            summary: summary.to_string(),
+            severity: Severity::Error,
+            evidence: Map::new(),
+            location: None,
+            noticed_at: None,
+            values: Vec::new(),
+            value_counts: Vec::new(),
+            count: None,
+            bound: None,
+            locations: Vec::new(),
+            causes: Vec::new(),
+            fixes: Vec::new(),
+        }
+    }
+}
+
 /// An error caused by an earlier finding; never a root cause.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fallout {

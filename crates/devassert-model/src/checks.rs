@@ -5,7 +5,7 @@
 //! note.
 
 use crate::{ModelDir, Sourced};
-use devassert_core::{Bound, Catalog, Cause, Finding, OpFamily, Scalar, Severity};
+use devassert_core::{Bound, Catalog, Cause, Finding, Scalar, Severity};
 use serde_json::{json, Map, Value};
 
 const EMBEDDING: &str = "DA101";
@@ -21,31 +21,7 @@ fn finding(
     evidence: Map<String, Value>,
     fixes: Vec<String>,
 ) -> Finding {
-    let mut f = match catalog.get(rule) {
-        Some(r) => catalog.finding(r),
-        // The catalog always holds both rules; this keeps a trimmed catalog from panicking.
-        None => Finding {
-            rule: rule.into(),
-            name: String::new(),
-            op_family: if rule == EMBEDDING {
-                OpFamily::IndexSelect
-            } else {
-                OpFamily::NllLoss
-            },
-            summary: String::new(),
-            severity,
-            evidence: Map::new(),
-            location: None,
-            noticed_at: None,
-            values: Vec::new(),
-            value_counts: Vec::new(),
-            count: None,
-            bound: None,
-            locations: Vec::new(),
-            causes: Vec::new(),
-            fixes: Vec::new(),
-        },
-    };
+    let mut f = catalog.finding_by_id(rule);
     f.severity = severity;
     f.evidence = evidence;
     if let Some((id, why)) = cause {

@@ -5,8 +5,8 @@
 
 use crate::causes;
 use crate::options::{Bounds, ScanOptions, Target};
-use devassert_core::{Bound, Catalog, Cause, DataLocation, Finding, OpFamily, Scalar, Severity};
-use serde_json::{json, Map};
+use devassert_core::{Bound, Catalog, Cause, DataLocation, Finding, Scalar, Severity};
+use serde_json::json;
 use std::collections::{BTreeSet, HashMap};
 
 /// Distinct values a finding lists.
@@ -44,46 +44,9 @@ pub struct PartFindings {
     pub too_short_places: Vec<DataLocation>,
 }
 
-/// A finding for `rule`: from the catalog, or the rule's identity when this
-/// build's catalog lacks it.
+/// A finding for `rule` from the catalog.
 pub fn base(rule: &str) -> Finding {
-    if let Some(r) = Catalog::builtin().get(rule) {
-        return Catalog::builtin().finding(r);
-    }
-    let (name, op, summary) = match rule {
-        "DA101" => (
-            "embedding-index-out-of-range",
-            OpFamily::IndexSelect,
-            "an index passed to index_select / nn.Embedding is >= the table size",
-        ),
-        "DA201" => (
-            "cross-entropy-target-out-of-range",
-            OpFamily::NllLoss,
-            "a cross_entropy / nll_loss target is outside [0, num_classes)",
-        ),
-        _ => (
-            "spatial-cross-entropy-target-out-of-range",
-            OpFamily::NllLoss2d,
-            "a pixel of a segmentation target is outside [0, num_classes)",
-        ),
-    };
-    Finding {
-        rule: rule.into(),
-        name: name.into(),
-        op_family: op,
-        summary: summary.into(),
-        severity: Severity::Error,
-        evidence: Map::new(),
-        location: None,
-        noticed_at: None,
-        values: Vec::new(),
-        value_counts: Vec::new(),
-        count: None,
-        bound: None,
-        locations: Vec::new(),
-        causes: Vec::new(),
-        fixes: Vec::new(),
-    }
+    Catalog::builtin().finding_by_id(rule)
 }
 
 /// The listed values: all when few, else the most frequent; ascending.
