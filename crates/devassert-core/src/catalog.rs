@@ -507,7 +507,12 @@ impl Catalog {
             out.fixes.extend(top.fixes.iter().cloned());
         }
         for f in &rule.fixes {
-            if !out.fixes.contains(f) {
+            // A rule-level fix that only restates the top cause's (`x` vs `x after y`) adds nothing.
+            if !out
+                .fixes
+                .iter()
+                .any(|g| f.starts_with(g.as_str()) || g.starts_with(f.as_str()))
+            {
                 out.fixes.push(f.clone());
             }
         }

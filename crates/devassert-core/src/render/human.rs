@@ -171,7 +171,12 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
     }
     if f.location.is_none() && f.noticed_at.is_some() {
         n += 1;
-        let cmd = opts.rerun_hint.as_deref().unwrap_or("python train.py");
+        // Without the real command line, the script Python noticed it in is the best guess.
+        let cmd = match (&opts.rerun_hint, &f.noticed_at) {
+            (Some(hint), _) => hint.clone(),
+            (None, Some(n)) => format!("python {} …", n.file),
+            (None, None) => "python train.py …".to_string(),
+        };
         let _ = writeln!(
             out,
             "  {n}. find the real line and the values: devassert run -- {cmd}"
