@@ -507,14 +507,7 @@ impl Catalog {
             out.fixes.extend(top.fixes.iter().cloned());
         }
         for f in &rule.fixes {
-            // A rule-level fix that only restates the top cause's (`x` vs `x after y`) adds nothing.
-            if !out
-                .fixes
-                .iter()
-                .any(|g| f.starts_with(g.as_str()) || g.starts_with(f.as_str()))
-            {
-                out.fixes.push(f.clone());
-            }
+            push_fix(&mut out.fixes, f);
         }
         out.causes = scored.into_iter().map(|(_, _, c, _)| c).collect();
         out
@@ -536,6 +529,16 @@ impl Catalog {
             Some(r) => self.finding(r),
             None => Finding::new(id, "", OpFamily::Unknown, ""),
         }
+    }
+}
+
+/// Add a fix unless one already listed says the same (`x` vs `x after y`).
+pub fn push_fix(fixes: &mut Vec<String>, fix: &str) {
+    if !fixes
+        .iter()
+        .any(|g| fix.starts_with(g.as_str()) || g.starts_with(fix))
+    {
+        fixes.push(fix.to_string());
     }
 }
 

@@ -441,9 +441,7 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
     f.causes = ranked.causes;
     let mut fixes = ranked.fixes;
     for x in std::mem::take(&mut f.fixes) {
-        if !fixes.contains(&x) {
-            fixes.push(x);
-        }
+        devassert_core::catalog::push_fix(&mut fixes, &x);
     }
     f.fixes = fixes;
     f.values = ranked.values;

@@ -225,9 +225,7 @@ fn merge(guard: Vec<Finding>, log: Report, catalog: &Catalog) -> Report {
             f.name = base.name;
             f.summary = base.summary;
             for fix in base.fixes {
-                if !f.fixes.contains(&fix) {
-                    f.fixes.push(fix);
-                }
+                devassert_core::catalog::push_fix(&mut f.fixes, &fix);
             }
         }
         report.findings.push(f);
