@@ -225,6 +225,23 @@ fn build<S: AsRef<[u8]>>(pats: &[S]) -> Option<AhoCorasick> {
 }
 
 impl Prefilter {
+    /// The prefilter of a catalog, built once per process: building it
+    /// (deriving literals from every catalog regex) costs far more than
+    /// reading a short log, and every reader of one catalog needs the same.
+    pub fn shared(catalog: &'static Catalog) -> &'static Prefilter {
+        static BUILT: std::sync::Mutex<Vec<(usize, &'static Prefilter)>> =
+            std::sync::Mutex::new(Vec::new());
+        let key = catalog as *const Catalog as usize;
+        let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, p)) = built.iter().find(|(k, _)| *k == key) {
+            return p;
+        }
+        // One per distinct 'static catalog (in practice: the embedded one).
+        let p: &'static Prefilter = Box::leak(Box::new(Prefilter::new(catalog)));
+        built.push((key, p));
+        p
+    }
+
     pub fn new(catalog: &Catalog) -> Self {
         let mut unfiltered = false;
         let mut literals: Vec<Vec<u8>> = Vec::new();

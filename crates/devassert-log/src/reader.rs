@@ -128,7 +128,7 @@ pub struct Facts {
 
 pub struct Reader {
     catalog: &'static Catalog,
-    pre: Prefilter,
+    pre: &'static Prefilter,
     pub facts: Facts,
     carry: Vec<u8>,
     carry_started: bool,
@@ -152,7 +152,7 @@ impl Reader {
     pub fn new(catalog: &'static Catalog) -> Self {
         Reader {
             catalog,
-            pre: Prefilter::new(catalog),
+            pre: Prefilter::shared(catalog),
             facts: Facts::default(),
             carry: Vec::new(),
             carry_started: false,
