@@ -129,8 +129,9 @@ fn ctrl_c_reaches_the_child_and_leaves_no_orphans() {
     let code = r#"
 import subprocess, sys, time
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
-print(child.pid, flush=True)
 try:
+    # Printed inside the try: the test's SIGINT may arrive right after this line.
+    print(child.pid, flush=True)
     time.sleep(300)
 except KeyboardInterrupt:
     print("interrupted", flush=True)
