@@ -5,6 +5,7 @@
 //! intent.
 
 use crate::options::{Bounds, Target};
+use devassert_core::catalog::push_fix;
 use devassert_core::Cause;
 use std::collections::HashMap;
 
@@ -29,12 +30,6 @@ fn cause(id: &str, share: f64, scale: f64, why: String) -> Cause {
         id: id.into(),
         confidence: ((share * scale * 100.0).round() / 100.0).clamp(0.05, 0.95),
         why,
-    }
-}
-
-fn push_fix(fixes: &mut Vec<String>, f: &str) {
-    if !fixes.iter().any(|x| x == f) {
-        fixes.push(f.to_string());
     }
 }
 

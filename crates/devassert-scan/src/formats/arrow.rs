@@ -22,29 +22,39 @@ impl Reader for Arrow {
         if data.starts_with(b"ARROW1") {
             let r = arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(data), None)
                 .map_err(err)?;
-            let schema = r.schema();
-            let col = choose_column(&schema, opts)?;
-            let part = collect(
-                &schema,
-                col,
-                r.map(|b| b.map_err(|e| bad(format!("truncated or corrupt record batch: {e}")))),
+            Ok(vec![read_batches(
+                r.schema(),
+                r,
+                opts,
                 InputFormat::ArrowFile,
-            )?;
-            Ok(vec![part])
+            )?])
         } else {
             let r = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(data), None)
                 .map_err(err)?;
-            let schema = r.schema();
-            let col = choose_column(&schema, opts)?;
-            let part = collect(
-                &schema,
-                col,
-                r.map(|b| b.map_err(|e| bad(format!("truncated or corrupt record batch: {e}")))),
+            Ok(vec![read_batches(
+                r.schema(),
+                r,
+                opts,
                 InputFormat::ArrowStream,
-            )?;
-            Ok(vec![part])
+            )?])
         }
     }
+}
+
+/// The chosen column of every batch of an IPC file or stream.
+fn read_batches(
+    schema: Arc<Schema>,
+    batches: impl Iterator<Item = std::result::Result<RecordBatch, ArrowError>>,
+    opts: &ScanOptions,
+    format: InputFormat,
+) -> Result<Part> {
+    let col = choose_column(&schema, opts)?;
+    collect(
+        &schema,
+        col,
+        batches.map(|b| b.map_err(|e| bad(format!("truncated or corrupt record batch: {e}")))),
+        format,
+    )
 }
 
 fn is_int(t: &DataType) -> bool {
