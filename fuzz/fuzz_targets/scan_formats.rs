@@ -4,27 +4,12 @@
 use devassert_scan::{scan_paths, Bounds, InputFormat, ScanOptions};
 use libfuzzer_sys::fuzz_target;
 
-const FORMATS: &[(InputFormat, &str)] = &[
-    (InputFormat::Raw, "bin"),
-    (InputFormat::LlmC, "bin"),
-    (InputFormat::Npy, "npy"),
-    (InputFormat::Npz, "npz"),
-    (InputFormat::Safetensors, "safetensors"),
-    (InputFormat::ArrowFile, "arrow"),
-    (InputFormat::ArrowStream, "arrow"),
-    (InputFormat::Parquet, "parquet"),
-    (InputFormat::Jsonl, "jsonl"),
-    (InputFormat::Csv, "csv"),
-    (InputFormat::Tsv, "tsv"),
-    (InputFormat::Png, "png"),
-];
-
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, body)) = data.split_first() else { return };
-    let (format, ext) = FORMATS[sel as usize % FORMATS.len()];
+    let format = InputFormat::ALL[sel as usize % InputFormat::ALL.len()];
     let dir = std::env::temp_dir().join(format!("devassert-fuzz-scan-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join(format!("input.{ext}"));
+    let path = dir.join(format!("input.{}", format.extension()));
     if std::fs::write(&path, body).is_err() {
         return;
     }

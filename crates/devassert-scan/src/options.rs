@@ -146,6 +146,14 @@ impl InputFormat {
             InputFormat::Png => "png",
         }
     }
+    /// The file extension this format usually has.
+    pub fn extension(self) -> &'static str {
+        match self {
+            InputFormat::Raw | InputFormat::LlmC => "bin",
+            InputFormat::ArrowFile | InputFormat::ArrowStream => "arrow",
+            f => f.name(),
+        }
+    }
     pub const ALL: &'static [InputFormat] = &[
         InputFormat::Raw,
         InputFormat::LlmC,

@@ -13,7 +13,7 @@ use devassert_core::{DataLocation, Report, Scalar};
 use rayon::prelude::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Told how far a scan has got; the CLI draws a progress bar with it.
@@ -33,16 +33,31 @@ pub fn scan_paths(paths: &[PathBuf], opts: &ScanOptions) -> Report {
 }
 
 pub fn scan_paths_with(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) -> Report {
-    match opts.threads {
-        Some(n) => match rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build()
-        {
-            Ok(pool) => pool.install(|| scan_inner(paths, opts, progress)),
-            Err(_) => scan_inner(paths, opts, progress),
-        },
+    match opts.threads.and_then(pool) {
+        Some(pool) => pool.install(|| scan_inner(paths, opts, progress)),
         None => scan_inner(paths, opts, progress),
     }
+}
+
+/// One pool per thread count for the life of the process. A pool per call
+/// leaked memory across calls (each one's worker threads and their
+/// thread-locals; the fuzzer ran out of memory after ~1,200 scans), and
+/// building one costs more than a small scan.
+fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let threads = threads.max(1);
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(n, _)| *n == threads) {
+        return Some(Arc::clone(p));
+    }
+    let built = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .ok()?,
+    );
+    pools.push((threads, Arc::clone(&built)));
+    Some(built)
 }
 
 struct FileOutcome {

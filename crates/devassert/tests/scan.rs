@@ -603,7 +603,31 @@ fn corrupt_arrow_stream() {
         "hf_cache/train/data-00000-of-00001.arrow",
         |b| b.truncate(b.len() - 100),
         &[],
-        "record batch",
+        "bytes of metadata, but only 276 remain in the file",
+    );
+}
+/// A garbage length prefix once made arrow allocate 2 GiB (found by fuzzing).
+#[test]
+fn arrow_stream_length_past_the_end() {
+    corrupt(
+        "arrow",
+        "hf_cache/train/data-00000-of-00001.arrow",
+        |b| b[4..8].copy_from_slice(&0x7a83_8333u32.to_le_bytes()),
+        &[],
+        "Arrow IPC message 0 states 2055439155 bytes of metadata",
+    );
+}
+#[test]
+fn arrow_file_footer_past_the_start() {
+    corrupt(
+        "arrow",
+        "table.arrow",
+        |b| {
+            let n = b.len();
+            b[n - 10..n - 6].copy_from_slice(&0x7fff_0000u32.to_le_bytes())
+        },
+        &[],
+        "the footer states 2147418112 bytes",
     );
 }
 #[test]

@@ -2,7 +2,7 @@
 //! cache, `data-*.arrow`); and the column extraction Parquet shares.
 //! Integer columns and list<integer> columns, chosen by `--column`.
 
-use super::{Input, Reader};
+use super::{ipc, Input, Reader};
 use crate::error::{bad, Result};
 use crate::options::Dtype;
 use crate::options::{InputFormat, ScanOptions, Target};
@@ -10,51 +10,21 @@ use crate::values::{Bytes, Layout, Part, Values};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_schema::{ArrowError, DataType, Schema};
+use arrow_schema::{DataType, Schema};
 use std::sync::Arc;
 
 pub struct Arrow;
 
 impl Reader for Arrow {
     fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
-        let data = input.data();
-        let err = |e: ArrowError| bad(format!("not a readable Arrow IPC file: {e}"));
-        if data.starts_with(b"ARROW1") {
-            let r = arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(data), None)
-                .map_err(err)?;
-            Ok(vec![read_batches(
-                r.schema(),
-                r,
-                opts,
-                InputFormat::ArrowFile,
-            )?])
+        let (format, (schema, batches)) = if input.data().starts_with(b"ARROW1") {
+            (InputFormat::ArrowFile, ipc::file(&input.bytes)?)
         } else {
-            let r = arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(data), None)
-                .map_err(err)?;
-            Ok(vec![read_batches(
-                r.schema(),
-                r,
-                opts,
-                InputFormat::ArrowStream,
-            )?])
-        }
+            (InputFormat::ArrowStream, ipc::stream(&input.bytes)?)
+        };
+        let col = choose_column(&schema, opts)?;
+        Ok(vec![collect(&schema, col, batches, format)?])
     }
-}
-
-/// The chosen column of every batch of an IPC file or stream.
-fn read_batches(
-    schema: Arc<Schema>,
-    batches: impl Iterator<Item = std::result::Result<RecordBatch, ArrowError>>,
-    opts: &ScanOptions,
-    format: InputFormat,
-) -> Result<Part> {
-    let col = choose_column(&schema, opts)?;
-    collect(
-        &schema,
-        col,
-        batches.map(|b| b.map_err(|e| bad(format!("truncated or corrupt record batch: {e}")))),
-        format,
-    )
 }
 
 fn is_int(t: &DataType) -> bool {

@@ -3,6 +3,7 @@
 
 mod arrow;
 mod csv;
+mod ipc;
 mod jsonl;
 pub(crate) mod npy;
 mod npz;

@@ -1,0 +1,76 @@
+//! Every input the fuzzers found (fuzz/regressions/<target>-<kind>-<hash>)
+//! replayed through the built binary the way its target feeds it, under a
+//! 1 GiB address-space limit: it must finish with a clear answer (exit 0, 1
+//! or 2), not a signal, not an allocation the file's size cannot justify.
+
+mod common;
+
+use common::repo_root;
+use devassert_scan::InputFormat;
+use std::path::Path;
+use std::process::Command;
+
+/// The devassert command line that replays `data` as target `target` does,
+/// with the input files written under `dir`.
+fn replay_args(target: &str, data: &[u8], dir: &Path) -> Vec<String> {
+    match target {
+        "scan_formats" => {
+            let (&sel, body) = data.split_first().expect("a selector byte");
+            let format = InputFormat::ALL[sel as usize % InputFormat::ALL.len()];
+            let path = dir.join(format!("input.{}", format.extension()));
+            std::fs::write(&path, body).expect("write input");
+            [
+                "scan",
+                "--input-format",
+                format.name(),
+                "--vocab",
+                "1000",
+                "--limit",
+                "5",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([path.display().to_string()])
+            .collect()
+        }
+        "log_reader" => {
+            let path = dir.join("fuzz.log");
+            std::fs::write(&path, data).expect("write input");
+            vec!["explain".into(), path.display().to_string()]
+        }
+        t => panic!("no replay for fuzz target {t}: add one to this test"),
+    }
+}
+
+#[test]
+fn fuzz_regressions_replay_cleanly() {
+    let dir = repo_root().join("fuzz/regressions");
+    let exe = assert_cmd::cargo::cargo_bin("devassert");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&dir).expect("fuzz/regressions") {
+        let path = entry.expect("dir entry").path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            continue;
+        }
+        let target = name.split('-').next().unwrap_or_default();
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let data = std::fs::read(&path).expect("read regression input");
+        let args = replay_args(target, &data, tmp.path());
+        let out = Command::new("sh")
+            .args(["-c", "ulimit -v 1048576 && exec \"$0\" \"$@\""])
+            .arg(&exe)
+            .args(&args)
+            .output()
+            .expect("run devassert");
+        let code = out.status.code();
+        assert!(
+            matches!(code, Some(0..=2)),
+            "{name}: devassert {args:?} ended with {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        replayed += 1;
+    }
+    assert!(replayed > 0, "no regression inputs in {}", dir.display());
+}
