@@ -132,7 +132,16 @@ pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
     let mut added: BTreeMap<u64, AddedToken> = BTreeMap::new();
     let mut pair_type_id = None;
     let (source, base_size) = if tj.is_file() {
-        let tok = tokenizers::Tokenizer::from_file(&tj).map_err(|e| ModelError::Tokenizer {
+        // tokenizers panics ("Helper") on a JSON syntax error inside its
+        // `decoder`; serde_json reports it as an error first.
+        let bytes = std::fs::read(&tj).map_err(|e| ModelError::io(&tj, e))?;
+        serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|source| {
+            ModelError::Json {
+                path: tj.clone(),
+                source,
+            }
+        })?;
+        let tok = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| ModelError::Tokenizer {
             path: tj.clone(),
             message: e.to_string(),
         })?;
