@@ -670,6 +670,37 @@ fn corrupt_png() {
         "PNG",
     );
 }
+/// A header stating 100000x100000 pixels once made the reader allocate them
+/// (found by fuzzing, where the png crate skips CRCs; here the CRC is right).
+#[test]
+fn png_dimensions_past_what_the_file_holds() {
+    corrupt(
+        "png",
+        "mask_gray.png",
+        |b| {
+            // IHDR: length(4) "IHDR"(4) width(4) height(4) … at byte 8.
+            b[16..20].copy_from_slice(&100_000u32.to_be_bytes());
+            b[20..24].copy_from_slice(&100_000u32.to_be_bytes());
+            let crc = crc32(&b[12..29]);
+            b[29..33].copy_from_slice(&crc.to_be_bytes());
+        },
+        &[],
+        "the header states a 100000x100000 image",
+    );
+}
+
+/// PNG's chunk CRC (CRC-32/ISO-HDLC).
+fn crc32(data: &[u8]) -> u32 {
+    !data.iter().fold(!0u32, |c, &b| {
+        (0..8).fold(c ^ u32::from(b), |c, _| {
+            if c & 1 == 1 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            }
+        })
+    })
+}
 
 #[test]
 fn shards_merge_into_the_full_report() {

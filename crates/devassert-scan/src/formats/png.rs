@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 pub struct Png;
 
+const DEFLATE_MAX_RATIO: usize = 1032;
+
 impl Reader for Png {
     fn read(&self, input: &Input<'_>, _opts: &ScanOptions) -> Result<Vec<Part>> {
         let mut decoder = png::Decoder::new(std::io::Cursor::new(input.data()));
@@ -19,6 +21,18 @@ impl Reader for Png {
         let size = reader
             .output_buffer_size()
             .ok_or_else(|| bad("PNG dimensions too large"))?;
+        // Deflate expands at most ~1032:1, so a header that states more pixel
+        // bytes than that is corrupt; saying so beats allocating them.
+        let room = input.data().len().saturating_mul(DEFLATE_MAX_RATIO);
+        if size > room {
+            let i = reader.info();
+            return Err(bad(format!(
+                "the header states a {}x{} image ({size} bytes of pixels), more than the file's {} bytes can hold",
+                i.width,
+                i.height,
+                input.data().len()
+            )));
+        }
         let mut buf = vec![0u8; size];
         let info = reader
             .next_frame(&mut buf)
