@@ -2,6 +2,7 @@
 //! shared by every devassert command.
 
 pub mod catalog;
+pub mod contain;
 pub mod docs;
 pub mod finding;
 pub mod render;
