@@ -6,6 +6,7 @@ use super::{Input, Reader};
 use crate::error::{bad, Result};
 use crate::options::{InputFormat, ScanOptions};
 use crate::values::Part;
+use devassert_core::contain::contain;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
@@ -14,10 +15,20 @@ use rayon::prelude::*;
 
 pub struct Parquet;
 
+fn panicked(message: String) -> crate::error::ScanError {
+    bad(format!(
+        "corrupt Parquet data (parquet could not decode it: {message})"
+    ))
+}
+
 impl Reader for Parquet {
     fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
         let open = || std::fs::File::open(input.path);
-        let meta = ArrowReaderMetadata::load(&open()?, ArrowReaderOptions::new())
+        // parquet (and the arrow-ipc schema it embeds) can panic on corrupt
+        // metadata and pages; see devassert_core::contain.
+        let file = open()?;
+        let meta = contain(|| ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()))
+            .map_err(panicked)?
             .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
         let schema = meta.schema().clone();
         let col = choose_column(&schema, opts)?;
@@ -27,27 +38,30 @@ impl Reader for Parquet {
         let pieces: Vec<Result<ColumnBuilder>> = (0..groups)
             .into_par_iter()
             .map(|g| {
-                let builder =
-                    ParquetRecordBatchReaderBuilder::new_with_metadata(open()?, meta.clone());
-                let mask = ProjectionMask::roots(builder.parquet_schema(), [col]);
-                let reader = builder
-                    .with_projection(mask)
-                    .with_row_groups(vec![g])
-                    .with_batch_size(64 * 1024)
-                    .build()
-                    .map_err(|e| {
-                        bad(format!("cannot read Parquet column {}: {e}", field.name()))
-                    })?;
-                let mut b = ColumnBuilder::new(list);
-                for batch in reader {
-                    let batch = batch.map_err(|e| {
-                        bad(format!(
-                            "row group {g}: truncated or corrupt Parquet data: {e}"
-                        ))
-                    })?;
-                    b.push(batch.column(0))?;
-                }
-                Ok(b)
+                contain(|| -> Result<ColumnBuilder> {
+                    let builder =
+                        ParquetRecordBatchReaderBuilder::new_with_metadata(open()?, meta.clone());
+                    let mask = ProjectionMask::roots(builder.parquet_schema(), [col]);
+                    let reader = builder
+                        .with_projection(mask)
+                        .with_row_groups(vec![g])
+                        .with_batch_size(64 * 1024)
+                        .build()
+                        .map_err(|e| {
+                            bad(format!("cannot read Parquet column {}: {e}", field.name()))
+                        })?;
+                    let mut b = ColumnBuilder::new(list);
+                    for batch in reader {
+                        let batch = batch.map_err(|e| {
+                            bad(format!(
+                                "row group {g}: truncated or corrupt Parquet data: {e}"
+                            ))
+                        })?;
+                        b.push(batch.column(0))?;
+                    }
+                    Ok(b)
+                })
+                .map_err(panicked)?
             })
             .collect();
         let mut all = ColumnBuilder::new(list);
