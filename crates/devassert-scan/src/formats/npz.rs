@@ -30,7 +30,10 @@ impl Reader for Npz {
             {
                 continue;
             }
-            let mut buf = Vec::with_capacity(member.size() as usize);
+            // The stated size is untrusted (a fuzzed header said 3.8 GB):
+            // reserve no more than the member's compressed bytes can inflate to.
+            let room = member.compressed_size().saturating_mul(1032);
+            let mut buf = Vec::with_capacity(member.size().min(room) as usize);
             member
                 .read_to_end(&mut buf)
                 .map_err(|e| bad(format!("member {full}: {e}")))?;
