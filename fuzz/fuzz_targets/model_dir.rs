@@ -2,20 +2,9 @@
 //! which) next to a valid config, through reading and checking.
 #![no_main]
 use devassert_core::Catalog;
-use devassert_model::{check, ModelDir};
+use devassert_model::{check, ModelDir, MODEL_FILES as FILES};
 use libfuzzer_sys::fuzz_target;
 
-const FILES: &[&str] = &[
-    "config.json",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "model.safetensors",
-    "model.safetensors.index.json",
-    "vocab.json",
-    "vocab.txt",
-];
 
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, body)) = data.split_first() else { return };

@@ -15,6 +15,19 @@ pub mod shapes;
 pub mod tokenizer;
 
 pub use checks::check;
+
+/// The files of a model directory that `check` reads.
+pub const MODEL_FILES: &[&str] = &[
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "vocab.json",
+    "vocab.txt",
+];
 pub use config::{Field, ModelConfig, Positions};
 pub use error::ModelError;
 pub use safetensors::{TensorInfo, Weights};

@@ -6,6 +6,7 @@
 mod common;
 
 use common::repo_root;
+use devassert_model::MODEL_FILES;
 use devassert_scan::InputFormat;
 use std::path::Path;
 use std::process::Command;
@@ -40,24 +41,16 @@ fn replay_args(target: &str, data: &[u8], dir: &Path) -> Vec<String> {
         }
         "model_dir" => {
             // As fuzz_targets/model_dir.rs: the selected file next to a valid config.
-            const FILES: &[&str] = &[
-                "config.json",
-                "tokenizer.json",
-                "tokenizer_config.json",
-                "special_tokens_map.json",
-                "added_tokens.json",
-                "model.safetensors",
-                "model.safetensors.index.json",
-                "vocab.json",
-                "vocab.txt",
-            ];
             let (&sel, body) = data.split_first().expect("a selector byte");
             let model = dir.join("model");
             std::fs::create_dir_all(&model).expect("model dir");
             let config = r#"{"model_type": "bert", "vocab_size": 100, "max_position_embeddings": 64, "type_vocab_size": 2, "pad_token_id": 0}"#;
             std::fs::write(model.join("config.json"), config).expect("write config");
-            std::fs::write(model.join(FILES[sel as usize % FILES.len()]), body)
-                .expect("write input");
+            std::fs::write(
+                model.join(MODEL_FILES[sel as usize % MODEL_FILES.len()]),
+                body,
+            )
+            .expect("write input");
             vec!["check".into(), model.display().to_string()]
         }
         t => panic!("no replay for fuzz target {t}: add one to this test"),
