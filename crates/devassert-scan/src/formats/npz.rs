@@ -30,9 +30,11 @@ impl Reader for Npz {
             {
                 continue;
             }
-            // The stated size is untrusted (a fuzzed header said 3.8 GB):
-            // reserve no more than the member's compressed bytes can inflate to.
-            let room = member.compressed_size().saturating_mul(1032);
+            // Both stated sizes are untrusted (fuzzed headers said 3.8 GB, and a
+            // zip64 field 2 GB of compressed bytes in a 237-byte file): reserve
+            // no more than the bytes the file really has can inflate to.
+            let compressed = member.compressed_size().min(input.data().len() as u64);
+            let room = compressed.saturating_mul(1032);
             let mut buf = Vec::with_capacity(member.size().min(room) as usize);
             member
                 .read_to_end(&mut buf)
