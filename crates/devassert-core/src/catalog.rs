@@ -185,6 +185,10 @@ impl LogHits {
     pub fn is_empty(&self) -> bool {
         self.first.is_empty()
     }
+    /// How many catalog log patterns have matched.
+    pub fn len(&self) -> usize {
+        self.first.len()
+    }
     /// Merge hits of another reader (another input file of the same crash).
     pub fn merge(&mut self, other: &LogHits) {
         for (k, v) in &other.first {

@@ -11,6 +11,8 @@
 //! anchor is the trailing `` ` failed``).
 
 use memchr::memmem;
+use std::borrow::Cow;
+use std::ops::Range;
 
 /// One assertion occurrence, borrowed from the line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,7 +195,11 @@ fn coordinates(head: &str) -> (Option<usize>, Option<[u32; 3]>, Option<[u32; 3]>
 
 fn triple(s: &str) -> Option<[u32; 3]> {
     let close = s.find(']')?;
-    let inner = &s[..close];
+    numbers(&s[..close])
+}
+
+/// `x,y,z` (one to three numbers), the inside of a coordinate's brackets.
+pub fn numbers(inner: &str) -> Option<[u32; 3]> {
     let mut v = [0u32; 3];
     let mut n = 0;
     for part in inner.split(',') {
@@ -243,6 +249,58 @@ fn file_and_line(before: &str) -> Option<(&str, u64, &str, Option<i64>)> {
         return Some((token, line_no, &before[i + 1..], prefix.rank));
     }
     None
+}
+
+const BLOCK: &[u8] = b"block: [";
+const THREAD: &[u8] = b"thread: [";
+
+/// The inside of `[..]` after `at`, when it is only numbers, commas and spaces.
+pub fn numbers_span(raw: &[u8], at: usize) -> Option<Range<usize>> {
+    let len = raw
+        .get(at..)?
+        .iter()
+        .position(|&b| !(b.is_ascii_digit() || b == b',' || b == b' '))?;
+    (raw.get(at + len) == Some(&b']')).then_some(at..at + len)
+}
+
+/// The numbers of a line's only `block: [..]` and the only `thread: [..]`
+/// after it: the part in which thousands of thread lines of one failure differ.
+pub fn coordinate_spans(raw: &[u8]) -> Option<(Range<usize>, Range<usize>)> {
+    let mut blocks = memmem::find_iter(raw, BLOCK);
+    let b = blocks.next()? + BLOCK.len();
+    if blocks.next().is_some() {
+        return None;
+    }
+    let mut threads = memmem::find_iter(&raw[b..], THREAD);
+    let t = b + threads.next()? + THREAD.len();
+    if threads.next().is_some() || memmem::find(&raw[..b], THREAD).is_some() {
+        return None;
+    }
+    Some((numbers_span(raw, b)?, numbers_span(raw, t)?))
+}
+
+/// The line with its block and thread numbers blanked (`block: [], thread: []`),
+/// for the catalog's log evidence: `thread: [255,0,0]` is not a label 255.
+pub fn without_coordinates(line: &str) -> Cow<'_, str> {
+    const WORDS: [&str; 4] = ["block: [", "thread: [", "global id: [", "local id: ["];
+    if !WORDS.iter().any(|w| line.contains(w)) {
+        return Cow::Borrowed(line);
+    }
+    let raw = line.as_bytes();
+    let mut spans: Vec<Range<usize>> = WORDS
+        .iter()
+        .flat_map(|w| memmem::find_iter(raw, w.as_bytes()).map(move |i| i + w.len()))
+        .filter_map(|at| numbers_span(raw, at))
+        .collect();
+    spans.sort_by_key(|r| r.start);
+    let mut out = String::with_capacity(line.len());
+    let mut from = 0;
+    for r in spans {
+        out.push_str(&line[from..r.start]);
+        from = r.end;
+    }
+    out.push_str(&line[from..]);
+    Cow::Owned(out)
 }
 
 /// A source path left dangling at the end of a line (the rest of the
@@ -361,6 +419,26 @@ mod tests {
             .function
             .is_some_and(|f| f.starts_with("void indexSelectLargeIndex(")));
         assert!(parse_all("AssertionError: boom").is_empty());
+    }
+
+    #[test]
+    fn coordinates_of_a_thread_line() {
+        let l = b"[rank0]:/x/Indexing.cu:1422: k: block: [371,0,0], thread: [116, 0, 0] Assertion `a < b` failed.";
+        let (b, t) = coordinate_spans(l).unwrap_or((0..0, 0..0));
+        assert_eq!(&l[b], b"371,0,0");
+        assert_eq!(&l[t], b"116, 0, 0");
+        // Two glued lines, or a thread before the block: not one line's coordinates.
+        assert!(
+            coordinate_spans(b"block: [1,0,0], thread: [2,0,0] block: [3,0,0], thread: [4")
+                .is_none()
+        );
+        assert!(coordinate_spans(b"thread: [2,0,0] block: [1,0,0], thread: [2,0,0]").is_none());
+        assert!(coordinate_spans(b"block: [x], thread: [2,0,0]").is_none());
+        assert_eq!(
+            without_coordinates("k: block: [255,0,0], thread: [3,0,0] Assertion `t < 255` failed."),
+            "k: block: [], thread: [] Assertion `t < 255` failed."
+        );
+        assert_eq!(without_coordinates("labels 255"), "labels 255");
     }
 
     #[test]

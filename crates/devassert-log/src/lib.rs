@@ -93,7 +93,7 @@ impl LogAnalyzer {
 }
 
 /// Read buffer size: large enough for throughput, small enough to keep memory flat.
-const CHUNK: usize = 1 << 20;
+const CHUNK: usize = 4 << 20;
 
 /// Read files / folders (recursively, sorted) / "-" (stdin) as one crash.
 pub fn explain_paths(paths: &[PathBuf], catalog: &'static Catalog) -> Result<Report, LogError> {

@@ -6,11 +6,20 @@
 //! literals are derived from the regexes themselves (so a catalog edit needs
 //! no change here); a line found only by them is then checked against all
 //! the literal sets its regex requires before the regexes run.
+//!
+//! The search is the reader's hot loop (a 1 GiB log is mostly progress
+//! lines), so it is one DFA over every literal (case-insensitive ones as the
+//! casings logs use), and a large buffer is split at line ends and searched
+//! on every core; only the lines that matter come back, in order.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use devassert_core::Catalog;
+use memchr::{memchr, memchr_iter, memrchr};
 use regex::Regex;
-use regex_syntax::hir::{Hir, HirKind};
+use regex_syntax::hir::{Class, Hir, HirKind, Look};
+
+/// Largest character class expanded into literals (`\s` has 25 characters).
+const MAX_CLASS: usize = 32;
 
 /// Words without which a line cannot hold anything the reader itself uses.
 const TRIGGERS: &[&str] = &[
@@ -102,12 +111,43 @@ fn requirement(h: &Hir) -> Option<Requirement> {
 fn exact(h: &Hir) -> Option<Vec<Vec<u8>>> {
     match h.kind() {
         HirKind::Literal(l) => Some(vec![l.0.to_vec()]),
+        // The end of a line is where a buffer's `\n` is (see `Prefilter::ends`).
+        HirKind::Look(Look::End | Look::EndLF | Look::EndCRLF) => Some(vec![b"\n".to_vec()]),
+        // A small class joins its neighbours: `-1` followed by `[\s\]),]` is
+        // `-1,`, `-1]`, … and not the `-1` of every `-1.2e-05` in a log.
+        HirKind::Class(Class::Unicode(c)) => {
+            let mut v = Vec::new();
+            for r in c.ranges() {
+                for ch in r.start()..=r.end() {
+                    if v.len() == MAX_CLASS {
+                        return None;
+                    }
+                    v.push(ch.to_string().into_bytes());
+                }
+            }
+            Some(v)
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            let n: usize = c
+                .ranges()
+                .iter()
+                .map(|r| usize::from(r.end() - r.start()) + 1)
+                .sum();
+            (n <= MAX_CLASS).then(|| {
+                c.ranges()
+                    .iter()
+                    .flat_map(|r| (r.start()..=r.end()).map(|b| vec![b]))
+                    .collect()
+            })
+        }
         HirKind::Capture(c) => exact(&c.sub),
         HirKind::Alternation(subs) => {
             let mut v = Vec::new();
             for s in subs {
                 v.extend(exact(s)?);
             }
+            v.sort();
+            v.dedup();
             (v.len() <= 64).then_some(v)
         }
         HirKind::Concat(subs) => subs
@@ -194,17 +234,32 @@ fn pattern_requirement(pattern: &str) -> Option<Requirement> {
     (!req.is_empty()).then_some(req)
 }
 
+/// A line that matters, inside the buffer searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line {
+    pub start: usize,
+    /// Its `\n` (or the buffer's end).
+    pub end: usize,
+    /// Lines before it in the buffer.
+    pub before: u64,
+}
+
+/// Below this a buffer is searched on one thread: spawning costs more.
+const PARALLEL_MIN: usize = 1 << 20;
+
 pub struct Prefilter {
-    /// Triggers plus each catalog regex's most selective set: does the line matter?
+    /// Triggers plus each catalog regex's most selective set: may the line matter?
     any: AhoCorasick,
-    /// The same for the case-insensitive regexes' literals (a second, small automaton:
-    /// case folding would make the first one too slow).
-    any_folded: Option<AhoCorasick>,
+    /// Per `any` pattern: it is a trigger word (a line holding it matters).
+    any_triggers: Vec<bool>,
     triggers: AhoCorasick,
     /// Every literal of every catalog requirement, for the per-line check.
     catalog: Option<AhoCorasick>,
     /// Literal id → requirement sets it satisfies.
     literal_sets: Vec<Vec<usize>>,
+    /// Literals that end a line (`-1` then `$`: `-1\n`), as (what precedes the
+    /// `\n`, literal id): a line handed over alone has no `\n` to find.
+    ends: Vec<(Vec<u8>, usize)>,
     /// Per catalog regex: the set ids it requires (all of them), and the
     /// regex itself, run alone on lines that have its literals (the
     /// catalog's RegexSet then runs only on lines that truly match).
@@ -217,11 +272,17 @@ pub struct Prefilter {
     unfiltered: bool,
 }
 
+/// A DFA (each runs on every line that may matter; a few hundred literals
+/// make a small one), the default automaton when that is too big.
 fn build<S: AsRef<[u8]>>(pats: &[S]) -> Option<AhoCorasick> {
-    AhoCorasickBuilder::new()
-        .match_kind(MatchKind::Standard)
-        .build(pats)
-        .ok()
+    let with = |kind| {
+        AhoCorasickBuilder::new()
+            .kind(kind)
+            .match_kind(MatchKind::Standard)
+            .build(pats)
+            .ok()
+    };
+    with(Some(AhoCorasickKind::DFA)).or_else(|| with(None))
 }
 
 impl Prefilter {
@@ -249,8 +310,8 @@ impl Prefilter {
         let mut patterns: Vec<(Vec<usize>, Regex)> = Vec::new();
         let mut bare: Vec<Regex> = Vec::new();
         let mut scan: Vec<Vec<u8>> = TRIGGERS.iter().map(|t| t.as_bytes().to_vec()).collect();
-        let mut folded: Vec<Vec<u8>> = Vec::new();
         let mut sets = 0;
+        let mut seen_patterns = std::collections::HashSet::new();
         for rule in catalog.rules() {
             let regexes = rule.cpu_messages.iter().chain(
                 rule.causes
@@ -258,6 +319,10 @@ impl Prefilter {
                     .flat_map(|c| c.evidence.iter().filter_map(|e| e.log.as_ref())),
             );
             for p in regexes {
+                // Rules share evidence patterns (`255` borders): each is checked once.
+                if !seen_patterns.insert(p.as_str()) {
+                    continue;
+                }
                 // The catalog compiled these already; one that does not compile here cannot match there.
                 let Ok(re) = Regex::new(p) else { continue };
                 let Some(req) = pattern_requirement(p) else {
@@ -266,12 +331,8 @@ impl Prefilter {
                     continue;
                 };
                 if let Some(best) = best_set(&req) {
-                    if p.contains("(?i") {
-                        // One case-folded literal scans for all its casings.
-                        folded.extend(best.iter().map(|l| l.to_ascii_lowercase()));
-                    } else {
-                        scan.extend(best.iter().cloned());
-                    }
+                    // Case-insensitive sets already hold the casings the per-line check accepts.
+                    scan.extend(best.iter().cloned());
                 }
                 let mut ids = Vec::new();
                 for set in &req {
@@ -299,17 +360,13 @@ impl Prefilter {
         // the empty pattern makes every line a candidate: slow, still correct.
         let fallback =
             || build(&[""]).unwrap_or_else(|| unreachable!("the empty pattern always builds"));
-        folded.sort();
-        folded.dedup();
-        let any = build(&scan).unwrap_or_else(fallback);
-        let any_folded = if folded.is_empty() {
-            None
-        } else {
-            AhoCorasickBuilder::new()
-                .ascii_case_insensitive(true)
-                .build(&folded)
-                .ok()
-        };
+        // Twice as fast here as the default NFA; leftmost-first stops at the first literal.
+        let any = AhoCorasickBuilder::new()
+            .kind(Some(AhoCorasickKind::DFA))
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(&scan)
+            .or_else(|_| AhoCorasickBuilder::new().build(&scan))
+            .unwrap_or_else(|_| fallback());
         let triggers = build(TRIGGERS).unwrap_or_else(fallback);
         let catalog_ac = if literals.is_empty() {
             None
@@ -317,12 +374,22 @@ impl Prefilter {
             build(&literals)
         };
         let unfiltered = unfiltered || (!literals.is_empty() && catalog_ac.is_none());
+        let ends = literals
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| Some((l.strip_suffix(b"\n")?.to_vec(), i)))
+            .collect();
+        let any_triggers = scan
+            .iter()
+            .map(|l| TRIGGERS.iter().any(|t| t.as_bytes() == l.as_slice()))
+            .collect();
         Prefilter {
             any,
-            any_folded,
+            any_triggers,
             triggers,
             catalog: catalog_ac,
             literal_sets,
+            ends,
             patterns,
             bare,
             sets,
@@ -335,42 +402,87 @@ impl Prefilter {
         self.unfiltered
     }
 
-    /// The next trigger at or after `from` in `hay`, using and updating the
-    /// per-automaton look-ahead in `next` (absolute positions; each buffer is
-    /// searched once per automaton, not once per line).
-    pub fn find(
-        &self,
-        hay: &[u8],
-        from: usize,
-        next: &mut [Option<Option<(usize, usize)>>; 2],
-    ) -> Option<(usize, usize)> {
-        let search = |ac: &AhoCorasick| {
-            ac.find(&hay[from..])
-                .map(|m| (from + m.start(), from + m.end()))
-        };
-        for (i, slot) in next.iter_mut().enumerate() {
-            let stale = match slot {
-                None => true,
-                Some(Some((s, _))) => *s < from,
-                Some(None) => false,
-            };
-            if stale {
-                *slot = Some(match i {
-                    0 => search(&self.any),
-                    _ => self.any_folded.as_ref().and_then(search),
-                });
-            }
-        }
-        [next[0].flatten(), next[1].flatten()]
-            .into_iter()
-            .flatten()
-            .min()
+    /// Whether a raw line can matter: it holds one of the reader's trigger
+    /// words, or every literal set some catalog regex requires. A line with
+    /// neither can yield nothing (the reader's own checks all need a trigger).
+    pub fn line_matters(&self, line: &[u8]) -> bool {
+        self.unfiltered || self.holds_what_matters(line)
     }
 
-    pub fn is_match(&self, hay: &[u8]) -> bool {
-        self.unfiltered
-            || self.any.is_match(hay)
-            || self.any_folded.as_ref().is_some_and(|ac| ac.is_match(hay))
+    fn holds_what_matters(&self, line: &[u8]) -> bool {
+        self.triggers.is_match(line) || self.catalog_sets_met(line)
+    }
+
+    /// The lines of `hay` that matter (each cut at `max_line` bytes, as the
+    /// reader keeps them), and how many lines `hay` has. Large buffers are
+    /// split at line ends and searched in parallel.
+    pub fn lines_that_matter(&self, hay: &[u8], max_line: usize) -> (Vec<Line>, u64) {
+        let threads = threads();
+        if threads < 2 || hay.len() < PARALLEL_MIN {
+            return self.search(hay, max_line);
+        }
+        let mut cuts = vec![0];
+        for k in 1..threads {
+            let at = (hay.len() * k / threads).max(*cuts.last().unwrap_or(&0));
+            let cut = memchr(b'\n', &hay[at..]).map_or(hay.len(), |i| at + i + 1);
+            cuts.push(cut);
+        }
+        cuts.push(hay.len());
+        let parts: Vec<(Vec<Line>, u64)> = std::thread::scope(|s| {
+            let handles: Vec<_> = cuts
+                .windows(2)
+                .map(|w| {
+                    let piece = &hay[w[0]..w[1]];
+                    s.spawn(move || self.search(piece, max_line))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        let mut lines = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+        let mut total = 0;
+        for ((part, n), start) in parts.into_iter().zip(&cuts) {
+            lines.extend(part.into_iter().map(|l| Line {
+                start: l.start + start,
+                end: l.end + start,
+                before: l.before + total,
+            }));
+            total += n;
+        }
+        (lines, total)
+    }
+
+    fn search(&self, hay: &[u8], max_line: usize) -> (Vec<Line>, u64) {
+        let count = |b: &[u8]| memchr_iter(b'\n', b).count() as u64;
+        let mut lines = Vec::new();
+        let (mut from, mut counted, mut before) = (0, 0, 0);
+        while from < hay.len() {
+            let found = if self.unfiltered {
+                Some((from, from, true))
+            } else {
+                self.any.find(&hay[from..]).map(|m| {
+                    let trigger = self.any_triggers[m.pattern().as_usize()];
+                    (from + m.start(), from + m.end(), trigger)
+                })
+            };
+            let Some((hit, hit_end, trigger)) = found else {
+                break;
+            };
+            let start = memrchr(b'\n', &hay[from..hit]).map_or(from, |i| from + i + 1);
+            let end = memchr(b'\n', &hay[hit..]).map_or(hay.len(), |i| hit + i);
+            let kept = &hay[start..end.min(start + max_line)];
+            // A trigger word inside the kept part settles it without a second look.
+            let sure = trigger && hit_end <= start + max_line;
+            if sure || self.unfiltered || self.holds_what_matters(kept) {
+                before += count(&hay[counted..start]);
+                counted = start;
+                lines.push(Line { start, end, before });
+            }
+            from = end + 1;
+        }
+        (lines, before + count(&hay[counted..]))
     }
 
     /// Whether the line holds one of the reader's own trigger words.
@@ -378,26 +490,59 @@ impl Prefilter {
         self.triggers.is_match(line)
     }
 
+    /// The requirement sets whose literals `hay` holds, as a bitmap.
+    fn sets_seen(&self, hay: &[u8]) -> Option<Vec<u64>> {
+        let ac = self.catalog.as_ref()?;
+        let mut seen = vec![0u64; self.sets.div_ceil(64)];
+        let mut any = false;
+        let trimmed = hay.trim_ascii_end();
+        let at_end = self
+            .ends
+            .iter()
+            .filter(|(stem, _)| trimmed.ends_with(stem))
+            .map(|&(_, i)| i);
+        let found = ac
+            .find_overlapping_iter(hay)
+            .map(|m| m.pattern().as_usize());
+        for li in found.chain(at_end) {
+            for &s in &self.literal_sets[li] {
+                seen[s / 64] |= 1 << (s % 64);
+                any = true;
+            }
+        }
+        any.then_some(seen)
+    }
+
+    fn required<'a>(&'a self, seen: &'a [u64]) -> impl Iterator<Item = &'a Regex> + 'a {
+        self.patterns
+            .iter()
+            .filter(|(ids, _)| ids.iter().all(|&s| seen[s / 64] & (1 << (s % 64)) != 0))
+            .map(|(_, re)| re)
+    }
+
+    fn catalog_sets_met(&self, hay: &[u8]) -> bool {
+        self.sets_seen(hay)
+            .is_some_and(|seen| self.required(&seen).next().is_some())
+    }
+
     /// Whether some catalog regex matches `line` (checked literals first, then that regex alone).
     pub fn catalog_may_match(&self, line: &str) -> bool {
         if self.bare.iter().any(|r| r.is_match(line)) {
             return true;
         }
-        let Some(ac) = &self.catalog else {
-            return false;
-        };
-        let mut seen = vec![0u64; self.sets.div_ceil(64)];
-        let mut any = false;
-        for m in ac.find_overlapping_iter(line) {
-            for &s in &self.literal_sets[m.pattern().as_usize()] {
-                seen[s / 64] |= 1 << (s % 64);
-                any = true;
-            }
-        }
-        any && self.patterns.iter().any(|(ids, re)| {
-            ids.iter().all(|&s| seen[s / 64] & (1 << (s % 64)) != 0) && re.is_match(line)
-        })
+        self.sets_seen(line.as_bytes())
+            .is_some_and(|seen| self.required(&seen).any(|re| re.is_match(line)))
     }
+}
+
+/// Cores to search on, asked once.
+fn threads() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8)
+    })
 }
 
 #[cfg(test)]
@@ -417,6 +562,21 @@ mod tests {
     }
 
     #[test]
+    fn a_value_at_the_end_of_a_line_is_found_without_its_newline() {
+        let p = Prefilter::new(Catalog::builtin());
+        let m = |l: &str| p.catalog_may_match(l) && p.line_matters(l.as_bytes());
+        assert!(m("labels: tensor([3, 7, -1"));
+        assert!(m("labels: tensor([3, 7, -1  "));
+        assert!(m("labels: tensor([3, -1, 7])"));
+        assert!(!m("'learning_rate': -1.120e-04, 'epoch': 161.99"));
+        let (lines, n) = p.lines_that_matter(b"lr -1.2e-05\nlabels 3 -1\nok\n", MAX);
+        assert_eq!((lines.len(), n), (1, 3));
+        assert_eq!(lines[0].before, 1);
+    }
+
+    const MAX: usize = 1 << 18;
+
+    #[test]
     fn requirements_of_patterns() {
         let r = lits(
             r"Token indices sequence length is longer than the specified maximum sequence length .*\((?P<value>\d+) > (?P<high>\d+)\)",
@@ -425,9 +585,16 @@ mod tests {
             .iter()
             .any(|s| s.iter().all(|l| l.starts_with("Token indices"))));
         assert!(lits(r"\d+>\d+").is_empty());
-        assert_eq!(
-            lits(r"(^|[\s\[(,=])-(1|100)([\s\]),]|$)"),
-            vec![vec!["-1".to_string(), "-100".to_string()]]
+        // `-1` or `-100`, then a space, `]`, `)`, `,` or the line's end
+        // (`\n`): not the `-1` of every `-1.2e-05` in a log.
+        let r = lits(r"(^|[\s\[(,=])-(1|100)([\s\]),]|$)");
+        assert_eq!(r.len(), 1, "{r:?}");
+        for l in ["-1,", "-1 ", "-1]", "-1\n", "-100)", "-100\n"] {
+            assert!(r[0].contains(&l.to_string()), "{l:?} in {r:?}");
+        }
+        assert!(
+            !r[0].iter().any(|l| l == "-1" || l.starts_with("-1.")),
+            "{r:?}"
         );
         assert_eq!(
             lits(r"(^|[^\d.])255([^\d.]|$)"),

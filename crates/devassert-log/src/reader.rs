@@ -11,7 +11,7 @@ use crate::prefilter::Prefilter;
 use crate::traceback::{self, Builder, Step, Traceback};
 use devassert_core::catalog::{normalize_assertion, normalize_kernel, normalize_path};
 use devassert_core::{Catalog, LogHits};
-use memchr::{memchr, memchr_iter, memrchr};
+use memchr::{memchr, memrchr};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Longest line looked at; the rest of a longer line is dropped.
@@ -146,6 +146,63 @@ pub struct Reader {
     last_group: Option<usize>,
     scratch: String,
     dsa_open: bool,
+    /// The last line that was one device assertion and nothing else.
+    echo: Option<Echo>,
+    /// Device assertions counted, and the group and rank of the last.
+    records: u64,
+    /// (group, rank, whether it had block and thread).
+    last_record: Option<(usize, Option<i64>, bool)>,
+}
+
+/// A thread line to compare the next ones with: a failing kernel prints
+/// one line per thread, and lines that differ from it only in their block
+/// and thread numbers are counted into its group without being parsed.
+struct Echo {
+    raw: Vec<u8>,
+    block: std::ops::Range<usize>,
+    thread: std::ops::Range<usize>,
+    group: usize,
+    rank: Option<i64>,
+}
+
+impl Echo {
+    /// The block and thread of `raw` when the rest of it is this line's.
+    fn repeat(&self, raw: &[u8]) -> Option<([u32; 3], [u32; 3])> {
+        let head = &self.raw[..self.block.start];
+        let mid = &self.raw[self.block.end..self.thread.start];
+        if !raw.starts_with(head) {
+            return None;
+        }
+        let b = device_line::numbers_span(raw, head.len())?;
+        if !raw[b.end..].starts_with(mid) {
+            return None;
+        }
+        let t = device_line::numbers_span(raw, b.end + mid.len())?;
+        if raw[t.end..] != self.raw[self.thread.end..] {
+            return None;
+        }
+        let parse = |r: std::ops::Range<usize>| {
+            std::str::from_utf8(&raw[r])
+                .ok()
+                .and_then(device_line::numbers)
+        };
+        Some((parse(b)?, parse(t)?))
+    }
+}
+
+/// What a line changed besides assertion groups: a line that changed none
+/// of it can be counted again from its coordinates alone.
+#[derive(PartialEq, Eq)]
+struct Effects {
+    host: (usize, u64),
+    device_error: bool,
+    cpu: usize,
+    hits: usize,
+    tracebacks: (usize, u64),
+    open: (usize, usize, bool, bool),
+    dsa: Option<u64>,
+    launch_blocking: bool,
+    groups_dropped: u64,
 }
 
 impl Reader {
@@ -167,6 +224,29 @@ impl Reader {
             last_group: None,
             scratch: String::new(),
             dsa_open: false,
+            echo: None,
+            records: 0,
+            last_record: None,
+        }
+    }
+
+    fn effects(&self) -> Effects {
+        let f = &self.facts;
+        Effects {
+            host: (f.host.len(), f.host.iter().map(|e| e.count).sum()),
+            device_error: f.device_error.is_some(),
+            cpu: f.cpu.len(),
+            hits: f.hits.len(),
+            tracebacks: (f.tracebacks.len(), f.tracebacks_dropped),
+            open: (
+                self.builders.len(),
+                self.chain_pending.len(),
+                self.pending_path.is_some(),
+                self.dsa_open,
+            ),
+            dsa: f.dsa.as_ref().map(|d| d.failures),
+            launch_blocking: f.launch_blocking,
+            groups_dropped: f.groups_dropped,
         }
     }
 
@@ -195,7 +275,7 @@ impl Reader {
         if self.carry_started {
             let line = std::mem::take(&mut self.carry);
             self.carry_started = false;
-            let every = self.wants_every_line() || self.pre.is_match(&line);
+            let every = self.wants_every_line() || self.pre.line_matters(&line);
             self.take_line(&line, every);
         }
         let builders: Vec<_> = self.builders.drain().collect();
@@ -211,6 +291,7 @@ impl Reader {
         self.chain_pending.clear();
         self.pending_path = None;
         self.dsa_open = false;
+        self.echo = None;
         if let Some(s) = self.facts.inputs.get_mut(self.input) {
             s.lines = self.line_no;
         }
@@ -285,7 +366,7 @@ impl Reader {
                     self.extend_carry(&bytes[..i]);
                     let line = std::mem::take(&mut self.carry);
                     self.carry_started = false;
-                    let every = self.wants_every_line() || self.pre.is_match(&line);
+                    let every = self.wants_every_line() || self.pre.line_matters(&line);
                     self.take_line(&line, every);
                     self.carry = line;
                     self.carry.clear();
@@ -316,8 +397,10 @@ impl Reader {
 
     /// Complete lines, each ending in `\n`.
     fn scan(&mut self, region: &[u8]) {
+        let base = self.line_no;
+        let (lines, total) = self.pre.lines_that_matter(region, MAX_LINE);
         let mut p = 0;
-        let mut next = [None, None];
+        let mut next = 0;
         while p < region.len() {
             if self.wants_every_line() {
                 let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
@@ -325,19 +408,17 @@ impl Reader {
                 p = e + 1;
                 continue;
             }
-            let Some((hit, hit_end)) = self.pre.find(region, p, &mut next) else {
-                self.line_no += memchr_iter(b'\n', &region[p..]).count() as u64;
-                return;
-            };
-            let ls = memrchr(b'\n', &region[p..hit]).map_or(p, |i| p + i + 1);
-            self.line_no += memchr_iter(b'\n', &region[p..ls]).count() as u64;
-            let le = ls + memchr(b'\n', &region[ls..]).unwrap_or(region.len() - ls);
-            let line = &region[ls..le.min(ls + MAX_LINE)];
-            // A trigger past the kept part would not be seen in a carried line either.
-            let triggered = hit_end <= ls + MAX_LINE;
-            self.take_line(line, triggered);
-            p = le + 1;
+            // Lines an every-line stretch already took are skipped.
+            while lines.get(next).is_some_and(|l| l.start < p) {
+                next += 1;
+            }
+            let Some(l) = lines.get(next) else { break };
+            self.line_no = base + l.before;
+            self.take_line(&region[l.start..l.end.min(l.start + MAX_LINE)], true);
+            p = l.end + 1;
+            next += 1;
         }
+        self.line_no = base + total;
     }
 
     fn take_line(&mut self, raw: &[u8], look: bool) {
@@ -346,6 +427,34 @@ impl Reader {
             return;
         }
         let raw = &raw[..raw.len().min(MAX_LINE)];
+        let quiet = self.builders.is_empty() && self.pending_path.is_none() && !self.dsa_open;
+        if let Some(e) = self.echo.as_ref().filter(|_| quiet) {
+            if let Some((block, thread)) = e.repeat(raw) {
+                let (group, rank) = (e.group, e.rank);
+                self.count(group, rank, Some(block), Some(thread));
+                return;
+            }
+        }
+        let before = (self.effects(), self.records);
+        self.read_line(raw);
+        // One assertion and nothing else: the next lines may repeat it.
+        self.echo = None;
+        if quiet && self.records == before.1 + 1 && self.effects() == before.0 {
+            if let (Some((b, t)), Some((group, rank, true))) =
+                (device_line::coordinate_spans(raw), self.last_record)
+            {
+                self.echo = Some(Echo {
+                    raw: raw.to_vec(),
+                    block: b,
+                    thread: t,
+                    group,
+                    rank,
+                });
+            }
+        }
+    }
+
+    fn read_line(&mut self, raw: &[u8]) {
         let text = String::from_utf8_lossy(raw);
         for seg in clean::segments(&text) {
             let (body, prefix) = clean::strip_prefixes(&seg);
@@ -390,10 +499,12 @@ impl Reader {
         {
             self.facts.launch_blocking = true;
         }
-        if self.pre.catalog_may_match(t) {
-            self.catalog.observe_log_line(t, &mut self.facts.hits);
+        // Block and thread numbers are not values the evidence may read.
+        let c = device_line::without_coordinates(t);
+        if self.pre.catalog_may_match(&c) {
+            self.catalog.observe_log_line(&c, &mut self.facts.hits);
             if self.facts.cpu.len() < MAX_CPU {
-                if let Some(rule) = self.catalog.match_cpu_message(t) {
+                if let Some(rule) = self.catalog.match_cpu_message(&c) {
                     let hit = CpuHit {
                         rule: rule.id.clone(),
                         text: t.chars().take(500).collect(),
@@ -525,26 +636,40 @@ impl Reader {
                 }
             }
         };
+        self.records += 1;
+        self.last_record = Some((gi, rank, d.block.is_some() && d.thread.is_some()));
+        self.count(gi, rank, d.block, d.thread);
+        let g = &mut self.facts.groups[gi];
+        if g.printf_message.is_none() {
+            g.printf_message = d.printf_message.map(|m| m.chars().take(500).collect());
+        }
+    }
+
+    /// One more line of group `gi`.
+    fn count(
+        &mut self,
+        gi: usize,
+        rank: Option<i64>,
+        block: Option<[u32; 3]>,
+        thread: Option<[u32; 3]>,
+    ) {
         let g = &mut self.facts.groups[gi];
         g.lines += 1;
         let r = rank.unwrap_or(-1);
         if let Some(r) = rank {
             g.ranks.insert(r);
         }
-        if let (Some(b), Some(t)) = (d.block, d.thread) {
+        if let (Some(b), Some(t)) = (block, thread) {
             if g.triples.len() < MAX_TRIPLES {
                 g.triples.insert((r, b, t));
             } else if !g.triples.contains(&(r, b, t)) {
                 g.triples_capped = true;
             }
         }
-        if let Some(b) = d.block {
+        if let Some(b) = block {
             if g.blocks.len() < MAX_TRIPLES {
                 g.blocks.insert((r, b));
             }
-        }
-        if g.printf_message.is_none() {
-            g.printf_message = d.printf_message.map(|m| m.chars().take(500).collect());
         }
     }
 

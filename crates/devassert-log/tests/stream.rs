@@ -93,3 +93,74 @@ fn lone_quote_marker_after_cr_does_not_panic() {
     a.feed(b"\\n\r>\r");
     assert_eq!(a.finish().exit_code, 1);
 }
+
+/// A burst of thread lines in `order`, each (rank, kernel, block, thread).
+fn burst(order: &[(u8, bool, u32, u32)]) -> String {
+    order
+        .iter()
+        .map(|&(rank, gather, b, t)| {
+            let (file, kernel, cond) = if gather {
+                ("IndexKernelUtils.cu:16", "vectorized_gather_kernel", "ind >=0 && ind < ind_dim_size")
+            } else {
+                ("Indexing.cu:1422", "indexSelectLargeIndex", "srcIndex < srcSelectDimSize")
+            };
+            format!("[rank{rank}]:/pytorch/aten/src/ATen/native/cuda/{file}: {kernel}: block: [{b},0,0], thread: [{t},0,0] Assertion `{cond}` failed.\n")
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Thread lines are counted from their coordinates once a line repeats
+    /// the one before it; the counts must be those of parsing every line.
+    #[test]
+    fn repeated_thread_lines_count_exactly(
+        order in proptest::collection::vec((0u8..3, any::<bool>(), 0u32..4, 0u32..40), 1..300),
+        noise in proptest::collection::vec(0usize..300, 0..6),
+    ) {
+        let mut text = burst(&order);
+        for n in noise {
+            // Unrelated lines between thread lines break the runs.
+            let at = text.match_indices('\n').nth(n % order.len()).map_or(0, |(i, _)| i + 1);
+            text.insert_str(at, "{'loss': 2.1, 'grad_norm': 0.3}\n");
+        }
+        let mut a = LogAnalyzer::new(Catalog::builtin());
+        a.feed(text.as_bytes());
+        let facts = a.facts();
+        for gather in [false, true] {
+            let mine: Vec<_> = order.iter().filter(|o| o.1 == gather).collect();
+            let g = facts.groups.iter().find(|g| g.kernel.as_deref().is_some_and(|k| k.contains("gather")) == gather);
+            let Some(g) = g else {
+                prop_assert!(mine.is_empty());
+                continue;
+            };
+            prop_assert_eq!(g.lines, mine.len() as u64);
+            let triples: std::collections::HashSet<_> = mine.iter().map(|o| (o.0, o.2, o.3)).collect();
+            prop_assert_eq!(g.triples.len(), triples.len());
+            let ranks: std::collections::BTreeSet<i64> = mine.iter().map(|o| i64::from(o.0)).collect();
+            prop_assert_eq!(&g.ranks, &ranks);
+        }
+    }
+}
+
+/// A buffer large enough to be searched on several threads reports the same
+/// as small chunks searched on one, line numbers included.
+#[test]
+fn parallel_search_equals_small_chunks() {
+    let mut data = Vec::new();
+    let progress =
+        "[rank1]:{'loss': 2.1, 'grad_norm': 0.3, 'learning_rate': 5e-05, 'epoch': 0.1}\n";
+    for i in 0..60_000 {
+        data.extend_from_slice(progress.as_bytes());
+        if i % 7000 == 0 {
+            data.extend_from_slice(
+                burst(&[(0, false, 3, i), (0, false, 3, i + 1), (0, true, 1, 2)]).as_bytes(),
+            );
+        }
+    }
+    data.extend_from_slice(&fixture("own/multirank-fallout-first.log"));
+    assert!(data.len() > 4 << 20);
+    let small: Vec<&[u8]> = data.chunks(64 * 1024).collect();
+    assert_eq!(report(&[&data]), report(&small));
+}
