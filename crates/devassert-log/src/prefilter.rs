@@ -18,7 +18,8 @@ use memchr::{memchr, memchr_iter, memrchr};
 use regex::Regex;
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
-/// Largest character class expanded into literals (`\s` has 25 characters).
+/// Largest character class expanded into literals (`\s` has 25 characters,
+/// 11 distinct first bytes).
 const MAX_CLASS: usize = 32;
 
 /// Words without which a line cannot hold anything the reader itself uses.
@@ -115,14 +116,22 @@ fn exact(h: &Hir) -> Option<Vec<Vec<u8>>> {
         HirKind::Look(Look::End | Look::EndLF | Look::EndCRLF) => Some(vec![b"\n".to_vec()]),
         // A small class joins its neighbours: `-1` followed by `[\s\]),]` is
         // `-1,`, `-1]`, … and not the `-1` of every `-1.2e-05` in a log.
+        // A character outside ASCII stands as its first UTF-8 byte: every
+        // match still holds the literal, and the automata stay small.
         HirKind::Class(Class::Unicode(c)) => {
-            let mut v = Vec::new();
+            let mut v: Vec<Vec<u8>> = Vec::new();
+            let mut looked = 0;
             for r in c.ranges() {
                 for ch in r.start()..=r.end() {
-                    if v.len() == MAX_CLASS {
+                    looked += 1;
+                    let mut utf8 = [0u8; 4];
+                    let lead = ch.encode_utf8(&mut utf8).as_bytes()[0];
+                    if !v.iter().any(|l| l[0] == lead) {
+                        v.push(vec![lead]);
+                    }
+                    if v.len() > MAX_CLASS || looked > 4 * MAX_CLASS {
                         return None;
                     }
-                    v.push(ch.to_string().into_bytes());
                 }
             }
             Some(v)
