@@ -519,10 +519,29 @@ impl Catalog {
 
     /// A finding for `rule` with the rule's identity and fixes filled in.
     pub fn finding(&self, rule: &CompiledRule) -> Finding {
-        let mut f = Finding::new(&rule.id, &rule.name, rule.op_family, &rule.summary);
-        f.severity = rule.severity;
-        f.fixes = rule.fixes.clone();
-        f
+        finding_of(rule)
+    }
+
+    /// The embedded rules, parsed but with no pattern compiled: all that
+    /// naming a finding needs. `scan` and `check` match no log line, and
+    /// compiling the catalog's patterns would be most of a short run.
+    pub fn builtin_rules() -> &'static [Rule] {
+        static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
+        RULES.get_or_init(|| {
+            // `builtin()` validates the same files (and this crate's tests call it).
+            CATALOG_FILES
+                .iter()
+                .filter_map(|(_, text)| toml::from_str(text).ok())
+                .collect()
+        })
+    }
+
+    /// `finding_by_id` on the embedded catalog, without compiling it.
+    pub fn builtin_finding(id: &str) -> Finding {
+        match Self::builtin_rules().iter().find(|r| r.id == id) {
+            Some(r) => finding_of(r),
+            None => Finding::new(id, "", OpFamily::Unknown, ""),
+        }
     }
 
     /// A finding for the rule `id`. The embedded catalog holds every id the
@@ -534,6 +553,13 @@ impl Catalog {
             None => Finding::new(id, "", OpFamily::Unknown, ""),
         }
     }
+}
+
+fn finding_of(rule: &Rule) -> Finding {
+    let mut f = Finding::new(&rule.id, &rule.name, rule.op_family, &rule.summary);
+    f.severity = rule.severity;
+    f.fixes = rule.fixes.clone();
+    f
 }
 
 /// Add a fix unless one already listed says the same (`x` vs `x after y`).
@@ -677,6 +703,16 @@ pub fn normalize_assertion(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uncompiled_rules_name_findings_as_the_catalog_does() {
+        let c = Catalog::builtin();
+        assert_eq!(Catalog::builtin_rules().len(), c.rules().len());
+        for r in c.rules() {
+            let light = serde_json::to_value(Catalog::builtin_finding(&r.id)).ok();
+            assert_eq!(light, serde_json::to_value(c.finding(r)).ok(), "{}", r.id);
+        }
+    }
 
     #[test]
     fn paths_are_cut_at_the_pytorch_root() {

@@ -46,7 +46,7 @@ pub struct PartFindings {
 
 /// A finding for `rule` from the catalog.
 pub fn base(rule: &str) -> Finding {
-    Catalog::builtin().finding_by_id(rule)
+    Catalog::builtin_finding(rule)
 }
 
 /// The listed values: all when few, else the most frequent; ascending.
