@@ -14,14 +14,13 @@ const CROSS_ENTROPY: &str = "DA201";
 const SURE: f64 = 0.95;
 
 fn finding(
-    catalog: &Catalog,
     rule: &str,
     severity: Severity,
     cause: Option<(&str, String)>,
     evidence: Map<String, Value>,
     fixes: Vec<String>,
 ) -> Finding {
-    let mut f = catalog.finding_by_id(rule);
+    let mut f = Catalog::builtin_finding(rule);
     f.severity = severity;
     f.evidence = evidence;
     if let Some((id, why)) = cause {
@@ -56,27 +55,22 @@ fn files(list: &[String]) -> Value {
 }
 
 /// All findings for a model directory, errors first.
-pub fn check(model: &ModelDir, catalog: &Catalog) -> Vec<Finding> {
+pub fn check(model: &ModelDir) -> Vec<Finding> {
     let mut out = Vec::new();
     let rows = model.embedding_rows();
-    vocab_vs_rows(model, catalog, rows.as_ref(), &mut out);
-    config_vocab_vs_rows(model, catalog, &mut out);
-    special_ids(model, catalog, rows.as_ref(), &mut out);
-    positions(model, catalog, &mut out);
-    token_types(model, catalog, &mut out);
-    classifier(model, catalog, &mut out);
-    output_head(model, catalog, &mut out);
+    vocab_vs_rows(model, rows.as_ref(), &mut out);
+    config_vocab_vs_rows(model, &mut out);
+    special_ids(model, rows.as_ref(), &mut out);
+    positions(model, &mut out);
+    token_types(model, &mut out);
+    classifier(model, &mut out);
+    output_head(model, &mut out);
     out.sort_by_key(|f| std::cmp::Reverse(f.severity));
     out
 }
 
 /// Tokenizer ids (added tokens included) against the embedding rows.
-fn vocab_vs_rows(
-    model: &ModelDir,
-    catalog: &Catalog,
-    rows: Option<&Sourced>,
-    out: &mut Vec<Finding>,
-) {
+fn vocab_vs_rows(model: &ModelDir, rows: Option<&Sourced>, out: &mut Vec<Finding>) {
     let (Some(tok), Some(rows)) = (&model.tokenizer, rows) else {
         return;
     };
@@ -123,7 +117,6 @@ fn vocab_vs_rows(
             )
         };
         let mut f = finding(
-            catalog,
             EMBEDDING,
             Severity::Error,
             Some((cause, why)),
@@ -145,14 +138,14 @@ fn vocab_vs_rows(
     } else if max_id + 1 < rows.value {
         // Padded vocabularies (rows rounded up for speed) are legal.
         evidence.insert("unused_rows".into(), json!(rows.value - max_id - 1));
-        let mut f = finding(catalog, EMBEDDING, Severity::Note, None, evidence, vec![]);
+        let mut f = finding(EMBEDDING, Severity::Note, None, evidence, vec![]);
         f.summary = format!("the embedding has {} rows, {} more than the tokenizer uses (a padded vocabulary is fine)", rows.value, rows.value - max_id - 1);
         out.push(f);
     }
 }
 
 /// `config.vocab_size` against the real table.
-fn config_vocab_vs_rows(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
+fn config_vocab_vs_rows(model: &ModelDir, out: &mut Vec<Finding>) {
     let (Some(l), Some(f)) = (
         &model.roles.input_embeddings,
         model.config.as_ref().and_then(|c| c.vocab_size.as_ref()),
@@ -173,7 +166,6 @@ fn config_vocab_vs_rows(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Findi
     if f.value > rows {
         let why = format!("config.json says {} = {} but {} has {rows} rows: ids in [{rows}, {}) that the config allows reach past the table", f.name, f.value, l.tensor.name, f.value);
         let mut x = finding(
-            catalog,
             EMBEDDING,
             Severity::Error,
             Some(("token_id_ge_vocab", why)),
@@ -189,7 +181,6 @@ fn config_vocab_vs_rows(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Findi
     } else {
         let why = format!("config.json says {} = {} but {} has {rows} rows: code that takes the vocabulary size from the config builds too small a table or output", f.name, f.value, l.tensor.name);
         out.push(finding(
-            catalog,
             EMBEDDING,
             Severity::Warning,
             Some(("token_id_ge_vocab", why)),
@@ -200,12 +191,7 @@ fn config_vocab_vs_rows(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Findi
 }
 
 /// `pad_token_id`, `bos`, `eos`, `decoder_start` must be rows of the table.
-fn special_ids(
-    model: &ModelDir,
-    catalog: &Catalog,
-    rows: Option<&Sourced>,
-    out: &mut Vec<Finding>,
-) {
+fn special_ids(model: &ModelDir, rows: Option<&Sourced>, out: &mut Vec<Finding>) {
     let (Some(c), Some(rows)) = (&model.config, rows) else {
         return;
     };
@@ -246,7 +232,6 @@ fn special_ids(
             ("embedding_rows_from", json!(rows.from)),
         ]);
         let mut f = finding(
-            catalog,
             EMBEDDING,
             Severity::Error,
             Some(("pad_token_id_out_of_range", why)),
@@ -260,7 +245,7 @@ fn special_ids(
 }
 
 /// The tokenizer's `model_max_length` against the usable positions.
-fn positions(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
+fn positions(model: &ModelDir, out: &mut Vec<Finding>) {
     let (Some(tok), Some(usable)) = (&model.tokenizer, model.usable_positions()) else {
         return;
     };
@@ -281,7 +266,6 @@ fn positions(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
         Some(max) if max > usable.value => {
             let why = format!("tokenizer_config.json allows {max} tokens but the position table takes {} positions ({}): longer inputs index past it", usable.value, usable.from);
             let mut f = finding(
-                catalog,
                 EMBEDDING,
                 Severity::Error,
                 Some(("seq_len_gt_max_positions", why)),
@@ -303,7 +287,6 @@ fn positions(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
         }
         None if tok.files.iter().any(|f| f == "tokenizer_config.json") => {
             let mut f = finding(
-                catalog,
                 EMBEDDING,
                 Severity::Note,
                 None,
@@ -321,7 +304,7 @@ fn positions(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
 }
 
 /// Pair inputs get type id 1; a table of one row cannot take it.
-fn token_types(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
+fn token_types(model: &ModelDir, out: &mut Vec<Finding>) {
     let (Some(tok), Some(types)) = (&model.tokenizer, model.type_vocab()) else {
         return;
     };
@@ -340,7 +323,6 @@ fn token_types(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
         ("type_vocab_size_from", json!(types.from)),
     ]);
     let mut f = finding(
-        catalog,
         EMBEDDING,
         Severity::Warning,
         Some(("type_vocab_size", why)),
@@ -353,7 +335,7 @@ fn token_types(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
 }
 
 /// A classification head with fewer rows than the labels the config names.
-fn classifier(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
+fn classifier(model: &ModelDir, out: &mut Vec<Finding>) {
     let (Some(l), Some(labels)) = (
         &model.roles.classifier,
         model.config.as_ref().and_then(|c| c.num_labels.as_ref()),
@@ -373,7 +355,6 @@ fn classifier(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
         ("difference", json!(labels.value - rows)),
     ]);
     let mut f = finding(
-        catalog,
         CROSS_ENTROPY,
         Severity::Error,
         Some(("label_ge_num_classes", why)),
@@ -387,7 +368,7 @@ fn classifier(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
 
 /// An untied output head resized apart from the input table: LM labels are
 /// token ids, and the loss asserts on the ones past its rows.
-fn output_head(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
+fn output_head(model: &ModelDir, out: &mut Vec<Finding>) {
     let (Some(head), Some(input), Some(tok)) = (
         &model.roles.output_head,
         &model.roles.input_embeddings,
@@ -411,7 +392,6 @@ fn output_head(model: &ModelDir, catalog: &Catalog, out: &mut Vec<Finding>) {
         ("tokenizer.max_id", json!(max_id)),
     ]);
     let mut f = finding(
-        catalog,
         CROSS_ENTROPY,
         Severity::Error,
         Some(("added_tokens_no_resize", why)),

@@ -4,7 +4,7 @@
 use crate::cli::{FormatArg, Global};
 use crate::output;
 use clap::Args;
-use devassert_core::{Catalog, Report, Severity};
+use devassert_core::{Report, Severity};
 use devassert_model::{ModelDir, Sourced};
 use devassert_scan::{scan_paths, Bounds, ScanOptions, Target};
 use serde_json::{json, Map, Value};
@@ -27,10 +27,9 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: CheckArgs, g: &Global) -> anyhow::Result<i32> {
-    let catalog = Catalog::builtin();
     let model = ModelDir::read(&args.model_dir)?;
     let mut report = Report::new("check");
-    report.findings = devassert_model::check(&model, catalog);
+    report.findings = devassert_model::check(&model);
     report
         .extra
         .insert("model".into(), Value::Object(summary(&model)));
