@@ -269,8 +269,20 @@ impl ColumnBuilder {
         Ok(())
     }
 
+    /// The pieces' rows one after another, copied once into one buffer of
+    /// the final size (growing it piece by piece copied the column again).
+    pub fn concat_all(list: bool, pieces: Vec<ColumnBuilder>) -> Result<ColumnBuilder> {
+        let mut all = ColumnBuilder::new(list);
+        all.bytes
+            .reserve_exact(pieces.iter().map(|p| p.bytes.len()).sum());
+        for p in pieces {
+            all.concat(p)?;
+        }
+        Ok(all)
+    }
+
     /// Append another builder's rows after this one's.
-    pub fn concat(&mut self, other: ColumnBuilder) -> Result<()> {
+    fn concat(&mut self, other: ColumnBuilder) -> Result<()> {
         if let Some(d) = other.dtype {
             match self.dtype {
                 Some(old) if old != d => {

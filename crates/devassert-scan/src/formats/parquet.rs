@@ -64,10 +64,8 @@ impl Reader for Parquet {
                 .map_err(panicked)?
             })
             .collect();
-        let mut all = ColumnBuilder::new(list);
-        for p in pieces {
-            all.concat(p?)?;
-        }
+        let pieces = pieces.into_iter().collect::<Result<Vec<_>>>()?;
+        let all = ColumnBuilder::concat_all(list, pieces)?;
         Ok(vec![all.finish(
             field.name().clone(),
             type_name(field.data_type()),
