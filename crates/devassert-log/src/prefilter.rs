@@ -281,13 +281,13 @@ pub struct Prefilter {
     unfiltered: bool,
 }
 
-/// A DFA (each runs on every line that may matter; a few hundred literals
-/// make a small one), the default automaton when that is too big.
-fn build<S: AsRef<[u8]>>(pats: &[S]) -> Option<AhoCorasick> {
-    let with = |kind| {
+/// A DFA (a few hundred literals make a small one, twice as fast here as
+/// the default NFA), or the default automaton when that is too big.
+fn build<S: AsRef<[u8]>>(pats: &[S], kind: MatchKind) -> Option<AhoCorasick> {
+    let with = |automaton| {
         AhoCorasickBuilder::new()
-            .kind(kind)
-            .match_kind(MatchKind::Standard)
+            .kind(automaton)
+            .match_kind(kind)
             .build(pats)
             .ok()
     };
@@ -367,20 +367,18 @@ impl Prefilter {
         scan.dedup();
         // A few hundred short literals always build; should it ever fail,
         // the empty pattern makes every line a candidate: slow, still correct.
-        let fallback =
-            || build(&[""]).unwrap_or_else(|| unreachable!("the empty pattern always builds"));
-        // Twice as fast here as the default NFA; leftmost-first stops at the first literal.
-        let any = AhoCorasickBuilder::new()
-            .kind(Some(AhoCorasickKind::DFA))
-            .match_kind(MatchKind::LeftmostFirst)
-            .build(&scan)
-            .or_else(|_| AhoCorasickBuilder::new().build(&scan))
-            .unwrap_or_else(|_| fallback());
-        let triggers = build(TRIGGERS).unwrap_or_else(fallback);
+        let fallback = || {
+            build(&[""], MatchKind::Standard)
+                .unwrap_or_else(|| unreachable!("the empty pattern always builds"))
+        };
+        // Leftmost-first: the search stops at a line's first literal.
+        let any = build(&scan, MatchKind::LeftmostFirst).unwrap_or_else(fallback);
+        let triggers = build(TRIGGERS, MatchKind::Standard).unwrap_or_else(fallback);
         let catalog_ac = if literals.is_empty() {
             None
         } else {
-            build(&literals)
+            // Standard: the per-line check finds every literal, overlapping ones too.
+            build(&literals, MatchKind::Standard)
         };
         let unfiltered = unfiltered || (!literals.is_empty() && catalog_ac.is_none());
         let ends = literals
@@ -415,11 +413,7 @@ impl Prefilter {
     /// words, or every literal set some catalog regex requires. A line with
     /// neither can yield nothing (the reader's own checks all need a trigger).
     pub fn line_matters(&self, line: &[u8]) -> bool {
-        self.unfiltered || self.holds_what_matters(line)
-    }
-
-    fn holds_what_matters(&self, line: &[u8]) -> bool {
-        self.triggers.is_match(line) || self.catalog_sets_met(line)
+        self.unfiltered || self.triggers.is_match(line) || self.catalog_sets_met(line)
     }
 
     /// The lines of `hay` that matter (each cut at `max_line` bytes, as the
@@ -484,7 +478,7 @@ impl Prefilter {
             let kept = &hay[start..end.min(start + max_line)];
             // A trigger word inside the kept part settles it without a second look.
             let sure = trigger && hit_end <= start + max_line;
-            if sure || self.unfiltered || self.holds_what_matters(kept) {
+            if sure || self.line_matters(kept) {
                 before += count(&hay[counted..start]);
                 counted = start;
                 lines.push(Line { start, end, before });
