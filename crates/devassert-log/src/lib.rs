@@ -17,6 +17,7 @@ mod clean;
 mod device_line;
 pub mod diagnose;
 mod errors;
+mod literal_dfa;
 mod prefilter;
 pub mod reader;
 mod traceback;
@@ -79,6 +80,11 @@ impl LogAnalyzer {
         self.reader.feed(bytes);
     }
 
+    /// Feed whole lines already searched by `reader::search_with` (on another thread).
+    pub fn feed_searched(&mut self, bytes: &[u8], searched: reader::Searched) {
+        self.reader.feed_searched(bytes, Some(searched));
+    }
+
     /// What the reader kept, without diagnosing (for tools that want the raw facts).
     pub fn facts(self) -> Facts {
         self.reader.finish()
@@ -93,39 +99,101 @@ impl LogAnalyzer {
 }
 
 /// Read buffer size: large enough for throughput, small enough to keep memory flat.
-const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 1 << 20;
 
 /// Read files / folders (recursively, sorted) / "-" (stdin) as one crash.
 pub fn explain_paths(paths: &[PathBuf], catalog: &'static Catalog) -> Result<Report, LogError> {
     let files = expand(paths)?;
     let mut a = LogAnalyzer::new(catalog);
-    let mut buf = vec![0u8; CHUNK];
     for path in &files {
         let name = path.to_string_lossy();
         a.begin_input(&name);
         if path.as_os_str() == "-" {
-            let stdin = std::io::stdin();
-            let mut lock = stdin.lock();
-            pump(&mut lock, &mut a, &mut buf).map_err(|e| LogError::Io {
+            pump(&mut std::io::stdin(), &mut a).map_err(|e| LogError::Io {
                 path: path.clone(),
                 source: e,
             })?;
         } else {
             let mut f = std::fs::File::open(path).map_err(|e| LogError::from_io(path, e))?;
-            pump(&mut f, &mut a, &mut buf).map_err(|e| LogError::from_io(path, e))?;
+            pump(&mut f, &mut a).map_err(|e| LogError::from_io(path, e))?;
         }
     }
     Ok(a.finish())
 }
 
-fn pump(r: &mut dyn Read, a: &mut LogAnalyzer, buf: &mut [u8]) -> std::io::Result<()> {
-    loop {
-        match r.read(buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => a.feed(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+/// A buffer of whole lines (but for a line longer than the buffer, and the
+/// input's last line) and the bytes in it.
+type Block = (Vec<u8>, usize);
+
+/// Read `r` to its end into `a`, in three stages on their own threads: one
+/// reads buffers of whole lines, one searches them (on every core), and the
+/// calling thread takes in each buffer with what the search found there.
+fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> std::io::Result<()> {
+    use std::sync::mpsc::{channel, sync_channel};
+    let catalog = a.catalog;
+    let (read_tx, read_rx) = sync_channel::<Block>(1);
+    // The reader's work comes in bursts (thousands of thread lines), the
+    // search's evenly: the search may run up to four buffers ahead.
+    let (found_tx, found_rx) = sync_channel::<(Block, Option<reader::Searched>)>(4);
+    let (spare_tx, spare_rx) = channel::<Vec<u8>>();
+    std::thread::scope(|s| {
+        let reading = s.spawn(move || read_lines(r, &read_tx, &spare_rx));
+        s.spawn(move || {
+            for (buf, len) in read_rx {
+                // Only whole lines are searched ahead; the reader looks at the rest itself.
+                let found = (len > 0 && buf[len - 1] == b'\n')
+                    .then(|| reader::search_with(catalog, &buf[..len]));
+                if found_tx.send(((buf, len), found)).is_err() {
+                    return;
+                }
+            }
+        });
+        for ((buf, len), found) in found_rx {
+            match found {
+                Some(f) => a.feed_searched(&buf[..len], f),
+                None => a.feed(&buf[..len]),
+            }
+            let _ = spare_tx.send(buf);
         }
+        reading
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
+}
+
+/// Read `r` into buffers that end at a line's end; the partial line after
+/// it starts the next buffer.
+fn read_lines(
+    r: &mut (dyn Read + Send),
+    out: &std::sync::mpsc::SyncSender<Block>,
+    spare: &std::sync::mpsc::Receiver<Vec<u8>>,
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; CHUNK];
+    let mut have = 0;
+    loop {
+        let n = match r.read(&mut buf[have..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        have += n;
+        if n == 0 {
+            if have > 0 {
+                let _ = out.send((buf, have));
+            }
+            return Ok(());
+        }
+        let cut = match memchr::memrchr(b'\n', &buf[..have]) {
+            Some(i) => i + 1,
+            None if have == buf.len() => have,
+            None => continue,
+        };
+        let mut next = spare.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
+        next[..have - cut].copy_from_slice(&buf[cut..have]);
+        if out.send((buf, cut)).is_err() {
+            return Ok(());
+        }
+        (buf, have) = (next, have - cut);
     }
 }
 

@@ -9,9 +9,12 @@
 //!
 //! The search is the reader's hot loop (a 1 GiB log is mostly progress
 //! lines), so it is one DFA over every literal (case-insensitive ones as the
-//! casings logs use), and a large buffer is split at line ends and searched
-//! on every core; only the lines that matter come back, in order.
+//! casings logs use; see `literal_dfa`), and a large buffer is split at line
+//! ends and searched on every core; only the lines that matter come back, in
+//! order. A literal its regex wants at a word boundary (`\binf\b`) counts
+//! only there, so `INFO` is not taken for `inf`.
 
+use crate::literal_dfa::LiteralDfa;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use devassert_core::Catalog;
 use memchr::{memchr, memchr_iter, memrchr};
@@ -67,7 +70,26 @@ const COMMON: &[&str] = &[
 ];
 
 /// A regex's requirement: every match contains one literal of each set.
+/// Literals may hold `BOUNDARY` marks.
 type Requirement = Vec<Vec<Vec<u8>>>;
+
+/// Marks a word boundary (`\b`) in a derived literal. No catalog literal
+/// holds a NUL; the marks come out before any automaton is built.
+const BOUNDARY: u8 = 0;
+
+/// A literal without its boundary marks, and whether it wants a word
+/// boundary before and after it (marks inside it are dropped: a looser
+/// filter, never a missed line).
+fn unmark(l: &[u8]) -> (Vec<u8>, bool, bool) {
+    let bare: Vec<u8> = l.iter().copied().filter(|&b| b != BOUNDARY).collect();
+    let before = l.first() == Some(&BOUNDARY);
+    let after = l.len() > 1 && l.last() == Some(&BOUNDARY);
+    (bare, before, after)
+}
+
+fn bare_len(l: &[u8]) -> usize {
+    l.iter().filter(|&&b| b != BOUNDARY).count()
+}
 
 fn requirement(h: &Hir) -> Option<Requirement> {
     match h.kind() {
@@ -114,6 +136,7 @@ fn exact(h: &Hir) -> Option<Vec<Vec<u8>>> {
         HirKind::Literal(l) => Some(vec![l.0.to_vec()]),
         // The end of a line is where a buffer's `\n` is (see `Prefilter::ends`).
         HirKind::Look(Look::End | Look::EndLF | Look::EndCRLF) => Some(vec![b"\n".to_vec()]),
+        HirKind::Look(Look::WordAscii | Look::WordUnicode) => Some(vec![vec![BOUNDARY]]),
         // A small class joins its neighbours: `-1` followed by `[\s\]),]` is
         // `-1,`, `-1]`, … and not the `-1` of every `-1.2e-05` in a log.
         // A character outside ASCII stands as its first UTF-8 byte: every
@@ -183,7 +206,7 @@ fn score(set: &[Vec<u8>]) -> (bool, usize) {
         let s = String::from_utf8_lossy(l).to_ascii_lowercase();
         COMMON.iter().any(|c| s.contains(c))
     });
-    (!common, set.iter().map(Vec::len).min().unwrap_or(0))
+    (!common, set.iter().map(|l| bare_len(l)).min().unwrap_or(0))
 }
 
 fn best_set(req: &Requirement) -> Option<&Vec<Vec<u8>>> {
@@ -211,7 +234,7 @@ fn pattern_requirement(pattern: &str) -> Option<Requirement> {
                 }
                 let mut variants = vec![lower.clone(), title, s.to_ascii_uppercase(), s.clone()];
                 // Short words get every casing (`NaN`, `iNF`): there are few.
-                if lower.len() <= 3 {
+                if bare_len(lit) <= 3 {
                     for mask in 0u32..(1 << lower.len()) {
                         variants.push(
                             lower
@@ -239,7 +262,7 @@ fn pattern_requirement(pattern: &str) -> Option<Requirement> {
         }
     }
     // Single bytes filter nothing.
-    req.retain(|s| s.iter().all(|l| l.len() >= 2));
+    req.retain(|s| s.iter().all(|l| bare_len(l) >= 2));
     (!req.is_empty()).then_some(req)
 }
 
@@ -253,14 +276,28 @@ pub struct Line {
     pub before: u64,
 }
 
-/// Below this a buffer is searched on one thread: spawning costs more.
-const PARALLEL_MIN: usize = 1 << 20;
+/// Below this a buffer is searched on one thread: handing it out costs more.
+const PARALLEL_MIN: usize = 512 << 10;
+
+/// The pieces a large buffer is searched in: small enough to share the cores
+/// evenly with the reader's own thread, large enough for `LiteralDfa`'s stretches.
+const PIECE: usize = 256 << 10;
+
+/// A literal of the search: may the line that holds it matter?
+struct Sought {
+    len: usize,
+    /// A trigger word: the line matters.
+    trigger: bool,
+    /// Its regex wants a word boundary before / after it.
+    before: bool,
+    after: bool,
+}
 
 pub struct Prefilter {
-    /// Triggers plus each catalog regex's most selective set: may the line matter?
-    any: AhoCorasick,
-    /// Per `any` pattern: it is a trigger word (a line holding it matters).
-    any_triggers: Vec<bool>,
+    /// Triggers plus each catalog regex's most selective set (None: every
+    /// line is looked at, see `unfiltered`).
+    any: Option<LiteralDfa>,
+    sought: Vec<Sought>,
     triggers: AhoCorasick,
     /// Every literal of every catalog requirement, for the per-line check.
     catalog: Option<AhoCorasick>,
@@ -318,7 +355,11 @@ impl Prefilter {
         let mut literal_sets: Vec<Vec<usize>> = Vec::new();
         let mut patterns: Vec<(Vec<usize>, Regex)> = Vec::new();
         let mut bare: Vec<Regex> = Vec::new();
-        let mut scan: Vec<Vec<u8>> = TRIGGERS.iter().map(|t| t.as_bytes().to_vec()).collect();
+        // (literal, trigger, boundary before, boundary after)
+        let mut scan: Vec<(Vec<u8>, bool, bool, bool)> = TRIGGERS
+            .iter()
+            .map(|t| (t.as_bytes().to_vec(), true, false, false))
+            .collect();
         let mut sets = 0;
         let mut seen_patterns = std::collections::HashSet::new();
         for rule in catalog.rules() {
@@ -341,7 +382,10 @@ impl Prefilter {
                 };
                 if let Some(best) = best_set(&req) {
                     // Case-insensitive sets already hold the casings the per-line check accepts.
-                    scan.extend(best.iter().cloned());
+                    scan.extend(best.iter().map(|l| {
+                        let (bare, before, after) = unmark(l);
+                        (bare, false, before, after)
+                    }));
                 }
                 let mut ids = Vec::new();
                 for set in &req {
@@ -349,10 +393,11 @@ impl Prefilter {
                     sets += 1;
                     ids.push(id);
                     for lit in set {
-                        let li = match literals.iter().position(|l| l == lit) {
+                        let lit = unmark(lit).0;
+                        let li = match literals.iter().position(|l| *l == lit) {
                             Some(i) => i,
                             None => {
-                                literals.push(lit.clone());
+                                literals.push(lit);
                                 literal_sets.push(Vec::new());
                                 literals.len() - 1
                             }
@@ -366,13 +411,12 @@ impl Prefilter {
         scan.sort();
         scan.dedup();
         // A few hundred short literals always build; should it ever fail,
-        // the empty pattern makes every line a candidate: slow, still correct.
+        // every line is a candidate: slow, still correct.
+        let any = LiteralDfa::new(&scan.iter().map(|l| &l.0).collect::<Vec<_>>());
         let fallback = || {
             build(&[""], MatchKind::Standard)
                 .unwrap_or_else(|| unreachable!("the empty pattern always builds"))
         };
-        // Leftmost-first: the search stops at a line's first literal.
-        let any = build(&scan, MatchKind::LeftmostFirst).unwrap_or_else(fallback);
         let triggers = build(TRIGGERS, MatchKind::Standard).unwrap_or_else(fallback);
         let catalog_ac = if literals.is_empty() {
             None
@@ -380,19 +424,25 @@ impl Prefilter {
             // Standard: the per-line check finds every literal, overlapping ones too.
             build(&literals, MatchKind::Standard)
         };
-        let unfiltered = unfiltered || (!literals.is_empty() && catalog_ac.is_none());
+        let unfiltered =
+            unfiltered || any.is_none() || (!literals.is_empty() && catalog_ac.is_none());
         let ends = literals
             .iter()
             .enumerate()
             .filter_map(|(i, l)| Some((l.strip_suffix(b"\n")?.to_vec(), i)))
             .collect();
-        let any_triggers = scan
+        let sought = scan
             .iter()
-            .map(|l| TRIGGERS.iter().any(|t| t.as_bytes() == l.as_slice()))
+            .map(|(l, trigger, before, after)| Sought {
+                len: l.len(),
+                trigger: *trigger,
+                before: *before,
+                after: *after,
+            })
             .collect();
         Prefilter {
             any,
-            any_triggers,
+            sought,
             triggers,
             catalog: catalog_ac,
             literal_sets,
@@ -418,32 +468,21 @@ impl Prefilter {
 
     /// The lines of `hay` that matter (each cut at `max_line` bytes, as the
     /// reader keeps them), and how many lines `hay` has. Large buffers are
-    /// split at line ends and searched in parallel.
+    /// cut at line ends into pieces searched on every core.
     pub fn lines_that_matter(&self, hay: &[u8], max_line: usize) -> (Vec<Line>, u64) {
-        let threads = threads();
-        if threads < 2 || hay.len() < PARALLEL_MIN {
+        use rayon::prelude::*;
+        if hay.len() < PARALLEL_MIN {
             return self.search(hay, max_line);
         }
         let mut cuts = vec![0];
-        for k in 1..threads {
-            let at = (hay.len() * k / threads).max(*cuts.last().unwrap_or(&0));
-            let cut = memchr(b'\n', &hay[at..]).map_or(hay.len(), |i| at + i + 1);
-            cuts.push(cut);
+        while let Some(&last) = cuts.last().filter(|&&c| c < hay.len()) {
+            let at = (last + PIECE).min(hay.len());
+            cuts.push(memchr(b'\n', &hay[at..]).map_or(hay.len(), |i| at + i + 1));
         }
-        cuts.push(hay.len());
-        let parts: Vec<(Vec<Line>, u64)> = std::thread::scope(|s| {
-            let handles: Vec<_> = cuts
-                .windows(2)
-                .map(|w| {
-                    let piece = &hay[w[0]..w[1]];
-                    s.spawn(move || self.search(piece, max_line))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        });
+        let parts: Vec<(Vec<Line>, u64)> = cuts
+            .par_windows(2)
+            .map(|w| self.search(&hay[w[0]..w[1]], max_line))
+            .collect();
         let mut lines = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
         let mut total = 0;
         for ((part, n), start) in parts.into_iter().zip(&cuts) {
@@ -460,32 +499,49 @@ impl Prefilter {
     fn search(&self, hay: &[u8], max_line: usize) -> (Vec<Line>, u64) {
         let count = |b: &[u8]| memchr_iter(b'\n', b).count() as u64;
         let mut lines = Vec::new();
-        let (mut from, mut counted, mut before) = (0, 0, 0);
-        while from < hay.len() {
-            let found = if self.unfiltered {
-                Some((from, from, true))
-            } else {
-                self.any.find(&hay[from..]).map(|m| {
-                    let trigger = self.any_triggers[m.pattern().as_usize()];
-                    (from + m.start(), from + m.end(), trigger)
-                })
-            };
-            let Some((hit, hit_end, trigger)) = found else {
-                break;
-            };
-            let start = memrchr(b'\n', &hay[from..hit]).map_or(from, |i| from + i + 1);
-            let end = memchr(b'\n', &hay[hit..]).map_or(hay.len(), |i| hit + i);
-            let kept = &hay[start..end.min(start + max_line)];
-            // A trigger word inside the kept part settles it without a second look.
-            let sure = trigger && hit_end <= start + max_line;
-            if sure || self.line_matters(kept) {
-                before += count(&hay[counted..start]);
-                counted = start;
-                lines.push(Line { start, end, before });
+        let (mut counted, mut before) = (0, 0);
+        let mut keep = |lines: &mut Vec<Line>, start: usize, end: usize| {
+            before += count(&hay[counted..start]);
+            counted = start;
+            lines.push(Line { start, end, before });
+        };
+        let Some(any) = &self.any.as_ref().filter(|_| !self.unfiltered) else {
+            let mut start = 0;
+            while start < hay.len() {
+                let end = memchr(b'\n', &hay[start..]).map_or(hay.len(), |i| start + i);
+                keep(&mut lines, start, end);
+                start = end + 1;
             }
-            from = end + 1;
+            return (lines, count(hay));
+        };
+        let mut hits = Vec::new();
+        any.ends(hay, &mut hits);
+        let mut i = 0;
+        while let Some(&(first_end, _)) = hits.get(i) {
+            // The line of the literal that ends at `first_end` (it may end with the `\n`).
+            let last = first_end - 1;
+            let start = memrchr(b'\n', &hay[..last]).map_or(0, |p| p + 1);
+            let end = memchr(b'\n', &hay[last..]).map_or(hay.len(), |p| last + p);
+            let kept = &hay[start..end.min(start + max_line)];
+            let (mut found, mut sure) = (false, false);
+            while let Some(&(e, state)) = hits.get(i).filter(|h| h.0 <= end + 1) {
+                i += 1;
+                for &id in any.literals(state) {
+                    let lit = &self.sought[id as usize];
+                    let at = e - lit.len - start;
+                    if at_boundaries(&hay[start..end], at, at + lit.len, lit) {
+                        found = true;
+                        // A trigger word inside the kept part settles it without a second look.
+                        sure |= lit.trigger && e <= start + max_line;
+                    }
+                }
+            }
+            if sure || (found && self.line_matters(kept)) {
+                keep(&mut lines, start, end);
+            }
         }
-        (lines, before + count(&hay[counted..]))
+        let rest = count(&hay[counted..]);
+        (lines, before + rest)
     }
 
     /// Whether the line holds one of the reader's own trigger words.
@@ -538,14 +594,44 @@ impl Prefilter {
     }
 }
 
-/// Cores to search on, asked once.
-fn threads() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8)
-    })
+/// Whether the literal at `line[from..to]` has the word boundaries its regex
+/// wants. The regex sees the cleaned line, so a neighbour that cleaning may
+/// take away (an escape sequence's final letter, a `\n` escape, a
+/// timestamp's `Z`) or a byte outside ASCII proves nothing: the literal counts.
+fn at_boundaries(line: &[u8], from: usize, to: usize, lit: &Sought) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let (Some(&first), Some(&last)) = (line.get(from), line.get(to.wrapping_sub(1))) else {
+        return true;
+    };
+    let hidden = || {
+        memchr(0x1b, line).is_some()
+            || memchr::memmem::find(line, b"ESC[").is_some()
+            || memchr::memmem::find(line, b"^M").is_some()
+    };
+    if lit.before && first.is_ascii() {
+        let ok = match from.checked_sub(1).map(|p| line[p]) {
+            None => word(first),
+            Some(prev) if !prev.is_ascii() => true,
+            Some(prev) => {
+                word(prev) != word(first)
+                    || (from >= 2
+                        && (line[from - 2] == b'\\'
+                            || (prev == b'Z' && line[from - 2].is_ascii_digit())))
+                    || (word(prev) && hidden())
+            }
+        };
+        if !ok {
+            return false;
+        }
+    }
+    if lit.after && last.is_ascii() {
+        return match line.get(to) {
+            None => word(last),
+            Some(&next) if !next.is_ascii() => true,
+            Some(&next) => word(next) != word(last) || line[to..].starts_with(b"ESC["),
+        };
+    }
+    true
 }
 
 #[cfg(test)]
@@ -607,18 +693,34 @@ mod tests {
             pattern_requirement(r"(?i)\b(loss|grad\w*|logits?|probs?)\b[^\n]{0,40}\b(nan|inf)\b")
                 .unwrap_or_default();
         assert_eq!(r.len(), 2);
-        let best: Vec<String> = best_set(&r)
+        let best: Vec<(String, bool, bool)> = best_set(&r)
             .map(|s| {
                 s.iter()
-                    .map(|l| String::from_utf8_lossy(l).to_string())
+                    .map(|l| {
+                        let (bare, before, after) = unmark(l);
+                        (String::from_utf8_lossy(&bare).to_string(), before, after)
+                    })
                     .collect()
             })
             .unwrap_or_default();
+        // Every casing, each wanted at word boundaries on both sides.
         assert!(
             ["nan", "NaN", "inf", "Inf", "INF"]
                 .iter()
-                .all(|w| best.contains(&w.to_string())),
+                .all(|w| best.contains(&(w.to_string(), true, true))),
             "{best:?}"
         );
+    }
+
+    #[test]
+    fn a_literal_wanted_at_a_word_boundary_counts_only_there() {
+        let p = Prefilter::new(Catalog::builtin());
+        let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX).0.len();
+        // `\b(nan|inf)\b` after a loss: not the `INF` of `INFO`.
+        assert_eq!(found("2024-05-01 - INFO - step 8: loss 2.1\n"), 0);
+        assert_eq!(found("step 8: loss inf\n"), 1);
+        assert_eq!(found("step 8: loss=INF, lr 1e-4\n"), 1);
+        // Cleaning takes the colour code away, and the regex sees `loss inf`.
+        assert_eq!(found("step 8: loss \x1b[31minf\x1b[0m\n"), 1);
     }
 }

@@ -7,7 +7,7 @@
 use crate::clean::{self, Stamp};
 use crate::device_line::{self, DeviceLine};
 use crate::errors::{self, HostKind};
-use crate::prefilter::Prefilter;
+use crate::prefilter::{Line, Prefilter};
 use crate::traceback::{self, Builder, Step, Traceback};
 use devassert_core::catalog::{normalize_assertion, normalize_kernel, normalize_path};
 use devassert_core::{Catalog, LogHits};
@@ -152,6 +152,29 @@ pub struct Reader {
     records: u64,
     /// (group, rank, whether it had block and thread).
     last_record: Option<(usize, Option<i64>, bool)>,
+}
+
+/// The lines of a stretch of whole lines that may matter, found apart from
+/// the reader (so that the next stretch is searched while this one is read).
+pub struct Searched {
+    len: usize,
+    lines: Vec<Line>,
+    total: u64,
+}
+
+/// Search `region` (whole lines, the first starting at its first byte) for
+/// the lines a reader of `catalog` looks at.
+pub fn search_with(catalog: &'static Catalog, region: &[u8]) -> Searched {
+    search(Prefilter::shared(catalog), region)
+}
+
+fn search(pre: &Prefilter, region: &[u8]) -> Searched {
+    let (lines, total) = pre.lines_that_matter(region, MAX_LINE);
+    Searched {
+        len: region.len(),
+        lines,
+        total,
+    }
 }
 
 /// A thread line to compare the next ones with: a failing kernel prints
@@ -355,11 +378,19 @@ impl Reader {
     }
 
     /// Feed raw bytes; chunk boundaries are arbitrary.
-    pub fn feed(&mut self, mut bytes: &[u8]) {
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.feed_searched(bytes, None);
+    }
+
+    /// Feed bytes that another thread has searched already (see `search`):
+    /// the result is used when the bytes start a line, as they do when no
+    /// partial line is pending.
+    pub fn feed_searched(&mut self, mut bytes: &[u8], searched: Option<Searched>) {
         self.ensure_input();
         if let Some(s) = self.facts.inputs.get_mut(self.input) {
             s.bytes += bytes.len() as u64;
         }
+        let whole = bytes.len();
         if self.carry_started {
             match memchr(b'\n', bytes) {
                 Some(i) => {
@@ -378,11 +409,15 @@ impl Reader {
                 }
             }
         }
+        let fresh = bytes.len() == whole;
         let (region, tail) = match memrchr(b'\n', bytes) {
             Some(i) => (&bytes[..=i], &bytes[i + 1..]),
             None => (&bytes[..0], bytes),
         };
-        self.scan(region);
+        let searched = searched
+            .filter(|s| fresh && s.len == region.len())
+            .unwrap_or_else(|| search(self.pre, region));
+        self.scan(region, searched);
         if !tail.is_empty() {
             self.carry_started = true;
             self.extend_carry(tail);
@@ -396,9 +431,9 @@ impl Reader {
     }
 
     /// Complete lines, each ending in `\n`.
-    fn scan(&mut self, region: &[u8]) {
+    fn scan(&mut self, region: &[u8], searched: Searched) {
         let base = self.line_no;
-        let (lines, total) = self.pre.lines_that_matter(region, MAX_LINE);
+        let Searched { lines, total, .. } = searched;
         let mut p = 0;
         let mut next = 0;
         while p < region.len() {

@@ -164,3 +164,33 @@ fn parallel_search_equals_small_chunks() {
     let small: Vec<&[u8]> = data.chunks(64 * 1024).collect();
     assert_eq!(report(&[&data]), report(&small));
 }
+
+/// A file is read ahead on other threads in buffers of whole lines; lines
+/// longer than a buffer, a last line without its newline and buffers that
+/// end mid-line give the report that small chunks give.
+#[test]
+fn reading_a_file_ahead_equals_small_chunks() {
+    let mut data = Vec::new();
+    let progress = "[rank1]: step 12: loss inf, INFO lr 5e-05 grad_norm 0.3\n";
+    while data.len() < 3 << 20 {
+        data.extend_from_slice(progress.as_bytes());
+    }
+    // Longer than the read buffer, with an assertion glued to its end.
+    data.extend(std::iter::repeat_n(b'x', (5 << 20) / 2));
+    data.extend_from_slice(burst(&[(0, false, 3, 1), (0, true, 1, 2)]).as_bytes());
+    data.extend_from_slice(&fixture("own/multirank-fallout-first.log"));
+    data.extend_from_slice(b"[rank0]: labels tensor([3, 7, -1");
+    let path = std::env::temp_dir().join(format!("devassert-ahead-{}.log", std::process::id()));
+    std::fs::write(&path, &data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let read = devassert_log::explain_paths(std::slice::from_ref(&path), Catalog::builtin());
+    let _ = std::fs::remove_file(&path);
+    let read = serde_json::to_string(&read.unwrap_or_else(|e| panic!("{e}"))).unwrap_or_default();
+    let mut a = LogAnalyzer::new(Catalog::builtin());
+    a.begin_input(&path.to_string_lossy());
+    for c in data.chunks(64 * 1024) {
+        a.feed(c);
+    }
+    let chunked = serde_json::to_string(&a.finish()).unwrap_or_default();
+    assert!(read.contains("DA1"), "{read}");
+    assert_eq!(read, chunked);
+}

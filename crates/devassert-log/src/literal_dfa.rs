@@ -1,0 +1,250 @@
+//! An Aho-Corasick DFA over a few hundred literals that reports every place
+//! a literal ends, searched on several stretches of the buffer at once.
+//!
+//! Why not the `aho-corasick` crate's DFA: a DFA step is one load that
+//! depends on the previous one, so a single walk waits on memory latency
+//! (about 450 MB/s here). Walking three stretches in lock-step keeps three
+//! independent chains in flight and runs 2–2.5× faster on the same core
+//! (three measured best: with more, the states no longer fit in registers).
+
+use std::collections::VecDeque;
+
+/// Below this a buffer is walked as one stretch.
+const SPLIT_MIN: usize = 64 << 10;
+
+/// Largest table built (entries): the catalog's literals need about 300 K.
+const MAX_ENTRIES: usize = 1 << 24;
+
+pub struct LiteralDfa {
+    /// Byte → column; bytes in no literal share column 0.
+    classes: [u8; 256],
+    /// Row-major next states, each stored as its row's first index; the
+    /// length is a power of two so that masking keeps every index in bounds.
+    table: Vec<u32>,
+    mask: usize,
+    /// Rows from this index on end at least one literal.
+    match_from: u32,
+    stride: u32,
+    /// Per match row, in order: the literals ending there (`outputs[at[i]..at[i + 1]]`).
+    outputs: Vec<u32>,
+    at: Vec<usize>,
+    longest: usize,
+}
+
+impl LiteralDfa {
+    /// None when the literals would need a table too large to be fast.
+    pub fn new<L: AsRef<[u8]>>(literals: &[L]) -> Option<Self> {
+        let mut classes = [0u8; 256];
+        let mut columns = 1usize;
+        for l in literals {
+            for &b in l.as_ref() {
+                if classes[usize::from(b)] == 0 {
+                    classes[usize::from(b)] = u8::try_from(columns).ok()?;
+                    columns += 1;
+                }
+            }
+        }
+        const NONE: u32 = u32::MAX;
+        // The trie, with the literals ending at each node.
+        let mut goto: Vec<Vec<u32>> = vec![vec![NONE; columns]];
+        let mut ends: Vec<Vec<u32>> = vec![Vec::new()];
+        for (id, l) in literals.iter().enumerate() {
+            let mut s = 0;
+            for &b in l.as_ref() {
+                let c = usize::from(classes[usize::from(b)]);
+                if goto[s][c] == NONE {
+                    goto[s][c] = u32::try_from(goto.len()).ok()?;
+                    goto.push(vec![NONE; columns]);
+                    ends.push(Vec::new());
+                }
+                s = goto[s][c] as usize;
+            }
+            ends[s].push(u32::try_from(id).ok()?);
+        }
+        let states = goto.len();
+        if states.checked_mul(columns)? > MAX_ENTRIES {
+            return None;
+        }
+        // Breadth first: a state's failure link is shallower, so its
+        // transitions and outputs are complete when the state is reached.
+        let mut fail = vec![0u32; states];
+        let mut delta = goto.clone();
+        let mut queue = VecDeque::new();
+        for c in 0..columns {
+            match goto[0][c] {
+                NONE => delta[0][c] = 0,
+                t => queue.push_back(t as usize),
+            }
+        }
+        while let Some(s) = queue.pop_front() {
+            let f = fail[s] as usize;
+            let inherited = ends[f].clone();
+            ends[s].extend(inherited);
+            for c in 0..columns {
+                match goto[s][c] {
+                    NONE => delta[s][c] = delta[f][c],
+                    t => {
+                        fail[t as usize] = delta[f][c];
+                        queue.push_back(t as usize);
+                    }
+                }
+            }
+        }
+        // Match states last, so that one comparison tells a match.
+        let mut order: Vec<usize> = (0..states).collect();
+        order.sort_by_key(|&s| (!ends[s].is_empty(), s));
+        let mut row = vec![0u32; states];
+        for (i, &s) in order.iter().enumerate() {
+            row[s] = u32::try_from(i * columns).ok()?;
+        }
+        let first_match = order
+            .iter()
+            .position(|&s| !ends[s].is_empty())
+            .unwrap_or(states);
+        let mut table = vec![0u32; (states * columns).next_power_of_two()];
+        for s in 0..states {
+            let r = row[s] as usize;
+            for c in 0..columns {
+                table[r + c] = row[delta[s][c] as usize];
+            }
+        }
+        let (mut outputs, mut at) = (Vec::new(), vec![0]);
+        for &s in &order[first_match..] {
+            outputs.extend(&ends[s]);
+            at.push(outputs.len());
+        }
+        Some(LiteralDfa {
+            classes,
+            mask: table.len() - 1,
+            table,
+            match_from: u32::try_from(first_match * columns).ok()?,
+            stride: u32::try_from(columns).ok()?,
+            outputs,
+            at,
+            longest: literals.iter().map(|l| l.as_ref().len()).max().unwrap_or(0),
+        })
+    }
+
+    /// The literals that end at a place `ends` reported.
+    pub fn literals(&self, state: u32) -> &[u32] {
+        let i = ((state - self.match_from) / self.stride) as usize;
+        &self.outputs[self.at[i]..self.at[i + 1]]
+    }
+
+    #[inline(always)]
+    fn step(&self, s: u32, b: u8) -> u32 {
+        let i = (s as usize + usize::from(self.classes[usize::from(b)])) & self.mask;
+        // SAFETY: the table's length is a power of two and `mask` is that
+        // length less one, so `i` is in bounds whatever `s` and `b` are. (The
+        // bounds check would cost a quarter of the search: LLVM cannot see it.)
+        unsafe { *self.table.get_unchecked(i) }
+    }
+
+    /// Walk `hay` from state `s`, pushing (end offset, state) of every
+    /// match; offsets count from `base`.
+    fn walk(&self, mut s: u32, hay: &[u8], base: usize, out: &mut Vec<(usize, u32)>) -> u32 {
+        for (i, &b) in hay.iter().enumerate() {
+            s = self.step(s, b);
+            if s >= self.match_from {
+                out.push((base + i + 1, s));
+            }
+        }
+        s
+    }
+
+    /// Every place in `hay` where a literal ends: (offset just past its
+    /// last byte, the state to ask `literals` about), in order.
+    pub fn ends(&self, hay: &[u8], out: &mut Vec<(usize, u32)>) {
+        let len = hay.len() / 3;
+        if hay.len() < SPLIT_MIN || len <= self.longest {
+            self.walk(0, hay, 0, out);
+            return;
+        }
+        let (b1, b2, b3) = (len, 2 * len, 3 * len);
+        // Stretches 1 and 2 start `longest` bytes early, matches there
+        // ignored: a literal ending in the stretch lies wholly in what it read.
+        let warm = |at: usize| self.walk(0, &hay[at - self.longest..at], 0, &mut Vec::new());
+        // Named states, not an array: they must stay in registers.
+        let (mut s0, mut s1, mut s2) = (0, warm(b1), warm(b2));
+        let m = self.match_from;
+        let (mut f1, mut f2) = (Vec::new(), Vec::new());
+        let stretches = hay[..b1].iter().zip(&hay[b1..b2]).zip(&hay[b2..b3]);
+        for (i, ((&x0, &x1), &x2)) in stretches.enumerate() {
+            s0 = self.step(s0, x0);
+            s1 = self.step(s1, x1);
+            s2 = self.step(s2, x2);
+            if s0 >= m {
+                out.push((i + 1, s0));
+            }
+            if s1 >= m {
+                f1.push((b1 + i + 1, s1));
+            }
+            if s2 >= m {
+                f2.push((b2 + i + 1, s2));
+            }
+        }
+        out.extend_from_slice(&f1);
+        out.extend_from_slice(&f2);
+        self.walk(s2, &hay[b3..], b3, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Every (end, literal) pair, by brute force.
+    fn naive(lits: &[Vec<u8>], hay: &[u8]) -> Vec<(usize, u32)> {
+        let mut v = Vec::new();
+        for end in 1..=hay.len() {
+            for (id, l) in lits.iter().enumerate() {
+                if !l.is_empty() && hay[..end].ends_with(l) {
+                    v.push((end, id as u32));
+                }
+            }
+        }
+        v
+    }
+
+    fn found(d: &LiteralDfa, hay: &[u8]) -> Vec<(usize, u32)> {
+        let mut ends = Vec::new();
+        d.ends(hay, &mut ends);
+        let mut v: Vec<(usize, u32)> = ends
+            .iter()
+            .flat_map(|&(e, s)| d.literals(s).iter().map(move |&l| (e, l)))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn overlapping_and_nested_literals_all_end() {
+        let lits: Vec<Vec<u8>> = ["inf", "info", "nf", "-1,", "-1\n", "Assertion", "sert"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        let d = LiteralDfa::new(&lits).expect("small");
+        let hay = b"INFO info -1, -1\nAssertion inf";
+        let mut want = naive(&lits, hay);
+        want.sort();
+        assert_eq!(found(&d, hay), want);
+    }
+
+    proptest! {
+        /// Long buffers are walked in stretches: a literal across a
+        /// stretch's start is still found, once.
+        #[test]
+        fn stretches_find_what_one_walk_finds(
+            lits in prop::collection::vec(prop::collection::vec(b'a'..=b'e', 1..6), 1..12),
+            seed in prop::collection::vec(b'a'..=b'f', 1..64),
+            reps in 1usize..4000,
+        ) {
+            let hay: Vec<u8> = seed.iter().cycle().take(seed.len() * reps).copied().collect();
+            let d = LiteralDfa::new(&lits).expect("small");
+            let mut want = naive(&lits, &hay);
+            want.sort();
+            prop_assert_eq!(found(&d, &hay), want);
+        }
+    }
+}
