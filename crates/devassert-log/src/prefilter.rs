@@ -505,7 +505,7 @@ impl Prefilter {
             counted = start;
             lines.push(Line { start, end, before });
         };
-        let Some(any) = &self.any.as_ref().filter(|_| !self.unfiltered) else {
+        let Some(any) = self.any.as_ref().filter(|_| !self.unfiltered) else {
             let mut start = 0;
             while start < hay.len() {
                 let end = memchr(b'\n', &hay[start..]).map_or(hay.len(), |i| start + i);
@@ -528,8 +528,12 @@ impl Prefilter {
                 i += 1;
                 for &id in any.literals(state) {
                     let lit = &self.sought[id as usize];
-                    let at = e - lit.len - start;
-                    if at_boundaries(&hay[start..end], at, at + lit.len, lit) {
+                    // A literal that began on an earlier line (a `\n` inside it) counts as found.
+                    let bounded = match (e - lit.len).checked_sub(start) {
+                        Some(at) => at_boundaries(&hay[start..end], at, at + lit.len, lit),
+                        None => true,
+                    };
+                    if bounded {
                         found = true;
                         // A trigger word inside the kept part settles it without a second look.
                         sure |= lit.trigger && e <= start + max_line;
