@@ -32,8 +32,12 @@ pub struct LiteralDfa {
 }
 
 impl LiteralDfa {
-    /// None when the literals would need a table too large to be fast.
+    /// None when the literals would need a table too large to be fast, or
+    /// one is empty (it would match everywhere; the start state must not).
     pub fn new<L: AsRef<[u8]>>(literals: &[L]) -> Option<Self> {
+        if literals.iter().any(|l| l.as_ref().is_empty()) {
+            return None;
+        }
         let mut classes = [0u8; 256];
         let mut columns = 1usize;
         for l in literals {
@@ -199,7 +203,7 @@ mod tests {
         let mut v = Vec::new();
         for end in 1..=hay.len() {
             for (id, l) in lits.iter().enumerate() {
-                if !l.is_empty() && hay[..end].ends_with(l) {
+                if hay[..end].ends_with(l) {
                     v.push((end, id as u32));
                 }
             }
@@ -229,6 +233,7 @@ mod tests {
         let mut want = naive(&lits, hay);
         want.sort();
         assert_eq!(found(&d, hay), want);
+        assert!(LiteralDfa::new(&["inf", ""]).is_none());
     }
 
     proptest! {
