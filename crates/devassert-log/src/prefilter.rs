@@ -284,6 +284,7 @@ const PARALLEL_MIN: usize = 512 << 10;
 const PIECE: usize = 256 << 10;
 
 /// A literal of the search: may the line that holds it matter?
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Sought {
     len: usize,
     /// A trigger word: the line matters.
@@ -355,10 +356,21 @@ impl Prefilter {
         let mut literal_sets: Vec<Vec<usize>> = Vec::new();
         let mut patterns: Vec<(Vec<usize>, Regex)> = Vec::new();
         let mut bare: Vec<Regex> = Vec::new();
-        // (literal, trigger, boundary before, boundary after)
-        let mut scan: Vec<(Vec<u8>, bool, bool, bool)> = TRIGGERS
+        let sought = |l: Vec<u8>, trigger, before, after| {
+            let len = l.len();
+            (
+                l,
+                Sought {
+                    len,
+                    trigger,
+                    before,
+                    after,
+                },
+            )
+        };
+        let mut scan: Vec<(Vec<u8>, Sought)> = TRIGGERS
             .iter()
-            .map(|t| (t.as_bytes().to_vec(), true, false, false))
+            .map(|t| sought(t.as_bytes().to_vec(), true, false, false))
             .collect();
         let mut sets = 0;
         let mut seen_patterns = std::collections::HashSet::new();
@@ -384,7 +396,7 @@ impl Prefilter {
                     // Case-insensitive sets already hold the casings the per-line check accepts.
                     scan.extend(best.iter().map(|l| {
                         let (bare, before, after) = unmark(l);
-                        (bare, false, before, after)
+                        sought(bare, false, before, after)
                     }));
                 }
                 let mut ids = Vec::new();
@@ -412,7 +424,8 @@ impl Prefilter {
         scan.dedup();
         // A few hundred short literals always build; should it ever fail,
         // every line is a candidate: slow, still correct.
-        let any = LiteralDfa::new(&scan.iter().map(|l| &l.0).collect::<Vec<_>>());
+        let (scan, sought): (Vec<Vec<u8>>, Vec<Sought>) = scan.into_iter().unzip();
+        let any = LiteralDfa::new(&scan);
         let fallback = || {
             build(&[""], MatchKind::Standard)
                 .unwrap_or_else(|| unreachable!("the empty pattern always builds"))
@@ -430,15 +443,6 @@ impl Prefilter {
             .iter()
             .enumerate()
             .filter_map(|(i, l)| Some((l.strip_suffix(b"\n")?.to_vec(), i)))
-            .collect();
-        let sought = scan
-            .iter()
-            .map(|(l, trigger, before, after)| Sought {
-                len: l.len(),
-                trigger: *trigger,
-                before: *before,
-                after: *after,
-            })
             .collect();
         Prefilter {
             any,
@@ -544,8 +548,7 @@ impl Prefilter {
                 keep(&mut lines, start, end);
             }
         }
-        let rest = count(&hay[counted..]);
-        (lines, before + rest)
+        (lines, before + count(&hay[counted..]))
     }
 
     /// Whether the line holds one of the reader's own trigger words.
@@ -604,6 +607,11 @@ impl Prefilter {
 /// timestamp's `Z`) or a byte outside ASCII proves nothing: the literal counts.
 fn at_boundaries(line: &[u8], from: usize, to: usize, lit: &Sought) -> bool {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    // Whether `\b` holds between the literal's `edge` byte and its raw neighbour.
+    let boundary = |neighbour: Option<u8>, edge: u8| match neighbour {
+        None => word(edge),
+        Some(n) => !n.is_ascii() || word(n) != word(edge),
+    };
     let (Some(&first), Some(&last)) = (line.get(from), line.get(to.wrapping_sub(1))) else {
         return true;
     };
@@ -613,29 +621,22 @@ fn at_boundaries(line: &[u8], from: usize, to: usize, lit: &Sought) -> bool {
             || memchr::memmem::find(line, b"^M").is_some()
     };
     if lit.before && first.is_ascii() {
-        let ok = match from.checked_sub(1).map(|p| line[p]) {
-            None => word(first),
-            Some(prev) if !prev.is_ascii() => true,
-            Some(prev) => {
-                word(prev) != word(first)
-                    || (from >= 2
-                        && (line[from - 2] == b'\\'
-                            || (prev == b'Z' && line[from - 2].is_ascii_digit())))
+        let prev = from.checked_sub(1).map(|p| line[p]);
+        let ok = boundary(prev, first)
+            || prev.is_some_and(|prev| {
+                (from >= 2
+                    && (line[from - 2] == b'\\'
+                        || (prev == b'Z' && line[from - 2].is_ascii_digit())))
                     || (word(prev) && hidden())
-            }
-        };
+            });
         if !ok {
             return false;
         }
     }
-    if lit.after && last.is_ascii() {
-        return match line.get(to) {
-            None => word(last),
-            Some(&next) if !next.is_ascii() => true,
-            Some(&next) => word(next) != word(last) || line[to..].starts_with(b"ESC["),
-        };
-    }
-    true
+    !lit.after
+        || !last.is_ascii()
+        || boundary(line.get(to).copied(), last)
+        || line[to..].starts_with(b"ESC[")
 }
 
 #[cfg(test)]

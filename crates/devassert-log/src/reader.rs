@@ -390,7 +390,9 @@ impl Reader {
         if let Some(s) = self.facts.inputs.get_mut(self.input) {
             s.bytes += bytes.len() as u64;
         }
-        let whole = bytes.len();
+        // A pending partial line takes the bytes up to the first newline: the
+        // rest no longer starts where the search did.
+        let fresh = !self.carry_started;
         if self.carry_started {
             match memchr(b'\n', bytes) {
                 Some(i) => {
@@ -409,7 +411,6 @@ impl Reader {
                 }
             }
         }
-        let fresh = bytes.len() == whole;
         let (region, tail) = match memrchr(b'\n', bytes) {
             Some(i) => (&bytes[..=i], &bytes[i + 1..]),
             None => (&bytes[..0], bytes),
