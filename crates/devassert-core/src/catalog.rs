@@ -169,6 +169,8 @@ pub struct DeviceAssert<'a> {
 pub struct Catalog {
     rules: Vec<CompiledRule>,
     cpu_set: RegexSet,
+    /// The `cpu_messages` patterns in `cpu_set`'s order (rules by id), and the rule of each.
+    cpu_patterns: Vec<String>,
     cpu_owner: Vec<usize>,
     log_set: RegexSet,
     log_patterns: Vec<Regex>,
@@ -188,6 +190,10 @@ impl LogHits {
     /// How many catalog log patterns have matched.
     pub fn len(&self) -> usize {
         self.first.len()
+    }
+    /// Whether log pattern `i` (see [`Catalog::log_patterns`]) has matched.
+    pub fn contains(&self, i: usize) -> bool {
+        self.first.contains_key(&i)
     }
     /// Merge hits of another reader (another input file of the same crash).
     pub fn merge(&mut self, other: &LogHits) {
@@ -365,6 +371,7 @@ impl Catalog {
         };
         Ok(Catalog {
             cpu_set: RegexSet::new(&cpu_sorted).map_err(set_err)?,
+            cpu_patterns: cpu_sorted,
             cpu_owner: cpu_owner_sorted,
             log_set: RegexSet::new(log_patterns.iter().map(|r| r.as_str())).map_err(set_err)?,
             log_patterns,
@@ -428,20 +435,43 @@ impl Catalog {
             return;
         }
         for i in self.log_set.matches(line).iter() {
-            hits.first.entry(i).or_insert_with(|| {
-                let re = &self.log_patterns[i];
-                re.captures(line)
-                    .map(|c| {
-                        re.capture_names()
-                            .flatten()
-                            .filter_map(|n| {
-                                c.name(n).map(|m| (n.to_string(), m.as_str().to_string()))
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            });
+            self.record_log_hit(i, line, hits);
         }
+    }
+
+    /// The `log` evidence patterns; a pattern's index is its id in [`LogHits`].
+    pub fn log_patterns(&self) -> &[Regex] {
+        &self.log_patterns
+    }
+
+    /// Record that log pattern `i` matches `line` (known to match: a
+    /// reader that checked the patterns one by one), with the captures of
+    /// its first match.
+    pub fn record_log_hit(&self, i: usize, line: &str, hits: &mut LogHits) {
+        let Some(re) = self.log_patterns.get(i) else {
+            return;
+        };
+        hits.first.entry(i).or_insert_with(|| {
+            re.captures(line)
+                .map(|c| {
+                    re.capture_names()
+                        .flatten()
+                        .filter_map(|n| c.name(n).map(|m| (n.to_string(), m.as_str().to_string())))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+    }
+
+    /// The `cpu_messages` patterns in the order [`Catalog::match_cpu_message`]
+    /// tries them: the first that matches names the rule ([`Catalog::cpu_rule`]).
+    pub fn cpu_patterns(&self) -> &[String] {
+        &self.cpu_patterns
+    }
+
+    /// The rule of `cpu_messages` pattern `k`.
+    pub fn cpu_rule(&self, k: usize) -> Option<&CompiledRule> {
+        self.cpu_owner.get(k).map(|&r| &self.rules[r])
     }
 
     /// Rank a rule's causes. `frames` are traceback function names and code

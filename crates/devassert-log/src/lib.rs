@@ -13,6 +13,7 @@
 //! assert_eq!(report.command, "explain");
 //! ```
 
+mod bigram_filter;
 mod clean;
 mod device_line;
 pub mod diagnose;

@@ -156,6 +156,26 @@ impl LiteralDfa {
         s
     }
 
+    /// Like `ends` on one short stretch (a line), but stops after the first
+    /// match whose state `enough` accepts.
+    pub fn ends_until(
+        &self,
+        hay: &[u8],
+        out: &mut Vec<(usize, u32)>,
+        enough: impl Fn(u32) -> bool,
+    ) {
+        let mut s = 0;
+        for (i, &b) in hay.iter().enumerate() {
+            s = self.step(s, b);
+            if s >= self.match_from {
+                out.push((i + 1, s));
+                if enough(s) {
+                    return;
+                }
+            }
+        }
+    }
+
     /// Every place in `hay` where a literal ends: (offset just past its
     /// last byte, the state to ask `literals` about), in order.
     pub fn ends(&self, hay: &[u8], out: &mut Vec<(usize, u32)>) {

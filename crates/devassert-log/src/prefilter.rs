@@ -14,6 +14,7 @@
 //! order. A literal its regex wants at a word boundary (`\binf\b`) counts
 //! only there, so `INFO` is not taken for `inf`.
 
+use crate::bigram_filter::{BigramFilter, Pattern};
 use crate::literal_dfa::LiteralDfa;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use devassert_core::Catalog;
@@ -276,6 +277,26 @@ pub struct Line {
     pub before: u64,
 }
 
+/// The lines kept so far, numbered by counting the `\n`s before them.
+struct Kept {
+    lines: Vec<Line>,
+    /// Newlines are counted up to here, and there are `before` of them.
+    counted: usize,
+    before: u64,
+}
+
+impl Kept {
+    fn keep(&mut self, hay: &[u8], start: usize, end: usize) {
+        self.before += memchr_iter(b'\n', &hay[self.counted..start]).count() as u64;
+        self.counted = start;
+        self.lines.push(Line {
+            start,
+            end,
+            before: self.before,
+        });
+    }
+}
+
 /// Below this a buffer is searched on one thread: handing it out costs more.
 const PARALLEL_MIN: usize = 512 << 10;
 
@@ -298,6 +319,8 @@ pub struct Prefilter {
     /// Triggers plus each catalog regex's most selective set (None: every
     /// line is looked at, see `unfiltered`).
     any: Option<LiteralDfa>,
+    /// Rules out the lines `any` need not walk (None: it walks every byte).
+    bigrams: Option<BigramFilter>,
     sought: Vec<Sought>,
     triggers: AhoCorasick,
     /// Every literal of every catalog requirement, for the per-line check.
@@ -307,16 +330,31 @@ pub struct Prefilter {
     /// Literals that end a line (`-1` then `$`: `-1\n`), as (what precedes the
     /// `\n`, literal id): a line handed over alone has no `\n` to find.
     ends: Vec<(Vec<u8>, usize)>,
-    /// Per catalog regex: the set ids it requires (all of them), and the
-    /// regex itself, run alone on lines that have its literals (the
-    /// catalog's RegexSet then runs only on lines that truly match).
-    patterns: Vec<(Vec<usize>, Regex)>,
+    /// Per distinct catalog regex: the set ids it requires (all of them),
+    /// run alone on the lines that hold its literals.
+    patterns: Vec<(Vec<usize>, CatalogRegex)>,
     /// Regexes without a literal requirement: run on every line looked at.
-    bare: Vec<Regex>,
+    bare: Vec<CatalogRegex>,
     sets: usize,
     /// Some catalog regex has no literal its matches must contain: every
     /// line is looked at and checked against the catalog.
     unfiltered: bool,
+}
+
+/// A catalog pattern the reader records when a line matches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    /// `Catalog::log_patterns()[i]`: cause evidence.
+    Log(usize),
+    /// `Catalog::cpu_patterns()[k]`: a host-side message of a rule.
+    Cpu(usize),
+}
+
+/// One distinct regex of the catalog and the patterns it stands for (rules
+/// share evidence such as the `255` borders).
+struct CatalogRegex {
+    re: Regex,
+    targets: Vec<Target>,
 }
 
 /// A DFA (a few hundred literals make a small one, twice as fast here as
@@ -354,8 +392,8 @@ impl Prefilter {
         let mut unfiltered = false;
         let mut literals: Vec<Vec<u8>> = Vec::new();
         let mut literal_sets: Vec<Vec<usize>> = Vec::new();
-        let mut patterns: Vec<(Vec<usize>, Regex)> = Vec::new();
-        let mut bare: Vec<Regex> = Vec::new();
+        let mut patterns: Vec<(Vec<usize>, CatalogRegex)> = Vec::new();
+        let mut bare: Vec<CatalogRegex> = Vec::new();
         let sought = |l: Vec<u8>, trigger, before, after| {
             let len = l.len();
             (
@@ -373,52 +411,54 @@ impl Prefilter {
             .map(|t| sought(t.as_bytes().to_vec(), true, false, false))
             .collect();
         let mut sets = 0;
-        let mut seen_patterns = std::collections::HashSet::new();
-        for rule in catalog.rules() {
-            let regexes = rule.cpu_messages.iter().chain(
-                rule.causes
-                    .iter()
-                    .flat_map(|c| c.evidence.iter().filter_map(|e| e.log.as_ref())),
-            );
-            for p in regexes {
-                // Rules share evidence patterns (`255` borders): each is checked once.
-                if !seen_patterns.insert(p.as_str()) {
-                    continue;
-                }
-                // The catalog compiled these already; one that does not compile here cannot match there.
-                let Ok(re) = Regex::new(p) else { continue };
-                let Some(req) = pattern_requirement(p) else {
-                    unfiltered = true;
-                    bare.push(re);
-                    continue;
-                };
-                if let Some(best) = best_set(&req) {
-                    // Case-insensitive sets already hold the casings the per-line check accepts.
-                    scan.extend(best.iter().map(|l| {
-                        let (bare, before, after) = unmark(l);
-                        sought(bare, false, before, after)
-                    }));
-                }
-                let mut ids = Vec::new();
-                for set in &req {
-                    let id = sets;
-                    sets += 1;
-                    ids.push(id);
-                    for lit in set {
-                        let lit = unmark(lit).0;
-                        let li = match literals.iter().position(|l| *l == lit) {
-                            Some(i) => i,
-                            None => {
-                                literals.push(lit);
-                                literal_sets.push(Vec::new());
-                                literals.len() - 1
-                            }
-                        };
-                        literal_sets[li].push(id);
-                    }
-                }
-                patterns.push((ids, re));
+        // Each distinct regex once, with every pattern it stands for.
+        let mut distinct: Vec<(&str, Vec<Target>)> = Vec::new();
+        let cpu = catalog.cpu_patterns().iter().enumerate();
+        let log = catalog.log_patterns().iter().enumerate();
+        let all = cpu
+            .map(|(k, p)| (p.as_str(), Target::Cpu(k)))
+            .chain(log.map(|(i, re)| (re.as_str(), Target::Log(i))));
+        for (p, target) in all {
+            match distinct.iter_mut().find(|(q, _)| *q == p) {
+                Some((_, targets)) => targets.push(target),
+                None => distinct.push((p, vec![target])),
             }
+        }
+        for (p, targets) in distinct {
+            // The catalog compiled these already; one that does not compile here cannot match there.
+            let Ok(re) = Regex::new(p) else { continue };
+            let regex = CatalogRegex { re, targets };
+            let Some(req) = pattern_requirement(p) else {
+                unfiltered = true;
+                bare.push(regex);
+                continue;
+            };
+            if let Some(best) = best_set(&req) {
+                // Case-insensitive sets already hold the casings the per-line check accepts.
+                scan.extend(best.iter().map(|l| {
+                    let (bare, before, after) = unmark(l);
+                    sought(bare, false, before, after)
+                }));
+            }
+            let mut ids = Vec::new();
+            for set in &req {
+                let id = sets;
+                sets += 1;
+                ids.push(id);
+                for lit in set {
+                    let lit = unmark(lit).0;
+                    let li = match literals.iter().position(|l| *l == lit) {
+                        Some(i) => i,
+                        None => {
+                            literals.push(lit);
+                            literal_sets.push(Vec::new());
+                            literals.len() - 1
+                        }
+                    };
+                    literal_sets[li].push(id);
+                }
+            }
+            patterns.push((ids, regex));
         }
         scan.sort();
         scan.dedup();
@@ -426,6 +466,8 @@ impl Prefilter {
         // every line is a candidate: slow, still correct.
         let (scan, sought): (Vec<Vec<u8>>, Vec<Sought>) = scan.into_iter().unzip();
         let any = LiteralDfa::new(&scan);
+        let bigrams =
+            filter_patterns(&scan, &sought).and_then(|patterns| BigramFilter::new(&patterns));
         let fallback = || {
             build(&[""], MatchKind::Standard)
                 .unwrap_or_else(|| unreachable!("the empty pattern always builds"))
@@ -446,6 +488,7 @@ impl Prefilter {
             .collect();
         Prefilter {
             any,
+            bigrams,
             sought,
             triggers,
             catalog: catalog_ac,
@@ -501,32 +544,85 @@ impl Prefilter {
     }
 
     fn search(&self, hay: &[u8], max_line: usize) -> (Vec<Line>, u64) {
+        self.search_with(self.bigrams.as_ref(), hay, max_line)
+    }
+
+    /// The search, with the bigram filter or (`None`) the DFA over every byte.
+    fn search_with(
+        &self,
+        bigrams: Option<&BigramFilter>,
+        hay: &[u8],
+        max_line: usize,
+    ) -> (Vec<Line>, u64) {
         let count = |b: &[u8]| memchr_iter(b'\n', b).count() as u64;
-        let mut lines = Vec::new();
-        let (mut counted, mut before) = (0, 0);
-        let mut keep = |lines: &mut Vec<Line>, start: usize, end: usize| {
-            before += count(&hay[counted..start]);
-            counted = start;
-            lines.push(Line { start, end, before });
+        let mut kept = Kept {
+            lines: Vec::new(),
+            counted: 0,
+            before: 0,
         };
         let Some(any) = self.any.as_ref().filter(|_| !self.unfiltered) else {
             let mut start = 0;
             while start < hay.len() {
                 let end = memchr(b'\n', &hay[start..]).map_or(hay.len(), |i| start + i);
-                keep(&mut lines, start, end);
+                kept.keep(hay, start, end);
                 start = end + 1;
             }
-            return (lines, count(hay));
+            return (kept.lines, count(hay));
         };
         let mut hits = Vec::new();
-        any.ends(hay, &mut hits);
+        match bigrams {
+            // Only the lines the filter cannot rule out are walked.
+            Some(filter) => {
+                // A trigger word in the part kept settles the line.
+                let settles = |state| {
+                    any.literals(state)
+                        .iter()
+                        .any(|&id| self.sought[id as usize].trigger)
+                };
+                let mut walk = |start: usize, end: usize| {
+                    let line = &hay[start..(end + 1).min(hay.len())];
+                    hits.clear();
+                    any.ends_until(&line[..line.len().min(max_line)], &mut hits, settles);
+                    if hits.last().is_none_or(|&(_, s)| !settles(s)) && line.len() > max_line {
+                        hits.clear();
+                        any.ends(line, &mut hits);
+                    }
+                    hits.iter_mut().for_each(|h| h.0 += start);
+                    self.keep_lines(hay, &hits, max_line, &mut kept);
+                };
+                // The filter sees whole lines: at the end of the buffer it
+                // could not see what follows a word that wants a boundary.
+                let whole = memrchr(b'\n', hay).map_or(0, |i| i + 1);
+                let mut from = 0;
+                while let Some(at) = filter.next_candidate(&hay[..whole], from) {
+                    let start = memrchr(b'\n', &hay[from..at]).map_or(from, |i| from + i + 1);
+                    let end = at + memchr(b'\n', &hay[at..whole]).unwrap_or(0);
+                    walk(start, end);
+                    from = end + 1;
+                }
+                if whole < hay.len() {
+                    walk(whole, hay.len());
+                }
+            }
+            None => {
+                any.ends(hay, &mut hits);
+                self.keep_lines(hay, &hits, max_line, &mut kept);
+            }
+        }
+        let total = kept.before + count(&hay[kept.counted..]);
+        (kept.lines, total)
+    }
+
+    /// Keep the lines of `hits` (literal ends, in order) that matter.
+    fn keep_lines(&self, hay: &[u8], hits: &[(usize, u32)], max_line: usize, kept: &mut Kept) {
+        let Some(any) = self.any.as_ref() else { return };
         let mut i = 0;
         while let Some(&(first_end, _)) = hits.get(i) {
             // The line of the literal that ends at `first_end` (it may end with the `\n`).
             let last = first_end - 1;
             let start = memrchr(b'\n', &hay[..last]).map_or(0, |p| p + 1);
             let end = memchr(b'\n', &hay[last..]).map_or(hay.len(), |p| last + p);
-            let kept = &hay[start..end.min(start + max_line)];
+            let line = &hay[start..end.min(start + max_line)];
             let (mut found, mut sure) = (false, false);
             while let Some(&(e, state)) = hits.get(i).filter(|h| h.0 <= end + 1) {
                 i += 1;
@@ -544,11 +640,10 @@ impl Prefilter {
                     }
                 }
             }
-            if sure || (found && self.line_matters(kept)) {
-                keep(&mut lines, start, end);
+            if sure || (found && self.line_matters(line)) {
+                kept.keep(hay, start, end);
             }
         }
-        (lines, before + count(&hay[counted..]))
     }
 
     /// Whether the line holds one of the reader's own trigger words.
@@ -579,7 +674,7 @@ impl Prefilter {
         any.then_some(seen)
     }
 
-    fn required<'a>(&'a self, seen: &'a [u64]) -> impl Iterator<Item = &'a Regex> + 'a {
+    fn required<'a>(&'a self, seen: &'a [u64]) -> impl Iterator<Item = &'a CatalogRegex> + 'a {
         self.patterns
             .iter()
             .filter(|(ids, _)| ids.iter().all(|&s| seen[s / 64] & (1 << (s % 64)) != 0))
@@ -591,14 +686,51 @@ impl Prefilter {
             .is_some_and(|seen| self.required(&seen).next().is_some())
     }
 
-    /// Whether some catalog regex matches `line` (checked literals first, then that regex alone).
-    pub fn catalog_may_match(&self, line: &str) -> bool {
-        if self.bare.iter().any(|r| r.is_match(line)) {
-            return true;
+    /// The catalog patterns `line` matches, of those `wanted` (a pattern
+    /// already recorded need not be matched again): literals first, then
+    /// each regex whose literals are there, alone.
+    pub fn catalog_matches(
+        &self,
+        line: &str,
+        wanted: impl Fn(Target) -> bool,
+        out: &mut Vec<Target>,
+    ) {
+        out.clear();
+        let mut try_regex = |r: &CatalogRegex| {
+            if r.targets.iter().any(|&t| wanted(t)) && r.re.is_match(line) {
+                out.extend(r.targets.iter().filter(|&&t| wanted(t)));
+            }
+        };
+        self.bare.iter().for_each(&mut try_regex);
+        if let Some(seen) = self.sets_seen(line.as_bytes()) {
+            self.required(&seen).for_each(try_regex);
         }
-        self.sets_seen(line.as_bytes())
-            .is_some_and(|seen| self.required(&seen).any(|re| re.is_match(line)))
     }
+}
+
+/// The search's literals as the bigram filter's patterns: a literal wanted
+/// at a word boundary after it brings the bytes that may follow it (those
+/// `at_boundaries` accepts), which keeps `inf` from every `INFO`. None when
+/// a `\n` is inside a literal: lines could then not be walked alone.
+fn filter_patterns(literals: &[Vec<u8>], sought: &[Sought]) -> Option<Vec<Pattern>> {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::with_capacity(literals.len());
+    for (l, s) in literals.iter().zip(sought) {
+        let (&last, body) = l.split_last()?;
+        if body.contains(&b'\n') {
+            return None;
+        }
+        let mut p: Pattern = l.iter().map(|&b| vec![b]).collect();
+        if s.after && last.is_ascii() {
+            p.push(
+                (0..=255u8)
+                    .filter(|&n| !n.is_ascii() || word(n) != word(last) || n == b'E')
+                    .collect(),
+            );
+        }
+        out.push(p);
+    }
+    Some(out)
 }
 
 /// Whether the literal at `line[from..to]` has the word boundaries its regex
@@ -658,7 +790,11 @@ mod tests {
     #[test]
     fn a_value_at_the_end_of_a_line_is_found_without_its_newline() {
         let p = Prefilter::new(Catalog::builtin());
-        let m = |l: &str| p.catalog_may_match(l) && p.line_matters(l.as_bytes());
+        let m = |l: &str| {
+            let mut found = Vec::new();
+            p.catalog_matches(l, |_| true, &mut found);
+            !found.is_empty() && p.line_matters(l.as_bytes())
+        };
         assert!(m("labels: tensor([3, 7, -1"));
         assert!(m("labels: tensor([3, 7, -1  "));
         assert!(m("labels: tensor([3, -1, 7])"));
@@ -728,4 +864,89 @@ mod tests {
         // Cleaning takes the colour code away, and the regex sees `loss inf`.
         assert_eq!(found("step 8: loss \x1b[31minf\x1b[0m\n"), 1);
     }
+
+    proptest::proptest! {
+        /// The bigram filter only spares the DFA walks: the lines kept are
+        /// those of the DFA over every byte, on text made of catalog
+        /// literals, their near misses and noise.
+        #[test]
+        fn the_filter_keeps_what_the_full_walk_keeps(
+            lines in proptest::collection::vec(
+                proptest::collection::vec(0usize..PIECES.len(), 1..6), 0..80),
+            last_newline: bool,
+        ) {
+            let p = Prefilter::shared(Catalog::builtin());
+            let mut hay: Vec<u8> = Vec::new();
+            for line in &lines {
+                hay.extend(line.iter().flat_map(|&i| PIECES[i].bytes()));
+                hay.push(b'\n');
+            }
+            if !last_newline {
+                hay.pop();
+            }
+            let filter = p.bigrams.as_ref();
+            proptest::prop_assert!(filter.is_some());
+            proptest::prop_assert_eq!(p.search_with(filter, &hay, 64), p.search_with(None, &hay, 64));
+        }
+    }
+
+    const PIECES: &[&str] = &[
+        "\n",
+        "\r",
+        " ",
+        "  ",
+        "x",
+        "Assertion",
+        "Assert",
+        "assert",
+        ".cu",
+        ".cu:",
+        "block: [",
+        "1,0,0]",
+        "loss inf",
+        "grad_norm: NaN",
+        "inf",
+        "INF",
+        "INFO",
+        "Inf ",
+        "nan",
+        "NaN)",
+        "nanny",
+        "loss",
+        "loss ",
+        "-1",
+        "-1,",
+        "-1\n",
+        "-1.5",
+        "-100",
+        "255",
+        "2557",
+        "255,",
+        "seg",
+        "voc",
+        "embed_tokens",
+        "tokens/s",
+        "num_classes",
+        "num_labels=",
+        "CUDA error: ",
+        "device-side assert triggered",
+        "rror",
+        "Traceback (most recent call last):",
+        "File \"",
+        "\x1b[31m",
+        "\\n",
+        "█",
+        "é",
+        "_",
+        "Token indices sequence length is longer than the specified maximum sequence length ",
+        "(600 > 512)",
+        "resize_token_embeddings",
+        "add_special_tokens",
+        "ESC[0m",
+        "^M",
+        "\t",
+        "CUBLAS_STATUS_EXECUTION_FAILED",
+        "Watchdog caught collective operation timeout",
+        "E",
+    ];
 }

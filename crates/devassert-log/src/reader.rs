@@ -7,7 +7,7 @@
 use crate::clean::{self, Stamp};
 use crate::device_line::{self, DeviceLine};
 use crate::errors::{self, HostKind};
-use crate::prefilter::{Line, Prefilter};
+use crate::prefilter::{Line, Prefilter, Target};
 use crate::traceback::{self, Builder, Step, Traceback};
 use devassert_core::catalog::{normalize_assertion, normalize_kernel, normalize_path};
 use devassert_core::{Catalog, LogHits};
@@ -152,6 +152,8 @@ pub struct Reader {
     records: u64,
     /// (group, rank, whether it had block and thread).
     last_record: Option<(usize, Option<i64>, bool)>,
+    /// The catalog patterns a line matched (kept to reuse its allocation).
+    matched: Vec<Target>,
 }
 
 /// The lines of a stretch of whole lines that may matter, found apart from
@@ -250,6 +252,7 @@ impl Reader {
             echo: None,
             records: 0,
             last_record: None,
+            matched: Vec::new(),
         }
     }
 
@@ -537,19 +540,31 @@ impl Reader {
         }
         // Block and thread numbers are not values the evidence may read.
         let c = device_line::without_coordinates(t);
-        if self.pre.catalog_may_match(&c) {
-            self.catalog.observe_log_line(&c, &mut self.facts.hits);
-            if self.facts.cpu.len() < MAX_CPU {
-                if let Some(rule) = self.catalog.match_cpu_message(&c) {
-                    let hit = CpuHit {
-                        rule: rule.id.clone(),
-                        text: t.chars().take(500).collect(),
-                        pos: self.pos(),
-                        rank,
-                    };
-                    self.facts.cpu.push(hit);
-                }
+        let hits = &self.facts.hits;
+        let cpu_room = self.facts.cpu.len() < MAX_CPU;
+        let wanted = |target| match target {
+            Target::Log(i) => !hits.contains(i),
+            Target::Cpu(_) => cpu_room,
+        };
+        let mut matched = std::mem::take(&mut self.matched);
+        self.pre.catalog_matches(&c, wanted, &mut matched);
+        let mut cpu_first = None;
+        for &target in &matched {
+            match target {
+                Target::Log(i) => self.catalog.record_log_hit(i, &c, &mut self.facts.hits),
+                // The catalog's order decides between host messages.
+                Target::Cpu(k) => cpu_first = Some(cpu_first.map_or(k, |f: usize| f.min(k))),
             }
+        }
+        self.matched = matched;
+        if let Some(rule) = cpu_first.and_then(|k| self.catalog.cpu_rule(k)) {
+            let hit = CpuHit {
+                rule: rule.id.clone(),
+                text: t.chars().take(500).collect(),
+                pos: self.pos(),
+                rank,
+            };
+            self.facts.cpu.push(hit);
         }
     }
 
