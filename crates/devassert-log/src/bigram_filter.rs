@@ -3,10 +3,10 @@
 //! the few lines that may hold one. It is a bucketed shift-or over bigrams,
 //! the idea of Hyperscan's FDR matcher:
 //!
-//! - Each literal is cut to a window of at most five bytes (its rarest, see
+//! - Each literal is cut to a window of at most nine bytes (its rarest, see
 //!   `window`) and put in one of eight buckets.
 //! - A table indexed by the two bytes at a position says, per bucket, and
-//!   per distance 0..4 from the window's end, whether some window of the
+//!   per distance 0..8 from the window's end, whether some window of the
 //!   bucket has that bigram there (a 0 bit: may; a 1 bit: no).
 //! - OR-ing the entries of the last few positions, each shifted by its
 //!   distance, leaves a 0 bit exactly where some bucket has all its bigrams
@@ -132,16 +132,16 @@ impl BigramFilter {
                 carry = _mm_srli_si128::<8>(acc);
                 base += 8;
             }
-            // Bits for base, base+1, base+2 in the scalar loop's layout.
+            // Bits for base..base + 7 in the scalar loop's layout.
             (None, base, _mm_cvtsi128_si64(carry) as u64)
         }
     }
 }
 
 /// The part of a literal the table records: all of a short one, else the
-/// five bytes least likely in a training log (capitals, digits, `_` and
+/// nine bytes least likely in a training log (capitals, digits, `_` and
 /// punctuation over lower-case letters and spaces; the earliest of equals),
-/// so that `embed_tokens` is not found in every `tokens/s`.
+/// so that `embed_tokens` is looked for as `embed_tok`, not in every `tokens/s`.
 fn window(p: &[Vec<u8>]) -> &[Vec<u8>] {
     if p.len() <= WINDOW {
         return p;
