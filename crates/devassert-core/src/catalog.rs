@@ -4,7 +4,7 @@
 //! belongs to, and how the rule's causes rank given the evidence seen.
 
 use crate::finding::{Bound, Cause, Finding, OpFamily, Scalar, Severity, CAUSE_IDS};
-use regex::{Regex, RegexSet};
+use crate::lazy_regex::LazyRegex;
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
@@ -105,9 +105,9 @@ pub struct Doc {
 }
 
 struct CompiledAssert {
-    file: Option<Regex>,
-    kernel: Option<Regex>,
-    assertion: Option<Regex>,
+    file: Option<LazyRegex>,
+    kernel: Option<LazyRegex>,
+    assertion: Option<LazyRegex>,
 }
 
 impl CompiledAssert {
@@ -127,9 +127,9 @@ impl CompiledAssert {
 }
 
 enum EvidenceKind {
-    Frame(Regex),
+    Frame(LazyRegex),
     Log(usize),
-    Assertion(Regex),
+    Assertion(LazyRegex),
 }
 
 struct CompiledEvidence {
@@ -147,7 +147,26 @@ struct CompiledCause {
 pub struct CompiledRule {
     pub rule: Rule,
     asserts: Vec<CompiledAssert>,
+    cpu_messages: Vec<LazyRegex>,
     causes: Vec<CompiledCause>,
+}
+
+impl CompiledRule {
+    /// Every regex this rule holds (its `log` evidence lives in the catalog's
+    /// [`Catalog::log_patterns`]).
+    #[cfg(test)]
+    fn regexes(&self) -> impl Iterator<Item = &LazyRegex> {
+        let asserts = self
+            .asserts
+            .iter()
+            .flat_map(|a| [&a.file, &a.kernel, &a.assertion].into_iter().flatten());
+        let evidence = self.causes.iter().flat_map(|c| &c.evidence);
+        let evidence = evidence.filter_map(|e| match &e.kind {
+            EvidenceKind::Frame(r) | EvidenceKind::Assertion(r) => Some(r),
+            EvidenceKind::Log(_) => None,
+        });
+        asserts.chain(&self.cpu_messages).chain(evidence)
+    }
 }
 
 impl std::ops::Deref for CompiledRule {
@@ -168,12 +187,10 @@ pub struct DeviceAssert<'a> {
 
 pub struct Catalog {
     rules: Vec<CompiledRule>,
-    cpu_set: RegexSet,
-    /// The `cpu_messages` patterns in `cpu_set`'s order (rules by id), and the rule of each.
-    cpu_patterns: Vec<String>,
+    /// Every rule's `cpu_messages`, rules in id order, and the rule of each.
+    cpu_patterns: Vec<LazyRegex>,
     cpu_owner: Vec<usize>,
-    log_set: RegexSet,
-    log_patterns: Vec<Regex>,
+    log_patterns: Vec<LazyRegex>,
 }
 
 /// Which `log` evidence patterns fired while reading a log, with the named
@@ -212,8 +229,9 @@ pub struct Ranked {
     pub bound: Option<Bound>,
 }
 
-fn compile(file: &str, what: &str, pat: &str) -> Result<Regex, CatalogError> {
-    Regex::new(pat).map_err(|e| CatalogError::Invalid {
+/// Checked now, compiled on first use (see `lazy_regex`).
+fn compile(file: &str, what: &str, pat: &str) -> Result<LazyRegex, CatalogError> {
+    LazyRegex::new(pat).map_err(|e| CatalogError::Invalid {
         file: file.into(),
         message: format!("{what} pattern {pat:?}: {e}"),
     })
@@ -240,9 +258,7 @@ impl Catalog {
         files: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Catalog, CatalogError> {
         let mut rules = Vec::new();
-        let mut cpu_patterns = Vec::new();
-        let mut cpu_owner = Vec::new();
-        let mut log_patterns: Vec<Regex> = Vec::new();
+        let mut log_patterns: Vec<LazyRegex> = Vec::new();
         let mut ids = HashSet::new();
         let mut names = HashSet::new();
         for (file, text) in files {
@@ -301,11 +317,11 @@ impl Catalog {
                     assertion: c(&a.assertion, "assertion")?,
                 });
             }
-            for m in &rule.cpu_messages {
-                compile(file, "cpu_messages", m)?;
-                cpu_patterns.push(m.clone());
-                cpu_owner.push(rules.len());
-            }
+            let cpu_messages = rule
+                .cpu_messages
+                .iter()
+                .map(|m| compile(file, "cpu_messages", m))
+                .collect::<Result<_, _>>()?;
             let mut causes = Vec::new();
             for cause in &rule.causes {
                 if !CAUSE_IDS.contains(&cause.id.as_str()) {
@@ -352,28 +368,19 @@ impl Catalog {
             rules.push(CompiledRule {
                 rule,
                 asserts,
+                cpu_messages,
                 causes,
             });
         }
         rules.sort_by(|a, b| a.id.cmp(&b.id));
-        // cpu_owner indexes the unsorted order; rebuild it against the sorted rules.
-        let mut cpu_owner_sorted = Vec::with_capacity(cpu_owner.len());
-        let mut cpu_sorted = Vec::with_capacity(cpu_patterns.len());
+        let (mut cpu_patterns, mut cpu_owner) = (Vec::new(), Vec::new());
         for (ri, r) in rules.iter().enumerate() {
-            for m in &r.cpu_messages {
-                cpu_sorted.push(m.clone());
-                cpu_owner_sorted.push(ri);
-            }
+            cpu_patterns.extend(r.cpu_messages.iter().cloned());
+            cpu_owner.extend(r.cpu_messages.iter().map(|_| ri));
         }
-        let set_err = |e: regex::Error| CatalogError::Invalid {
-            file: "catalog".into(),
-            message: e.to_string(),
-        };
         Ok(Catalog {
-            cpu_set: RegexSet::new(&cpu_sorted).map_err(set_err)?,
-            cpu_patterns: cpu_sorted,
-            cpu_owner: cpu_owner_sorted,
-            log_set: RegexSet::new(log_patterns.iter().map(|r| r.as_str())).map_err(set_err)?,
+            cpu_patterns,
+            cpu_owner,
             log_patterns,
             rules,
         })
@@ -422,25 +429,21 @@ impl Catalog {
 
     /// The rule whose host-side error text appears in `line`, if any.
     pub fn match_cpu_message(&self, line: &str) -> Option<&CompiledRule> {
-        self.cpu_set
-            .matches(line)
-            .iter()
-            .next()
-            .map(|i| &self.rules[self.cpu_owner[i]])
+        let k = self.cpu_patterns.iter().position(|re| re.is_match(line))?;
+        self.cpu_rule(k)
     }
 
     /// Record which `log` evidence patterns `line` matches.
     pub fn observe_log_line(&self, line: &str, hits: &mut LogHits) {
-        if self.log_patterns.is_empty() {
-            return;
-        }
-        for i in self.log_set.matches(line).iter() {
-            self.record_log_hit(i, line, hits);
+        for (i, re) in self.log_patterns.iter().enumerate() {
+            if re.is_match(line) {
+                self.record_log_hit(i, line, hits);
+            }
         }
     }
 
     /// The `log` evidence patterns; a pattern's index is its id in [`LogHits`].
-    pub fn log_patterns(&self) -> &[Regex] {
+    pub fn log_patterns(&self) -> &[LazyRegex] {
         &self.log_patterns
     }
 
@@ -465,7 +468,7 @@ impl Catalog {
 
     /// The `cpu_messages` patterns in the order [`Catalog::match_cpu_message`]
     /// tries them: the first that matches names the rule ([`Catalog::cpu_rule`]).
-    pub fn cpu_patterns(&self) -> &[String] {
+    pub fn cpu_patterns(&self) -> &[LazyRegex] {
         &self.cpu_patterns
     }
 
@@ -733,6 +736,19 @@ pub fn normalize_assertion(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_builtin_regex_compiles() {
+        // Patterns are only parsed at load; one that parses but cannot compile
+        // would otherwise match nothing, silently, on first use.
+        let c = Catalog::builtin();
+        let rules = c.rules().iter().flat_map(|r| r.regexes());
+        for re in rules.chain(c.log_patterns()) {
+            if let Err(e) = re.compile() {
+                panic!("{}: {e}", re.as_str());
+            }
+        }
+    }
 
     #[test]
     fn uncompiled_rules_name_findings_as_the_catalog_does() {

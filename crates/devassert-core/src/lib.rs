@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod contain;
 pub mod docs;
 pub mod finding;
+pub mod lazy_regex;
 pub mod render;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};

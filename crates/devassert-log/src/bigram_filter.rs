@@ -43,24 +43,26 @@ impl BigramFilter {
         }
         let windows: Vec<&[Vec<u8>]> = patterns.iter().map(|p| window(p)).collect();
         let mut table = vec![u64::MAX; 1 << 16];
+        // Bits that accept any bigram: a window shorter than the table's reach.
+        let mut anything = 0u64;
         for (bucket, members) in buckets(&windows).iter().enumerate() {
             for w in members {
                 let n = w.len();
                 for d in 0..LANES {
                     let bit = 1u64 << (8 * d + bucket);
-                    if d + 1 < n {
-                        for &a in &w[n - 2 - d] {
-                            for &b in &w[n - 1 - d] {
-                                table[usize::from(u16::from_le_bytes([a, b]))] &= !bit;
-                            }
+                    if d + 1 >= n {
+                        anything |= bit;
+                        continue;
+                    }
+                    for &a in &w[n - 2 - d] {
+                        for &b in &w[n - 1 - d] {
+                            table[usize::from(u16::from_le_bytes([a, b]))] &= !bit;
                         }
-                    } else {
-                        // Shorter than the table's reach: any byte will do there.
-                        table.iter_mut().for_each(|t| *t &= !bit);
                     }
                 }
             }
         }
+        table.iter_mut().for_each(|t| *t &= !anything);
         Some(BigramFilter { table })
     }
 

@@ -17,9 +17,9 @@
 use crate::bigram_filter::{BigramFilter, Pattern};
 use crate::literal_dfa::LiteralDfa;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use devassert_core::lazy_regex::LazyRegex;
 use devassert_core::Catalog;
 use memchr::{memchr, memchr_iter, memrchr};
-use regex::Regex;
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
 /// Largest character class expanded into literals (`\s` has 25 characters,
@@ -353,7 +353,7 @@ pub enum Target {
 /// One distinct regex of the catalog and the patterns it stands for (rules
 /// share evidence such as the `255` borders).
 struct CatalogRegex {
-    re: Regex,
+    re: LazyRegex,
     targets: Vec<Target>,
 }
 
@@ -412,22 +412,23 @@ impl Prefilter {
             .collect();
         let mut sets = 0;
         // Each distinct regex once, with every pattern it stands for.
-        let mut distinct: Vec<(&str, Vec<Target>)> = Vec::new();
+        let mut distinct: Vec<CatalogRegex> = Vec::new();
         let cpu = catalog.cpu_patterns().iter().enumerate();
         let log = catalog.log_patterns().iter().enumerate();
         let all = cpu
-            .map(|(k, p)| (p.as_str(), Target::Cpu(k)))
-            .chain(log.map(|(i, re)| (re.as_str(), Target::Log(i))));
-        for (p, target) in all {
-            match distinct.iter_mut().find(|(q, _)| *q == p) {
-                Some((_, targets)) => targets.push(target),
-                None => distinct.push((p, vec![target])),
+            .map(|(k, re)| (re, Target::Cpu(k)))
+            .chain(log.map(|(i, re)| (re, Target::Log(i))));
+        for (re, target) in all {
+            match distinct.iter_mut().find(|d| d.re.as_str() == re.as_str()) {
+                Some(d) => d.targets.push(target),
+                None => distinct.push(CatalogRegex {
+                    re: re.clone(),
+                    targets: vec![target],
+                }),
             }
         }
-        for (p, targets) in distinct {
-            // The catalog compiled these already; one that does not compile here cannot match there.
-            let Ok(re) = Regex::new(p) else { continue };
-            let regex = CatalogRegex { re, targets };
+        for regex in distinct {
+            let p = regex.re.as_str();
             let Some(req) = pattern_requirement(p) else {
                 unfiltered = true;
                 bare.push(regex);
