@@ -62,15 +62,63 @@ elem!(u8, i8, u16, i16, u32, i32, u64, i64);
 
 /// Scan `values` against `bounds`, skipping `ignore`, keeping `limit` places.
 pub fn scan(values: &Values, bounds: Bounds, ignore: &[i64], limit: usize) -> RangeResult {
-    match values.dtype {
-        Dtype::U8 => scan_typed::<u8>(values, bounds, ignore, limit),
-        Dtype::I8 => scan_typed::<i8>(values, bounds, ignore, limit),
-        Dtype::U16 => scan_typed::<u16>(values, bounds, ignore, limit),
-        Dtype::I16 => scan_typed::<i16>(values, bounds, ignore, limit),
-        Dtype::U32 => scan_typed::<u32>(values, bounds, ignore, limit),
-        Dtype::I32 => scan_typed::<i32>(values, bounds, ignore, limit),
-        Dtype::U64 => scan_typed::<u64>(values, bounds, ignore, limit),
-        Dtype::I64 => scan_typed::<i64>(values, bounds, ignore, limit),
+    scan_raw(
+        values.raw(),
+        values.dtype,
+        values.big_endian,
+        bounds,
+        ignore,
+        limit,
+    )
+}
+
+/// [`scan`] over element bytes held elsewhere (a decoded record batch).
+pub fn scan_raw(
+    raw: &[u8],
+    dtype: Dtype,
+    big_endian: bool,
+    bounds: Bounds,
+    ignore: &[i64],
+    limit: usize,
+) -> RangeResult {
+    let args = (raw, big_endian, bounds, ignore, limit);
+    match dtype {
+        Dtype::U8 => scan_typed::<u8>(args),
+        Dtype::I8 => scan_typed::<i8>(args),
+        Dtype::U16 => scan_typed::<u16>(args),
+        Dtype::I16 => scan_typed::<i16>(args),
+        Dtype::U32 => scan_typed::<u32>(args),
+        Dtype::I32 => scan_typed::<i32>(args),
+        Dtype::U64 => scan_typed::<u64>(args),
+        Dtype::I64 => scan_typed::<i64>(args),
+    }
+}
+
+impl RangeResult {
+    /// Fold in the result of the values that follow, `base` values in:
+    /// what a reader that scans as it decodes sums up batch by batch.
+    pub fn absorb(&mut self, other: RangeResult, base: u64, limit: usize) {
+        self.scanned += other.scanned;
+        self.min = match (self.min, other.min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.max = match (self.max, other.max) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.bad += other.bad;
+        for (v, k) in other.bad_values {
+            if self.bad_values.len() < MAX_TRACKED_VALUES || self.bad_values.contains_key(&v) {
+                *self.bad_values.entry(v).or_insert(0) += k;
+            } else {
+                self.values_truncated = true;
+            }
+        }
+        self.values_truncated |= other.values_truncated;
+        let room = limit.saturating_sub(self.first.len());
+        let more = other.first.into_iter().take(room);
+        self.first.extend(more.map(|(i, v)| (base + i, v)));
     }
 }
 
@@ -98,16 +146,12 @@ fn chunk_values<T: Elem>(bytes: &[u8], swap: bool) -> std::borrow::Cow<'_, [T]> 
 }
 
 fn scan_typed<T: Elem>(
-    values: &Values,
-    bounds: Bounds,
-    ignore: &[i64],
-    limit: usize,
+    (raw, big_endian, bounds, ignore, limit): (&[u8], bool, Bounds, &[i64], usize),
 ) -> RangeResult {
     let size = std::mem::size_of::<T>();
-    let raw = values.raw();
     let n = raw.len() / size;
     let raw = &raw[..n * size];
-    let swap = values.big_endian != cfg!(target_endian = "big");
+    let swap = big_endian != cfg!(target_endian = "big");
     let ign: Vec<T> = ignore.iter().filter_map(|&v| T::from_i64(v)).collect();
     let chunk_elems = (CHUNK_BYTES / size).max(1);
     let chunk_bytes = chunk_elems * size;
@@ -144,7 +188,7 @@ fn scan_typed<T: Elem>(
     }
 
     // Pass two: only the chunks with a violation.
-    let per_chunk: Vec<ChunkBad> = suspect
+    let per_chunk: Vec<RangeResult> = suspect
         .par_iter()
         .map(|&ci| {
             let start = ci * chunk_bytes;
@@ -154,38 +198,21 @@ fn scan_typed<T: Elem>(
         })
         .collect();
     for c in per_chunk {
-        out.bad += c.bad;
-        for (v, k) in c.values {
-            if out.bad_values.len() < MAX_TRACKED_VALUES || out.bad_values.contains_key(&v) {
-                *out.bad_values.entry(v).or_insert(0) += k;
-            } else {
-                out.values_truncated = true;
-            }
-        }
-        out.values_truncated |= c.truncated;
-        for f in c.first {
-            if out.first.len() < limit {
-                out.first.push(f);
-            }
-        }
+        out.absorb(c, 0, limit);
     }
     out
 }
 
-struct ChunkBad {
-    bad: u64,
-    values: HashMap<i64, u64>,
-    truncated: bool,
-    first: Vec<(u64, i64)>,
-}
-
-fn collect_bad<T: Elem>(xs: &[T], base: u64, bounds: Bounds, ign: &[T], limit: usize) -> ChunkBad {
-    let mut out = ChunkBad {
-        bad: 0,
-        values: HashMap::new(),
-        truncated: false,
-        first: Vec::new(),
-    };
+/// The bad values of one chunk: counts and places, but not min/max or `scanned`
+/// (pass one has them).
+fn collect_bad<T: Elem>(
+    xs: &[T],
+    base: u64,
+    bounds: Bounds,
+    ign: &[T],
+    limit: usize,
+) -> RangeResult {
+    let mut out = RangeResult::default();
     for (i, &x) in xs.iter().enumerate() {
         if ign.contains(&x) {
             continue;
@@ -195,10 +222,10 @@ fn collect_bad<T: Elem>(xs: &[T], base: u64, bounds: Bounds, ign: &[T], limit: u
             continue;
         }
         out.bad += 1;
-        if out.values.len() < MAX_TRACKED_VALUES || out.values.contains_key(&v) {
-            *out.values.entry(v).or_insert(0) += 1;
+        if out.bad_values.len() < MAX_TRACKED_VALUES || out.bad_values.contains_key(&v) {
+            *out.bad_values.entry(v).or_insert(0) += 1;
         } else {
-            out.truncated = true;
+            out.values_truncated = true;
         }
         if out.first.len() < limit {
             out.first.push((base + i as u64, v));
@@ -386,6 +413,22 @@ mod tests {
         let xs = [u64::MAX, 1];
         let r = scan(&vals(&xs, Dtype::U64, false), Bounds::new(0, 10), &[], 20);
         assert_eq!(r.first, vec![(0, i64::MAX)]);
+    }
+
+    #[test]
+    fn results_of_consecutive_runs_absorb_into_the_whole() {
+        let xs: Vec<i32> = (0..5000).map(|i| (i * 7919) % 301 - 20).collect();
+        let (b, ign, limit) = (Bounds::new(0, 250), [-3i64], 40);
+        let whole = scan(&vals(&xs, Dtype::I32, false), b, &ign, limit);
+        let mut parts = RangeResult::default();
+        let mut base = 0;
+        for piece in xs.chunks(777) {
+            let r = scan(&vals(piece, Dtype::I32, false), b, &ign, limit);
+            parts.absorb(r, base, limit);
+            base += piece.len() as u64;
+        }
+        assert_eq!(parts, whole);
+        assert!(whole.bad > limit as u64 && whole.first.len() == limit);
     }
 
     #[test]

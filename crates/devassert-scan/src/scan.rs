@@ -7,7 +7,7 @@ use crate::formats::{self, Input};
 use crate::kernel;
 use crate::options::{Dtype, InputFormat, ScanOptions, Target};
 use crate::report::{FileError, FileSummary};
-use crate::values::{Bytes, Layout, Part};
+use crate::values::{Bytes, Data, Layout, Part};
 use crate::walk;
 use devassert_core::{DataLocation, Report, Scalar};
 use rayon::prelude::*;
@@ -164,7 +164,7 @@ fn scan_file(path: &Path, opts: &ScanOptions) -> Result<FileOutcome, ScanError> 
         parts: Vec::new(),
     };
     for part in parts {
-        let (s, p) = scan_part(&file, &part, opts);
+        let (s, p) = scan_part(&file, part, opts);
         out.summaries.push(s);
         out.parts.push(p);
     }
@@ -183,8 +183,12 @@ fn location(file: &str, layout: &Layout, storage: u64, value: i64) -> DataLocati
     }
 }
 
-fn scan_part(file: &str, part: &Part, opts: &ScanOptions) -> (FileSummary, PartFindings) {
-    let r = kernel::scan(&part.values, opts.bounds, &opts.ignore, opts.limit);
+fn scan_part(file: &str, part: Part, opts: &ScanOptions) -> (FileSummary, PartFindings) {
+    let dtype = part.data.dtype();
+    let r = match part.data {
+        Data::Values(v) => kernel::scan(&v, opts.bounds, &opts.ignore, opts.limit),
+        Data::Scanned { result, .. } => result,
+    };
     let check = match (opts.target, part.format) {
         (Target::Labels, InputFormat::Png) => Check::Mask,
         (Target::Labels, _) => Check::Labels,
@@ -195,9 +199,8 @@ fn scan_part(file: &str, part: &Part, opts: &ScanOptions) -> (FileSummary, PartF
         .iter()
         .map(|&(i, v)| location(file, &part.layout, i, v))
         .collect();
-    let wrapped_u16 = opts.target == Target::Tokens
-        && part.values.dtype == Dtype::U16
-        && opts.bounds.high > 65536;
+    let wrapped_u16 =
+        opts.target == Target::Tokens && dtype == Dtype::U16 && opts.bounds.high > 65536;
 
     let mut pf = PartFindings {
         file: file.to_string(),
@@ -241,7 +244,7 @@ fn scan_part(file: &str, part: &Part, opts: &ScanOptions) -> (FileSummary, PartF
             }
             longest = Some(best);
         }
-        Layout::Scalars => rows = Some(part.values.len as u64),
+        Layout::Scalars => rows = Some(r.scanned),
         _ => {}
     }
     let summary = FileSummary {

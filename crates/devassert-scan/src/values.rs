@@ -2,6 +2,7 @@
 //! in a buffer (a memory map, bytes read, or decoded values), and the layout
 //! that turns a storage index back into a row/offset or an N-d position.
 
+use crate::kernel::RangeResult;
 use crate::options::{Dtype, InputFormat};
 use std::sync::Arc;
 
@@ -123,6 +124,29 @@ impl Layout {
     }
 }
 
+/// A part's values: for the kernel to scan, or scanned already by a reader
+/// that checks each batch as it decodes it (Arrow, Parquet: a column is
+/// never held whole in memory).
+pub enum Data {
+    Values(Values),
+    Scanned { dtype: Dtype, result: RangeResult },
+}
+
+impl From<Values> for Data {
+    fn from(v: Values) -> Self {
+        Data::Values(v)
+    }
+}
+
+impl Data {
+    pub fn dtype(&self) -> Dtype {
+        match self {
+            Data::Values(v) => v.dtype,
+            Data::Scanned { dtype, .. } => *dtype,
+        }
+    }
+}
+
 /// One integer array found in a file, ready to scan.
 pub struct Part {
     /// Tensor, member or column name, where the file holds several.
@@ -130,7 +154,7 @@ pub struct Part {
     pub format: InputFormat,
     /// The type as the file declares it (`<u2`, `int32`, `list<int64>`, `U16`).
     pub dtype_label: String,
-    pub values: Values,
+    pub data: Data,
     pub layout: Layout,
     /// Shape as the file declares it, for the summary.
     pub shape: Option<Vec<u64>>,

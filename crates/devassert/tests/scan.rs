@@ -391,6 +391,29 @@ fn parquet_list_and_int_columns_and_lengths() {
     let f = finding(&r.report, "DA201", "range");
     assert_eq!(rows(f), vec![(2, -1)]);
     assert_eq!(r.report["files"][0]["dtype"], "int16");
+    let r = scan(
+        d.path(),
+        &["table.parquet", "--column", "label_nulls", "--classes", "3"],
+    );
+    let f = finding(&r.report, "DA201", "range");
+    assert_eq!(rows(f), vec![(3, 0)], "row 3, after two nulls");
+    assert_eq!(at(f)[0].1, 1, "index counts values, not nulls");
+    assert_eq!(r.report["files"][0]["values"], 2);
+    let r = scan(
+        d.path(),
+        &["table.parquet", "--column", "ids_nulls", "--vocab", "10"],
+    );
+    let f = finding(&r.report, "DA101", "range");
+    let rows_values: Vec<(u64, i64)> = at(f).iter().zip(rows(f)).map(|(a, r)| (r.0, a.2)).collect();
+    assert_eq!(rows_values, vec![(0, 12), (3, 13)]);
+    assert_eq!(r.report["files"][0]["values"], 3);
+    assert_eq!(
+        (
+            r.report["files"][0]["min"].as_i64(),
+            r.report["files"][0]["max"].as_i64()
+        ),
+        (Some(1), Some(13))
+    );
 }
 
 #[test]

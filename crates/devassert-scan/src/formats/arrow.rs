@@ -4,14 +4,14 @@
 
 use super::{ipc, Input, Reader};
 use crate::error::{bad, Result};
+use crate::kernel::{self, RangeResult};
 use crate::options::Dtype;
 use crate::options::{InputFormat, ScanOptions, Target};
-use crate::values::{Bytes, Layout, Part, Values};
+use crate::values::{Data, Layout, Part};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Schema};
-use std::sync::Arc;
 
 pub struct Arrow;
 
@@ -23,7 +23,7 @@ impl Reader for Arrow {
             (InputFormat::ArrowStream, ipc::stream(&input.bytes)?)
         };
         let col = choose_column(&schema, opts)?;
-        Ok(vec![collect(&schema, col, batches, format)?])
+        Ok(vec![collect(&schema, col, batches, format, opts)?])
     }
 }
 
@@ -95,7 +95,7 @@ pub fn type_name(t: &DataType) -> String {
     }
 }
 
-fn dtype_of(t: &DataType) -> Option<Dtype> {
+pub fn dtype_of(t: &DataType) -> Option<Dtype> {
     Some(match t {
         DataType::Int8 => Dtype::I8,
         DataType::Int16 => Dtype::I16,
@@ -109,45 +109,60 @@ fn dtype_of(t: &DataType) -> Option<Dtype> {
     })
 }
 
-/// Append elements `range` of the integer array `a` as little-endian bytes,
-/// the valid ones only; returns how many were appended.
+macro_rules! dispatch {
+    ($a:expr, $prim:ident) => {
+        match $a.data_type() {
+            DataType::Int8 => $prim!(Int8Type),
+            DataType::Int16 => $prim!(Int16Type),
+            DataType::Int32 => $prim!(Int32Type),
+            DataType::Int64 => $prim!(Int64Type),
+            DataType::UInt8 => $prim!(UInt8Type),
+            DataType::UInt16 => $prim!(UInt16Type),
+            DataType::UInt32 => $prim!(UInt32Type),
+            DataType::UInt64 => $prim!(UInt64Type),
+            _ => None,
+        }
+    };
+}
+
+/// Append the valid elements `range` of the integer array `a` to `out` as
+/// little-endian bytes; returns how many. `None` when `a` holds no integers.
 fn append(a: &dyn Array, range: std::ops::Range<usize>, out: &mut Vec<u8>) -> Option<usize> {
     macro_rules! prim {
         ($t:ty) => {{
             let p = a.as_primitive_opt::<$t>()?;
             let vals = &p.values()[range.clone()];
-            if p.null_count() == 0 {
-                out.extend_from_slice(bytemuck::cast_slice(vals));
-                Some(vals.len())
-            } else {
-                let mut n = 0;
-                for (i, v) in range.clone().zip(vals) {
-                    if p.is_valid(i) {
-                        out.extend_from_slice(&v.to_le_bytes());
-                        n += 1;
-                    }
+            let before = out.len();
+            for (i, v) in range.clone().zip(vals) {
+                if p.is_valid(i) {
+                    out.extend_from_slice(&v.to_le_bytes());
                 }
-                Some(n)
             }
+            Some((out.len() - before) / std::mem::size_of::<<$t as ArrowPrimitiveType>::Native>())
         }};
     }
-    match a.data_type() {
-        DataType::Int8 => prim!(Int8Type),
-        DataType::Int16 => prim!(Int16Type),
-        DataType::Int32 => prim!(Int32Type),
-        DataType::Int64 => prim!(Int64Type),
-        DataType::UInt8 => prim!(UInt8Type),
-        DataType::UInt16 => prim!(UInt16Type),
-        DataType::UInt32 => prim!(UInt32Type),
-        DataType::UInt64 => prim!(UInt64Type),
-        _ => None,
-    }
+    dispatch!(a, prim)
 }
 
-/// Gathers a column over record batches into native-typed values and, for
-/// lists or columns with nulls, row offsets.
-pub struct ColumnBuilder {
-    bytes: Vec<u8>,
+/// Elements `range` of the integer array `a`, which has no nulls, as bytes:
+/// its own buffer, not a copy.
+fn dense_bytes(a: &dyn Array, range: std::ops::Range<usize>) -> Option<&[u8]> {
+    macro_rules! prim {
+        ($t:ty) => {{
+            let p = a.as_primitive_opt::<$t>()?;
+            Some(bytemuck::cast_slice(&p.values()[range.clone()]))
+        }};
+    }
+    dispatch!(a, prim)
+}
+
+/// Scans a column record batch by record batch as it is decoded, keeping
+/// only the result and, for lists or columns with nulls, the row offsets:
+/// the column itself is never copied out whole.
+pub struct ColumnBuilder<'o> {
+    opts: &'o ScanOptions,
+    result: RangeResult,
+    scratch: Vec<u8>,
     dtype: Option<Dtype>,
     count: u64,
     rows: u64,
@@ -156,10 +171,12 @@ pub struct ColumnBuilder {
     list: bool,
 }
 
-impl ColumnBuilder {
-    pub fn new(list: bool) -> Self {
+impl<'o> ColumnBuilder<'o> {
+    pub fn new(list: bool, opts: &'o ScanOptions) -> Self {
         ColumnBuilder {
-            bytes: Vec::new(),
+            opts,
+            result: RangeResult::default(),
+            scratch: Vec::new(),
             dtype: None,
             count: 0,
             rows: 0,
@@ -173,9 +190,14 @@ impl ColumnBuilder {
         self.offsets.get_or_insert_with(|| (0..=rows).collect())
     }
 
-    fn set_dtype(&mut self, t: &DataType) -> Result<()> {
+    fn set_dtype(&mut self, t: &DataType) -> Result<Dtype> {
         let d = dtype_of(t)
             .ok_or_else(|| bad(format!("column holds {}, not integers", type_name(t))))?;
+        self.check_dtype(d)?;
+        Ok(d)
+    }
+
+    fn check_dtype(&mut self, d: Dtype) -> Result<()> {
         match self.dtype {
             Some(old) if old != d => Err(bad(format!(
                 "column changes type from {old} to {d} between batches"
@@ -187,26 +209,79 @@ impl ColumnBuilder {
         }
     }
 
-    pub fn push(&mut self, col: &ArrayRef) -> Result<()> {
+    /// A batch decoded elsewhere (Parquet's column reader): its valid values
+    /// as elements of `scan_as` (the stored type: `int32` holds an `int16`
+    /// column), and where each row ends, counted in values from the batch's
+    /// start (`None`: one value per row).
+    pub fn push_decoded(
+        &mut self,
+        raw: &[u8],
+        scan_as: Dtype,
+        dtype: Dtype,
+        row_ends: Option<&[u64]>,
+    ) -> Result<()> {
+        self.check_dtype(dtype)?;
+        let base = self.count;
+        let n = self.scan_bytes(raw, scan_as);
+        match row_ends {
+            Some(ends) => {
+                self.offsets().extend(ends.iter().map(|e| base + e));
+                self.rows += ends.len() as u64;
+            }
+            None => {
+                if let Some(o) = self.offsets.as_mut() {
+                    o.extend((1..=n).map(|k| base + k));
+                }
+                self.rows += n;
+            }
+        }
+        Ok(())
+    }
+
+    /// Scan elements `range` of `a` (integers of `dtype`) as the values
+    /// after those seen so far, skipping nulls; returns how many were scanned.
+    fn scan(&mut self, a: &dyn Array, range: std::ops::Range<usize>, dtype: Dtype) -> Result<u64> {
         let not_int = || {
             bad(format!(
                 "column holds {}, not integers",
-                type_name(col.data_type())
+                type_name(a.data_type())
             ))
         };
+        if a.null_count() == 0 {
+            let raw = dense_bytes(a, range).ok_or_else(not_int)?;
+            return Ok(self.scan_bytes(raw, dtype));
+        }
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        append(a, range, &mut buf).ok_or_else(not_int)?;
+        let n = self.scan_bytes(&buf, dtype);
+        self.scratch = buf;
+        Ok(n)
+    }
+
+    fn scan_bytes(&mut self, raw: &[u8], dtype: Dtype) -> u64 {
+        let o = self.opts;
+        let r = kernel::scan_raw(raw, dtype, false, o.bounds, &o.ignore, o.limit);
+        let n = r.scanned;
+        self.result.absorb(r, self.count, o.limit);
+        self.count += n;
+        n
+    }
+
+    pub fn push(&mut self, col: &ArrayRef) -> Result<()> {
         if !self.list {
-            self.set_dtype(col.data_type())?;
-            let n = append(col.as_ref(), 0..col.len(), &mut self.bytes).ok_or_else(not_int)? as u64;
+            let dtype = self.set_dtype(col.data_type())?;
+            let before = self.count;
+            let n = self.scan(col.as_ref(), 0..col.len(), dtype)?;
             if col.null_count() > 0 {
-                let mut at = self.count;
+                let mut at = before;
                 for i in 0..col.len() {
                     at += col.is_valid(i) as u64;
                     self.offsets().push(at);
                 }
             } else if let Some(o) = self.offsets.as_mut() {
-                o.extend((1..=n).map(|k| self.count + k));
+                o.extend((1..=n).map(|k| before + k));
             }
-            self.count += n;
             self.rows += col.len() as u64;
             return Ok(());
         }
@@ -235,9 +310,14 @@ impl ColumnBuilder {
                     (0..=l.len()).map(|i| base + i * n).collect(),
                 )
             }
-            _ => return Err(not_int()),
+            _ => {
+                return Err(bad(format!(
+                    "column holds {}, not integers",
+                    type_name(col.data_type())
+                )))
+            }
         };
-        self.set_dtype(child.data_type())?;
+        let dtype = self.set_dtype(child.data_type())?;
         let (first, last) = (
             starts.first().copied().unwrap_or(0),
             starts.last().copied().unwrap_or(0),
@@ -246,35 +326,38 @@ impl ColumnBuilder {
             return Err(bad("corrupt list offsets"));
         }
         if col.null_count() == 0 && child.null_count() == 0 {
-            append(child.as_ref(), first..last, &mut self.bytes).ok_or_else(not_int)?;
             let base = self.count;
             self.offsets()
                 .extend(starts[1..].iter().map(|&o| base + (o - first) as u64));
-            self.count += (last - first) as u64;
+            self.scan(child.as_ref(), first..last, dtype)?;
         } else {
+            // Null rows hold nothing and null elements are skipped: gather the
+            // valid values of the batch, then scan them at once.
+            let mut buf = std::mem::take(&mut self.scratch);
+            buf.clear();
+            let mut at = self.count;
             for row in 0..starts.len() - 1 {
                 if col.is_valid(row) {
-                    self.count += append(
-                        child.as_ref(),
-                        starts[row]..starts[row + 1],
-                        &mut self.bytes,
-                    )
-                    .ok_or_else(not_int)? as u64;
+                    at += append(child.as_ref(), starts[row]..starts[row + 1], &mut buf)
+                        .ok_or_else(|| bad("list elements are not integers"))?
+                        as u64;
                 }
-                let at = self.count;
                 self.offsets().push(at);
             }
+            self.scan_bytes(&buf, dtype);
+            self.scratch = buf;
         }
         self.rows += (starts.len() - 1) as u64;
         Ok(())
     }
 
-    /// The pieces' rows one after another, copied once into one buffer of
-    /// the final size (growing it piece by piece copied the column again).
-    pub fn concat_all(list: bool, pieces: Vec<ColumnBuilder>) -> Result<ColumnBuilder> {
-        let mut all = ColumnBuilder::new(list);
-        all.bytes
-            .reserve_exact(pieces.iter().map(|p| p.bytes.len()).sum());
+    /// The pieces' rows one after another (Parquet's row groups, scanned in parallel).
+    pub fn concat_all(
+        list: bool,
+        opts: &'o ScanOptions,
+        pieces: Vec<ColumnBuilder<'o>>,
+    ) -> Result<ColumnBuilder<'o>> {
+        let mut all = ColumnBuilder::new(list, opts);
         for p in pieces {
             all.concat(p)?;
         }
@@ -293,38 +376,33 @@ impl ColumnBuilder {
                 _ => self.dtype = Some(d),
             }
         }
+        let base = self.count;
         if self.offsets.is_some() || other.offsets.is_some() {
-            let base = self.count;
             let theirs: Vec<u64> = match other.offsets {
                 Some(o) => o[1..].iter().map(|x| base + x).collect(),
                 None => (1..=other.rows).map(|k| base + k).collect(),
             };
             self.offsets().extend(theirs);
         }
-        self.bytes.extend_from_slice(&other.bytes);
+        self.result.absorb(other.result, base, self.opts.limit);
         self.count += other.count;
         self.rows += other.rows;
         Ok(())
     }
 
     pub fn finish(self, name: String, dtype_label: String, format: InputFormat) -> Part {
-        let dtype = self.dtype.unwrap_or(Dtype::I64);
         let layout = match self.offsets {
             Some(offsets) => Layout::Rows { offsets },
             None => Layout::Scalars,
-        };
-        let values = Values {
-            bytes: Arc::new(Bytes::Heap(self.bytes)),
-            start: 0,
-            len: self.count as usize,
-            dtype,
-            big_endian: false,
         };
         Part {
             name: Some(name),
             format,
             dtype_label,
-            values,
+            data: Data::Scanned {
+                dtype: self.dtype.unwrap_or(Dtype::I64),
+                result: self.result,
+            },
             layout,
             shape: None,
         }
@@ -343,9 +421,10 @@ fn collect(
     col: usize,
     batches: impl Iterator<Item = Result<RecordBatch>>,
     format: InputFormat,
+    opts: &ScanOptions,
 ) -> Result<Part> {
     let field = schema.field(col);
-    let mut b = ColumnBuilder::new(is_list(field.data_type()));
+    let mut b = ColumnBuilder::new(is_list(field.data_type()), opts);
     for batch in batches {
         b.push(batch?.column(col))?;
     }

@@ -69,7 +69,7 @@ impl Reader for Csv {
             name: Some(name),
             format,
             dtype_label: "int".into(),
-            values: Values::from_i64(values),
+            data: Values::from_i64(values).into(),
             layout: Layout::Scalars,
             shape: None,
         }])

@@ -86,7 +86,7 @@ impl Reader for Jsonl {
             name: field,
             format: InputFormat::Jsonl,
             dtype_label: label.into(),
-            values: Values::from_i64(values),
+            data: Values::from_i64(values).into(),
             layout,
             shape: None,
         }])

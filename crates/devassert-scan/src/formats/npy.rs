@@ -72,7 +72,7 @@ pub fn parse(
         name,
         format,
         dtype_label: h.descr,
-        values,
+        data: values.into(),
         layout,
         shape: Some(h.shape),
     })

@@ -89,7 +89,7 @@ impl Reader for Png {
             name: None,
             format: InputFormat::Png,
             dtype_label: format!("{kind} {depth}-bit"),
-            values,
+            data: values.into(),
             layout: Layout::Shape {
                 dims: vec![h as u64, w as u64],
                 fortran: false,

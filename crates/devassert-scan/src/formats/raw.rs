@@ -32,7 +32,7 @@ impl Reader for Raw {
             name: None,
             format: InputFormat::Raw,
             dtype_label: dtype.name().into(),
-            values,
+            data: values.into(),
             layout: Layout::Flat,
             shape: None,
         }])
@@ -101,7 +101,7 @@ impl Reader for LlmC {
             name: None,
             format: InputFormat::LlmC,
             dtype_label: format!("{dtype} (llm.c v{version})"),
-            values,
+            data: values.into(),
             layout: Layout::Flat,
             shape: None,
         }])

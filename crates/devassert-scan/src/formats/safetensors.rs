@@ -96,7 +96,7 @@ impl Reader for Safetensors {
                 name: Some(name),
                 format: InputFormat::Safetensors,
                 dtype_label: info.dtype,
-                values,
+                data: values.into(),
                 layout: Layout::Shape {
                     dims: info.shape.clone(),
                     fortran: false,

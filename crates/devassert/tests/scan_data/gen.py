@@ -94,6 +94,9 @@ def parquet():
         {
             "input_ids": pa.array([[1, 2], [3, 10, 4], [], [5, 6, 7, 11]], pa.list_(pa.int64())),
             "label": pa.array([0, 2, 3, 1], pa.int16()),
+            # Nulls are skipped, not read as values; a place keeps its row.
+            "label_nulls": pa.array([None, 1, None, 4], pa.int8()),
+            "ids_nulls": pa.array([[1, None, 12], None, [None], [13]], pa.list_(pa.int32())),
         }
     )
     pq.write_table(t, path("table.parquet"), row_group_size=2)
