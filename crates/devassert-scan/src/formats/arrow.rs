@@ -221,8 +221,17 @@ impl<'o> ColumnBuilder<'o> {
         row_ends: Option<&[u64]>,
     ) -> Result<()> {
         self.check_dtype(dtype)?;
-        let base = self.count;
-        let n = self.scan_bytes(raw, scan_as);
+        self.add(raw, scan_as, row_ends);
+        Ok(())
+    }
+
+    /// Scan `raw` as the values after those seen so far, and record its rows.
+    fn add(&mut self, raw: &[u8], scan_as: Dtype, row_ends: Option<&[u64]>) {
+        let o = self.opts;
+        let r = kernel::scan_raw(raw, scan_as, false, o.bounds, &o.ignore, o.limit);
+        let (base, n) = (self.count, r.scanned);
+        self.result.absorb(r, base, o.limit);
+        self.count += n;
         match row_ends {
             Some(ends) => {
                 self.offsets().extend(ends.iter().map(|e| base + e));
@@ -235,57 +244,35 @@ impl<'o> ColumnBuilder<'o> {
                 self.rows += n;
             }
         }
-        Ok(())
     }
 
-    /// Scan elements `range` of `a` (integers of `dtype`) as the values
-    /// after those seen so far, skipping nulls; returns how many were scanned.
-    fn scan(&mut self, a: &dyn Array, range: std::ops::Range<usize>, dtype: Dtype) -> Result<u64> {
-        let not_int = || {
-            bad(format!(
-                "column holds {}, not integers",
-                type_name(a.data_type())
-            ))
-        };
-        if a.null_count() == 0 {
-            let raw = dense_bytes(a, range).ok_or_else(not_int)?;
-            return Ok(self.scan_bytes(raw, dtype));
-        }
+    /// One record batch's column: its values are scanned in place when it
+    /// has no nulls, else its valid values are gathered first (a null row
+    /// holds nothing, null elements are skipped).
+    pub fn push(&mut self, col: &ArrayRef) -> Result<()> {
+        let not_int = |t: &DataType| bad(format!("column holds {}, not integers", type_name(t)));
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
-        append(a, range, &mut buf).ok_or_else(not_int)?;
-        let n = self.scan_bytes(&buf, dtype);
-        self.scratch = buf;
-        Ok(n)
-    }
-
-    fn scan_bytes(&mut self, raw: &[u8], dtype: Dtype) -> u64 {
-        let o = self.opts;
-        let r = kernel::scan_raw(raw, dtype, false, o.bounds, &o.ignore, o.limit);
-        let n = r.scanned;
-        self.result.absorb(r, self.count, o.limit);
-        self.count += n;
-        n
-    }
-
-    pub fn push(&mut self, col: &ArrayRef) -> Result<()> {
         if !self.list {
             let dtype = self.set_dtype(col.data_type())?;
-            let before = self.count;
-            let n = self.scan(col.as_ref(), 0..col.len(), dtype)?;
-            if col.null_count() > 0 {
-                let mut at = before;
-                for i in 0..col.len() {
-                    at += col.is_valid(i) as u64;
-                    self.offsets().push(at);
-                }
-            } else if let Some(o) = self.offsets.as_mut() {
-                o.extend((1..=n).map(|k| before + k));
+            if col.null_count() == 0 {
+                let raw = dense_bytes(col.as_ref(), 0..col.len());
+                self.add(raw.ok_or_else(|| not_int(col.data_type()))?, dtype, None);
+            } else {
+                append(col.as_ref(), 0..col.len(), &mut buf)
+                    .ok_or_else(|| not_int(col.data_type()))?;
+                let mut at = 0;
+                let ends: Vec<u64> = (0..col.len())
+                    .map(|i| {
+                        at += u64::from(col.is_valid(i));
+                        at
+                    })
+                    .collect();
+                self.add(&buf, dtype, Some(&ends));
             }
-            self.rows += col.len() as u64;
+            self.scratch = buf;
             return Ok(());
         }
-        // Lists: each row's slice of the child values, null rows empty.
         let (child, starts): (ArrayRef, Vec<usize>) = match col.data_type() {
             DataType::List(_) => {
                 let l = col.as_list::<i32>();
@@ -310,12 +297,7 @@ impl<'o> ColumnBuilder<'o> {
                     (0..=l.len()).map(|i| base + i * n).collect(),
                 )
             }
-            _ => {
-                return Err(bad(format!(
-                    "column holds {}, not integers",
-                    type_name(col.data_type())
-                )))
-            }
+            t => return Err(not_int(t)),
         };
         let dtype = self.set_dtype(child.data_type())?;
         let (first, last) = (
@@ -326,28 +308,25 @@ impl<'o> ColumnBuilder<'o> {
             return Err(bad("corrupt list offsets"));
         }
         if col.null_count() == 0 && child.null_count() == 0 {
-            let base = self.count;
-            self.offsets()
-                .extend(starts[1..].iter().map(|&o| base + (o - first) as u64));
-            self.scan(child.as_ref(), first..last, dtype)?;
+            let ends: Vec<u64> = starts[1..].iter().map(|&o| (o - first) as u64).collect();
+            let raw = dense_bytes(child.as_ref(), first..last);
+            self.add(
+                raw.ok_or_else(|| not_int(child.data_type()))?,
+                dtype,
+                Some(&ends),
+            );
         } else {
-            // Null rows hold nothing and null elements are skipped: gather the
-            // valid values of the batch, then scan them at once.
-            let mut buf = std::mem::take(&mut self.scratch);
-            buf.clear();
-            let mut at = self.count;
-            for row in 0..starts.len() - 1 {
+            let mut ends = Vec::with_capacity(starts.len() - 1);
+            for (row, w) in starts.windows(2).enumerate() {
                 if col.is_valid(row) {
-                    at += append(child.as_ref(), starts[row]..starts[row + 1], &mut buf)
-                        .ok_or_else(|| bad("list elements are not integers"))?
-                        as u64;
+                    append(child.as_ref(), w[0]..w[1], &mut buf)
+                        .ok_or_else(|| not_int(child.data_type()))?;
                 }
-                self.offsets().push(at);
+                ends.push((buf.len() / dtype.size()) as u64);
             }
-            self.scan_bytes(&buf, dtype);
-            self.scratch = buf;
+            self.add(&buf, dtype, Some(&ends));
         }
-        self.rows += (starts.len() - 1) as u64;
+        self.scratch = buf;
         Ok(())
     }
 

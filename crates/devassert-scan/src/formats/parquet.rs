@@ -354,6 +354,19 @@ mod tests {
         scanned(parts.remove(0))
     }
 
+    /// The values each row holds as the model says: nulls skipped, a
+    /// scalar column's row its first element; `uint32` wraps negatives.
+    fn model(rows: &Rows, list: bool, ty: u8) -> Vec<Vec<i64>> {
+        let wrap = |v: i64| if ty % 4 == 2 { i64::from(v as u32) } else { v };
+        rows.iter()
+            .map(|r| {
+                let r = r.as_deref().unwrap_or(&[]);
+                let r = if list { r } else { &r[..r.len().min(1)] };
+                r.iter().flatten().map(|&v| wrap(v)).collect()
+            })
+            .collect()
+    }
+
     fn rows() -> impl Strategy<Value = Rows> {
         let value = prop::option::weighted(0.9, -3i64..25);
         let row = prop::option::weighted(0.85, prop::collection::vec(value, 0..6));
@@ -375,7 +388,28 @@ mod tests {
             let dir = tempfile::tempdir().expect("tempdir");
             let col = column(&rows, list, ty);
             let o = opts();
-            prop_assert_eq!(via_parquet(&col, group, dict, dir.path(), &o), via_arrow(&col, 3, &o));
+            let parquet = via_parquet(&col, group, dict, dir.path(), &o);
+            prop_assert_eq!(&parquet, &via_arrow(&col, 3, &o));
+            let (_, result, layout) = parquet;
+            // And both as the model says.
+            let rows = model(&rows, list, ty);
+            let flat: Vec<i64> = rows.iter().flatten().copied().collect();
+            let kept: Vec<i64> = flat.iter().copied().filter(|v| !o.ignore.contains(v)).collect();
+            let bad: Vec<(u64, i64)> = flat.iter().enumerate()
+                .filter(|(_, v)| !o.ignore.contains(v) && !o.bounds.contains(**v))
+                .map(|(i, &v)| (i as u64, v))
+                .collect();
+            prop_assert_eq!(result.scanned, flat.len() as u64);
+            prop_assert_eq!((result.min, result.max), (kept.iter().min().copied(), kept.iter().max().copied()));
+            prop_assert_eq!(result.bad, bad.len() as u64);
+            prop_assert_eq!(&result.first[..], &bad[..bad.len().min(o.limit)]);
+            if let Layout::Rows { offsets } = &layout {
+                let mut ends = vec![0u64];
+                ends.extend(rows.iter().scan(0u64, |at, r| { *at += r.len() as u64; Some(*at) }));
+                prop_assert_eq!(offsets, &ends);
+            } else {
+                prop_assert!(rows.iter().all(|r| r.len() == 1), "one value per row without offsets");
+            }
         }
     }
 }
