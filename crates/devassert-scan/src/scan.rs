@@ -144,7 +144,10 @@ fn open(path: &Path) -> Result<Arc<Bytes>, ScanError> {
     // SAFETY: the map is only read. If another process truncates the file
     // while it is scanned, reads fault (the same risk ripgrep documents);
     // data files being scanned are not expected to change.
-    let map = unsafe { memmap2::MmapOptions::new().populate().map(&file)? };
+    // Not populated up front: faulting pages in as the threads reach them
+    // measured as fast on raw tokens and 10-15% faster on Parquet, where
+    // one thread would otherwise map the whole file before decoding starts.
+    let map = unsafe { memmap2::MmapOptions::new().map(&file)? };
     Ok(Arc::new(Bytes::Mmap(map)))
 }
 
