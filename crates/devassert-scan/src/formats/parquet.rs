@@ -30,6 +30,10 @@ fn panicked(message: String) -> crate::error::ScanError {
     ))
 }
 
+fn corrupt(e: parquet::errors::ParquetError) -> crate::error::ScanError {
+    bad(format!("truncated or corrupt Parquet data: {e}"))
+}
+
 /// The mapped file as parquet's input: pages are sliced out of the map
 /// instead of read into buffers again.
 struct Mapped(Arc<Bytes>);
@@ -80,13 +84,9 @@ impl Reader for Parquet {
         let pieces: Vec<Result<ColumnBuilder>> = (0..groups)
             .into_par_iter()
             .map(|g| {
-                let decoded = contain(|| column.read_group(&file, meta.metadata(), g, opts))
-                    .map_err(panicked)?;
-                decoded.map_err(|e| {
-                    bad(format!(
-                        "row group {g}: truncated or corrupt Parquet data: {e}"
-                    ))
-                })?
+                contain(|| column.read_group(&file, meta.metadata(), g, opts))
+                    .map_err(panicked)?
+                    .map_err(|e| bad(format!("row group {g}: {e}")))
             })
             .collect();
         let pieces = pieces.into_iter().collect::<Result<Vec<_>>>()?;
@@ -165,28 +165,28 @@ impl Column {
         meta: &ParquetMetaData,
         g: usize,
         opts: &'o ScanOptions,
-    ) -> parquet::errors::Result<Result<ColumnBuilder<'o>>> {
+    ) -> Result<ColumnBuilder<'o>> {
         let rg = meta.row_group(g);
         let props = Arc::new(ReaderProperties::builder().build());
-        let reader = SerializedRowGroupReader::new(Arc::clone(file), rg, None, props)?;
+        let reader =
+            SerializedRowGroupReader::new(Arc::clone(file), rg, None, props).map_err(corrupt)?;
         let batch = batch_rows(rg, self.leaf);
         let mut b = ColumnBuilder::new(self.list, opts);
-        let done = match reader.get_column_reader(self.leaf)? {
+        match reader.get_column_reader(self.leaf).map_err(corrupt)? {
             ColumnReader::Int32ColumnReader(r) => self.drain(r, batch, &mut b)?,
             ColumnReader::Int64ColumnReader(r) => self.drain(r, batch, &mut b)?,
-            _ => Err(bad("the column's pages are not integers")),
-        };
-        Ok(done.map(|()| b))
+            _ => return Err(bad("the column's pages are not integers")),
+        }
+        Ok(b)
     }
 
-    /// Read the column chunk batch by batch into `b`. Outer error: parquet's
-    /// (corrupt pages); inner: the data's.
+    /// Read the column chunk batch by batch into `b`.
     fn drain<T>(
         &self,
         mut r: ColumnReaderImpl<T>,
         batch: usize,
         b: &mut ColumnBuilder,
-    ) -> parquet::errors::Result<Result<()>>
+    ) -> Result<()>
     where
         T: parquet::data_type::DataType,
         T::T: bytemuck::Pod,
@@ -199,18 +199,19 @@ impl Column {
             values.clear();
             let defs = (self.max_def > 0).then_some(&mut def);
             let reps = (self.max_rep > 0).then_some(&mut rep);
-            let (records, _, levels) = r.read_records(batch, defs, reps, &mut values)?;
+            let (records, _, levels) = r
+                .read_records(batch, defs, reps, &mut values)
+                .map_err(corrupt)?;
             if records == 0 && levels == 0 {
-                return Ok(Ok(()));
+                return Ok(());
             }
-            let row_ends = match self.row_ends(&def, &rep, values.len(), &mut ends) {
-                Ok(e) => e,
-                Err(e) => return Ok(Err(e)),
-            };
-            let raw: &[u8] = bytemuck::cast_slice(&values);
-            if let Err(e) = b.push_decoded(raw, self.scan_as, self.dtype, row_ends) {
-                return Ok(Err(e));
-            }
+            let row_ends = self.row_ends(&def, &rep, values.len(), &mut ends)?;
+            b.push_decoded(
+                bytemuck::cast_slice(&values),
+                self.scan_as,
+                self.dtype,
+                row_ends,
+            )?;
         }
     }
 
