@@ -109,16 +109,22 @@ impl RangeResult {
         };
         self.bad += other.bad;
         for (v, k) in other.bad_values {
-            if self.bad_values.len() < MAX_TRACKED_VALUES || self.bad_values.contains_key(&v) {
-                *self.bad_values.entry(v).or_insert(0) += k;
-            } else {
-                self.values_truncated = true;
-            }
+            self.count_value(v, k);
         }
         self.values_truncated |= other.values_truncated;
         let room = limit.saturating_sub(self.first.len());
         let more = other.first.into_iter().take(room);
         self.first.extend(more.map(|(i, v)| (base + i, v)));
+    }
+
+    /// Count `k` more of bad value `v`, while fewer than
+    /// `MAX_TRACKED_VALUES` distinct values are tracked.
+    fn count_value(&mut self, v: i64, k: u64) {
+        if self.bad_values.len() < MAX_TRACKED_VALUES || self.bad_values.contains_key(&v) {
+            *self.bad_values.entry(v).or_insert(0) += k;
+        } else {
+            self.values_truncated = true;
+        }
     }
 }
 
@@ -222,11 +228,7 @@ fn collect_bad<T: Elem>(
             continue;
         }
         out.bad += 1;
-        if out.bad_values.len() < MAX_TRACKED_VALUES || out.bad_values.contains_key(&v) {
-            *out.bad_values.entry(v).or_insert(0) += 1;
-        } else {
-            out.values_truncated = true;
-        }
+        out.count_value(v, 1);
         if out.first.len() < limit {
             out.first.push((base + i as u64, v));
         }

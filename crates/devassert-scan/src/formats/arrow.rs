@@ -156,6 +156,10 @@ fn dense_bytes(a: &dyn Array, range: std::ops::Range<usize>) -> Option<&[u8]> {
     dispatch!(a, prim)
 }
 
+fn not_int(t: &DataType) -> crate::error::ScanError {
+    bad(format!("column holds {}, not integers", type_name(t)))
+}
+
 /// Scans a column record batch by record batch as it is decoded, keeping
 /// only the result and, for lists or columns with nulls, the row offsets:
 /// the column itself is never copied out whole.
@@ -191,8 +195,7 @@ impl<'o> ColumnBuilder<'o> {
     }
 
     fn set_dtype(&mut self, t: &DataType) -> Result<Dtype> {
-        let d = dtype_of(t)
-            .ok_or_else(|| bad(format!("column holds {}, not integers", type_name(t))))?;
+        let d = dtype_of(t).ok_or_else(|| not_int(t))?;
         self.check_dtype(d)?;
         Ok(d)
     }
@@ -250,7 +253,6 @@ impl<'o> ColumnBuilder<'o> {
     /// has no nulls, else its valid values are gathered first (a null row
     /// holds nothing, null elements are skipped).
     pub fn push(&mut self, col: &ArrayRef) -> Result<()> {
-        let not_int = |t: &DataType| bad(format!("column holds {}, not integers", type_name(t)));
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
         if !self.list {
@@ -346,14 +348,7 @@ impl<'o> ColumnBuilder<'o> {
     /// Append another builder's rows after this one's.
     fn concat(&mut self, other: ColumnBuilder) -> Result<()> {
         if let Some(d) = other.dtype {
-            match self.dtype {
-                Some(old) if old != d => {
-                    return Err(bad(format!(
-                        "column changes type from {old} to {d} between row groups"
-                    )))
-                }
-                _ => self.dtype = Some(d),
-            }
+            self.check_dtype(d)?;
         }
         let base = self.count;
         if self.offsets.is_some() || other.offsets.is_some() {

@@ -126,21 +126,19 @@ impl Column {
             }
             t => t,
         };
-        let dtype = dtype_of(inner).ok_or_else(|| {
+        let unsupported = || {
             format!(
                 "it holds {}; only integers and lists of integers are scanned",
                 type_name(t)
             )
-        })?;
+        };
+        let dtype = dtype_of(inner).ok_or_else(unsupported)?;
         let [leaf] = leaves[..] else {
             return Err(format!("it is stored as {} columns, not one", leaves.len()));
         };
         let desc = schema.column(leaf);
         if desc.max_rep_level() != i16::from(list) {
-            return Err(format!(
-                "it holds {}; only integers and lists of integers are scanned",
-                type_name(t)
-            ));
+            return Err(unsupported());
         }
         let scan_as = match (desc.physical_type(), dtype) {
             (Physical::INT32, Dtype::U32) => Dtype::U32,
