@@ -1,13 +1,16 @@
 """devassert guard: stops PyTorch ops that would fail a CUDA device-side assert.
 
-Before an op in the catalog runs (embedding, cross_entropy, gather, x[idx], ...)
-the guard checks its index-like argument against the valid range with one small
-reduction. A violation raises :class:`DeviceAssertPrevented` at the caller's
-line, with the offending values, their positions and the valid range, while the
-CUDA context stays healthy.
+The guard wraps the entry points of the ops in the catalog (embedding,
+cross_entropy, gather, x[idx], ...) and nothing else. On an accelerator it
+checks the index-like argument against the valid range before the op launches;
+on CPU, where these ops check their own inputs, it lets the op run and only
+explains the error the op raises. A violation raises
+:class:`DeviceAssertPrevented` at the caller's line, with torch's own message
+followed by the offending values, their positions and the valid range, while
+the CUDA context stays healthy.
 
     import devassert
-    devassert.guard()              # from now on, in this thread
+    devassert.guard()              # from now on, in this process
     with devassert.guard():        # only inside the block
         ...
 
@@ -33,24 +36,47 @@ class DeviceAssertPrevented(Exception):
     finding = None
     rule = None
 
+    def __reduce__(self):
+        # Pickled as (class, message) plus the finding: DataLoader workers and
+        # multiprocessing send exceptions to a parent that has devassert too.
+        return (type(self), self.args, {"finding": self.finding, "rule": self.rule})
 
-_CLASSES = {}
+
+# One class per exception type the guarded ops raise on CPU, each a
+# module-level name so that a parent process can unpickle what a worker raised.
+class DeviceAssertPreventedIndexError(DeviceAssertPrevented, IndexError):
+    pass
+
+
+class DeviceAssertPreventedRuntimeError(DeviceAssertPrevented, RuntimeError):
+    pass
+
+
+class DeviceAssertPreventedValueError(DeviceAssertPrevented, ValueError):
+    pass
+
+
+class DeviceAssertPreventedTypeError(DeviceAssertPrevented, TypeError):
+    pass
+
+
+class DeviceAssertPreventedNotImplementedError(DeviceAssertPrevented, NotImplementedError):
+    pass
+
+
+_CLASSES = {
+    IndexError: DeviceAssertPreventedIndexError,
+    RuntimeError: DeviceAssertPreventedRuntimeError,
+    ValueError: DeviceAssertPreventedValueError,
+    TypeError: DeviceAssertPreventedTypeError,
+    NotImplementedError: DeviceAssertPreventedNotImplementedError,
+}
 
 
 def _prevented_class(base):
-    """The DeviceAssertPrevented subclass that is also a `base` (cached)."""
-    cls = _CLASSES.get(base)
-    if cls is None:
-        if base is Exception or base is DeviceAssertPrevented:
-            cls = DeviceAssertPrevented
-        else:
-            # A module-level name of its own keeps it picklable (DataLoader
-            # workers and multiprocessing send exceptions to the parent).
-            name = "DeviceAssertPrevented" + base.__name__
-            cls = type(name, (DeviceAssertPrevented, base), {"__module__": "devassert"})
-            globals()[name] = cls
-        _CLASSES[base] = cls
-    return cls
+    """The DeviceAssertPrevented subclass that is also a `base`, or None when
+    `base` has none (the caller then raises torch's own exception, annotated)."""
+    return _CLASSES.get(base)
 
 
 def _env_level():
@@ -72,24 +98,25 @@ class _Guard:
         return self
 
     def __exit__(self, *exc):
-        from . import _mode
+        from . import _intercept
 
-        _mode.set_level(self._previous)
+        _intercept.set_level(self._previous)
         return False
 
     def __repr__(self):
-        from . import _mode
+        from . import _intercept
 
-        return f"<devassert guard level={_mode.current_level()!r}>"
+        return f"<devassert guard level={_intercept.current_level()!r}>"
 
 
 def guard(level=None):
-    """Check every catalogued op from now on (in this thread).
+    """Check every catalogued op from now on, in every thread of this process.
 
     `level` is "on" (default, or the DEVASSERT_GUARD variable), "strict" (also
     ops with no device assert on current PyTorch: take_along_dim values, CTC
-    targets equal to blank) or "off". Returns a handle; ``with devassert.guard():``
-    restores the previous state at the end of the block.
+    targets equal to blank; and checks CPU tensors before the op, as on a GPU)
+    or "off". Returns a handle; ``with devassert.guard():`` restores the
+    previous state at the end of the block.
     """
     if level is None:
         level = _env_level()
@@ -99,15 +126,15 @@ def guard(level=None):
         level = "off"
     if level not in LEVELS:
         raise ValueError(f"devassert.guard: level must be one of {LEVELS}, got {level!r}")
-    from . import _mode
+    from . import _intercept
 
-    previous = _mode.current_level()
-    _mode.set_level(level)
+    previous = _intercept.current_level()
+    _intercept.set_level(level)
     return _Guard(previous)
 
 
 def unguard():
     """Stop checking (same as guard("off"))."""
-    from . import _mode
+    from . import _intercept
 
-    _mode.set_level("off")
+    _intercept.set_level("off")

@@ -2,14 +2,20 @@
 
 Findings go, one JSON object a line, to ``$DEVASSERT_REPORT_DIR/guard-<pid>.jsonl``
 when that variable is set (``devassert run`` sets it and collects the files).
+A process that exits normally also writes ``exit-<pid>.json`` with the findings
+that reached ``sys.excepthook`` uncaught, so the run can tell the ones the
+program caught.
 """
 
+import atexit
+import itertools
 import json
 import linecache
 import math
 import os
 import sys
 import sysconfig
+import threading
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _TORCH_DIR = None
@@ -39,19 +45,22 @@ def _lib_dirs():
 
 
 def _is_internal(filename):
-    """Frames of torch, of the guard itself, and of the import machinery."""
-    if filename.startswith("<frozen") or filename.startswith("<string>"):
-        return filename.startswith("<frozen")
+    """Frames of torch, of the guard itself, of the import machinery, and code
+    that torch generated (FX's <eval_with_key>, dynamo's resume functions)."""
+    if filename.startswith("<"):
+        return filename.startswith(("<frozen", "<eval_with_key", "<torch"))
     path = os.path.abspath(filename)
     return path.startswith(_HERE + os.sep) or path.startswith(_torch_dir())
 
 
 def _is_library(filename):
+    if filename.startswith("<"):
+        return False
     path = os.path.abspath(filename)
     return "site-packages" in path or "dist-packages" in path or path.startswith(_lib_dirs())
 
 
-def _where(frame):
+def where(frame):
     code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
     loc = {"file": frame.f_code.co_filename, "line": frame.f_lineno, "function": frame.f_code.co_name}
     if code:
@@ -59,11 +68,12 @@ def _where(frame):
     return loc
 
 
-def caller_frames(limit=8):
-    """The frames outside torch and devassert, innermost first (at most `limit`)."""
+def caller_frames():
+    """Every frame outside torch and devassert, innermost first (the whole
+    stack: only called on a violation)."""
     out = []
     frame = sys._getframe(1)
-    while frame is not None and len(out) < limit:
+    while frame is not None:
         if not _is_internal(frame.f_code.co_filename):
             out.append(frame)
         frame = frame.f_back
@@ -72,15 +82,22 @@ def caller_frames(limit=8):
 
 def locate(frames):
     """(location, inner_frame): the innermost frame of the user's own code
-    (outside torch, devassert and installed libraries), and the innermost frame
-    outside torch and devassert (e.g. a line inside a transformers model)."""
+    (outside torch, devassert, installed libraries and generated code), and the
+    innermost frame outside torch and devassert (e.g. a line inside a
+    transformers model), kept as context."""
     if not frames:
         return None, None
-    inner = _where(frames[0])
+    inner = where(frames[0])
     for f in frames:
         if not _is_library(f.f_code.co_filename):
-            return _where(f), inner
+            return where(f), inner
     return inner, inner
+
+
+def in_stack(frames, package):
+    """Whether a frame of the installed `package` is on the stack."""
+    needle = os.sep + package + os.sep
+    return any(needle in f.f_code.co_filename for f in frames)
 
 
 def rank():
@@ -108,14 +125,91 @@ def scalar(v):
     return v
 
 
+def sample_str(s, certain):
+    text = f"dataset sample {s['dataset_index']}"
+    if "row" in s:
+        text += f" (row {s['row']} of the batch)"
+    if "worker" in s:
+        text += f", in DataLoader worker {s['worker']}"
+    if not certain:
+        text += " (not certain: the tensor could not be matched to a batch the DataLoader returned)"
+    return text
+
+
+# --- writing findings ------------------------------------------------------------
+
+_counter = itertools.count(1)
+_uncaught = []
+_lock = threading.Lock()
+_hooks_installed = False
+
+
+def next_raise_id():
+    return f"{os.getpid()}-{next(_counter)}"
+
+
+def _report_dir():
+    return os.environ.get("DEVASSERT_REPORT_DIR")
+
+
 def emit(finding):
     """Append one finding to this process's report file; never raises."""
-    directory = os.environ.get("DEVASSERT_REPORT_DIR")
+    directory = _report_dir()
+    if not directory:
+        return
+    _install_exit_hooks()
+    try:
+        path = os.path.join(directory, f"guard-{os.getpid()}.jsonl")
+        with _lock, open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(finding, allow_nan=False, default=str) + "\n")
+    except (OSError, ValueError, TypeError):
+        pass
+
+
+def _raise_ids(exc):
+    """The raise ids of the guard exceptions in `exc` and its chain."""
+    out, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        f = getattr(exc, "finding", None)
+        if isinstance(f, dict):
+            rid = f.get("evidence", {}).get("raise_id")
+            if rid:
+                out.append(rid)
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def _install_exit_hooks():
+    """Note which findings reach the top uncaught, and write them at exit."""
+    global _hooks_installed
+    if _hooks_installed:
+        return
+    _hooks_installed = True
+    previous = sys.excepthook
+
+    def excepthook(kind, value, tb):
+        _uncaught.extend(_raise_ids(value))
+        previous(kind, value, tb)
+
+    sys.excepthook = excepthook
+    previous_thread = threading.excepthook
+
+    def thread_excepthook(args):
+        _uncaught.extend(_raise_ids(args.exc_value))
+        previous_thread(args)
+
+    threading.excepthook = thread_excepthook
+    atexit.register(_write_exit_record)
+
+
+def _write_exit_record():
+    directory = _report_dir()
     if not directory:
         return
     try:
-        path = os.path.join(directory, f"guard-{os.getpid()}.jsonl")
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(finding, allow_nan=False, default=str) + "\n")
-    except (OSError, ValueError, TypeError):
+        path = os.path.join(directory, f"exit-{os.getpid()}.json")
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump({"pid": os.getpid(), "uncaught": _uncaught}, fh)
+    except OSError:
         pass

@@ -13,20 +13,52 @@ pub const PACKAGE: &[(&str, &str)] = &[
         include_str!("../../../python/devassert/__init__.py"),
     ),
     (
-        "_checks.py",
-        include_str!("../../../python/devassert/_checks.py"),
+        "_check_embedding.py",
+        include_str!("../../../python/devassert/_check_embedding.py"),
+    ),
+    (
+        "_check_index.py",
+        include_str!("../../../python/devassert/_check_index.py"),
+    ),
+    (
+        "_check_loss.py",
+        include_str!("../../../python/devassert/_check_loss.py"),
+    ),
+    (
+        "_check_values.py",
+        include_str!("../../../python/devassert/_check_values.py"),
+    ),
+    (
+        "_faithful.py",
+        include_str!("../../../python/devassert/_faithful.py"),
     ),
     (
         "_hook.py",
         include_str!("../../../python/devassert/_hook.py"),
     ),
     (
-        "_mode.py",
-        include_str!("../../../python/devassert/_mode.py"),
+        "_intercept.py",
+        include_str!("../../../python/devassert/_intercept.py"),
+    ),
+    (
+        "_ops.py",
+        include_str!("../../../python/devassert/_ops.py"),
     ),
     (
         "_report.py",
         include_str!("../../../python/devassert/_report.py"),
+    ),
+    (
+        "_rules.py",
+        include_str!("../../../python/devassert/_rules.py"),
+    ),
+    (
+        "_samples.py",
+        include_str!("../../../python/devassert/_samples.py"),
+    ),
+    (
+        "_violation.py",
+        include_str!("../../../python/devassert/_violation.py"),
     ),
 ];
 

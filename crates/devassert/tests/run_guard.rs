@@ -501,7 +501,7 @@ fn the_diagnosis_on_stderr_names_the_line_values_and_fix() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("devassert.DeviceAssertPreventedIndexError: F.embedding"),
+        stderr.contains("devassert.DeviceAssertPreventedIndexError: index out of range in self\ndevassert: embedding: argument `input`"),
         "{stderr}"
     );
     let start = stderr

@@ -1,0 +1,121 @@
+"""Raising exactly what torch raises, with the guard's details added.
+
+The exception type and torch's own message come from running the op on CPU
+copies of the arguments (on CPU tensors the op itself already raised them), so
+``except IndexError`` and ``assertRaisesRegex`` keep working. Whether the bad
+values are what the op objects to is decided by running it once more with
+every bad value replaced by a valid one: if it still fails the same way, a
+shape or dtype check failed first, and that error is left to the op.
+"""
+
+import os
+import warnings
+
+import torch
+
+from . import DeviceAssertPrevented, _prevented_class, _report, _samples, _violation
+
+# Tensors larger than this are not copied to CPU for the repeat: an
+# uninitialised stand-in of the same shape and dtype takes their place (only
+# the guarded argument's values matter, and it is never that large).
+_COPY_LIMIT = 1 << 30
+
+
+def _on_cpu(x):
+    if isinstance(x, torch.Tensor):
+        t = x.detach()
+        if t.numel() * t.element_size() > _COPY_LIMIT:
+            return torch.empty(t.shape, dtype=t.dtype)
+        # A copy even on CPU: in-place ops must not touch the user's tensors.
+        return t.clone() if t.device.type == "cpu" else t.cpu()
+    if type(x) in (list, tuple):
+        return type(x)(_on_cpu(v) for v in x)
+    return x
+
+
+def _attempt(original, args, kwargs):
+    """The exception `original` raises on CPU copies of the arguments, or None."""
+    try:
+        a = tuple(_on_cpu(v) for v in args)
+        k = {n: _on_cpu(v) for n, v in kwargs.items()}
+    except Exception as e:  # noqa: BLE001 - a copy that fails is an answer too
+        return e
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            original(*a, **k)
+    except Exception as e:  # noqa: BLE001
+        return e
+    return None
+
+
+def _same(a, b):
+    return a is not None and b is not None and type(a) is type(b) and str(a) == str(b)
+
+
+def _fails_anyway(original, args, kwargs, found, error):
+    """True when the op fails with `error` whatever the bad values are (a shape
+    or dtype check), so the op's own error must win."""
+    if error is None or found.replace is None:
+        return False
+    safe = found.replace(args, kwargs, found)
+    if safe is None:
+        return True  # no valid value exists: the empty dimension is the problem
+    return _same(_attempt(original, *safe), error)
+
+
+def stop(original, check, args, kwargs, found):
+    """A check found bad values before the op ran (an accelerator tensor, or
+    strict): raise what the op raises on CPU, or return and let the op raise
+    its own shape error."""
+    error = _attempt(original, args, kwargs)
+    if _fails_anyway(original, args, kwargs, found, error):
+        return
+    _raise(found, error)
+
+
+def explain(original, check, args, kwargs, error, strict):
+    """The op raised `error`: when bad values caused it, raise it again with
+    the details; otherwise return (the caller re-raises it unchanged)."""
+    if isinstance(error, DeviceAssertPrevented):
+        return
+    try:
+        found = check.after(args, kwargs, strict)
+        if found is None or _fails_anyway(original, args, kwargs, found, error):
+            return
+    except Exception:  # noqa: BLE001 - never replace torch's error by the guard's
+        return
+    _raise(found, error)
+
+
+def _raise(found, error):
+    frames = _report.caller_frames()
+    location, inner = _report.locate(frames)
+    desc = _violation.describe(found)
+    causes, fixes = found.explain(desc, frames)
+    samples, certain, worker = _samples.find(found)
+    evidence = {"pid": os.getpid(), "raise_id": _report.next_raise_id()}
+    rank = _report.rank()
+    if rank is not None:
+        evidence["rank"] = rank
+        evidence["ranks"] = [rank]
+    if worker is not None:
+        evidence["worker"] = worker
+    if inner is not None and inner != location:
+        evidence["inner_frame"] = inner
+    where = {"location": location, "evidence": evidence, "samples": samples, "samples_certain": certain}
+    finding = _violation.finding(found, desc, causes, fixes, where)
+    text = _violation.message(found, desc, finding, str(error) if error is not None else "")
+    # On an accelerator an unchecked op dies of a device assert: a RuntimeError.
+    base = type(error) if error is not None else RuntimeError
+    cls = _prevented_class(base)
+    if cls is not None:
+        exc = cls(text)
+    else:
+        # A type we have no subclass for: torch's own exception, annotated.
+        exc = error
+        exc.args = (text,)
+    exc.finding = finding
+    exc.rule = found.rule
+    _report.emit(finding)
+    raise exc from None

@@ -1,0 +1,157 @@
+"""Wrapping the guarded entry points, and only those.
+
+Each guarded entry point (``torch.gather``, ``Tensor.__getitem__``,
+``torch.embedding``, ``torch._C._nn.cross_entropy_loss``, ...) is replaced by a
+wrapper that runs the op's check. Every other op is left untouched, so it pays
+nothing, its warnings keep the user's line, and no ``TorchFunctionMode`` is
+active (an active mode turns off the Transformer inference fast path).
+
+The wrapper:
+- on an accelerator tensor, checks the argument before the op launches (one
+  amin/amax pair and one sync), because a bad value would fail a device assert
+  and poison the CUDA context;
+- on a CPU tensor, lets the op run: CPU kernels check these values themselves
+  and raise. Only when they raise does the guard look at the values, and then
+  it re-raises torch's exception with the details appended. Valid CPU code pays
+  one Python call;
+- under torch.compile / FX / TorchScript tracing calls the op unchanged.
+
+Python-level functionals (``F.cross_entropy``, ``F.embedding``) are not wrapped
+themselves: the C ops they call are, so their own warnings keep their
+stacklevel.
+"""
+
+import functools
+
+import torch
+
+from . import _faithful, _ops, _samples
+
+OFF, ON, STRICT = 0, 1, 2
+_NAMES = {"off": OFF, "on": ON, "strict": STRICT}
+
+# The level of the whole process (one global read on the fast path).
+_level = OFF
+_installed = []  # (owner, attribute, original) for uninstall()
+
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+_is_tracing = torch._C._get_tracing_state
+
+
+def current_level():
+    for name, value in _NAMES.items():
+        if value == _level:
+            return name
+    return "off"
+
+
+def set_level(level):
+    """Install the wrappers on first use and set the level of the process."""
+    global _level
+    value = _NAMES[level]
+    if value != OFF and not _installed:
+        install()
+    _level = value
+
+
+def _wrap(original, check):
+    """The wrapper of one entry point."""
+    strict_only = check.strict_only
+
+    def guarded(*args, **kwargs):
+        if _level == OFF or (strict_only and _level != STRICT) or _is_compiling() or _is_tracing():
+            return original(*args, **kwargs)
+        try:
+            found = check.before(args, kwargs, _level == STRICT)
+        except Exception:
+            # A check must never break the program: fake, meta and functorch
+            # tensors and unusual arguments simply go unchecked.
+            found = None
+        if found is not None:
+            _faithful.stop(original, check, args, kwargs, found)
+        try:
+            return original(*args, **kwargs)
+        except Exception as error:
+            _faithful.explain(original, check, args, kwargs, error, _level == STRICT)
+            raise
+
+    try:
+        functools.update_wrapper(guarded, original)
+    except (AttributeError, TypeError):
+        pass
+    # torch.jit.script compiles the original instead of this wrapper (the
+    # mechanism torch's own _script_if_tracing uses).
+    setattr(guarded, "__script_if_tracing_wrapper", True)
+    setattr(guarded, "__original_fn", original)
+    guarded.__devassert_original__ = original
+    return guarded
+
+
+def _wrap_getitem(original, check):
+    """Tensor.__getitem__ / __setitem__: an int, slice, None or Ellipsis key
+    (the common case) returns before anything else is looked at."""
+
+    def guarded(self, key, *value):
+        if _level == OFF or type(key) in _SIMPLE_KEYS or _is_compiling() or _is_tracing():
+            return original(self, key, *value)
+        args = (self, key, *value)
+        try:
+            found = check.before(args, {}, _level == STRICT)
+        except Exception:
+            found = None
+        if found is not None:
+            _faithful.stop(original, check, args, {}, found)
+        try:
+            return original(self, key, *value)
+        except Exception as error:
+            _faithful.explain(original, check, args, {}, error, _level == STRICT)
+            raise
+
+    functools.update_wrapper(guarded, original)
+    guarded.__devassert_original__ = original
+    return guarded
+
+
+_SIMPLE_KEYS = (int, slice, type(None), type(Ellipsis))
+
+
+def install():
+    """Replace every guarded entry point by its wrapper (once per process)."""
+    if _installed:
+        return
+    _samples.install()
+    for owner, attr, check in _ops.entry_points():
+        original = getattr(owner, attr, None)
+        if original is None or hasattr(original, "__devassert_original__"):
+            continue
+        wrap = _wrap_getitem if attr in ("__getitem__", "__setitem__") else _wrap
+        wrapper = wrap(original, check)
+        try:
+            setattr(owner, attr, wrapper)
+        except (AttributeError, TypeError):
+            continue
+        _installed.append((owner, attr, original))
+        _register_for_torchscript(wrapper, original)
+
+
+def uninstall():
+    """Put every original entry point back (for tests and benchmarks)."""
+    global _level
+    _level = OFF
+    while _installed:
+        owner, attr, original = _installed.pop()
+        setattr(owner, attr, original)
+
+
+def _register_for_torchscript(wrapper, original):
+    """TorchScript maps C ops to schemas by the identity of the Python object;
+    give the wrapper the original's schema name."""
+    try:
+        from torch.jit import _builtins
+
+        table = _builtins._get_builtin_table()
+        name = table.get(id(original))
+        if name is not None:
+            _builtins._register_builtin(wrapper, name)
+    except Exception:
+        pass

@@ -1,0 +1,70 @@
+"""The guarded entry points: which callable, on which object, runs which check."""
+
+import torch
+
+from . import _check_embedding, _check_index, _check_loss, _check_values
+
+
+class Check:
+    """One op's check. `find(args, kwargs, pre, strict)` returns a Found or
+    None; `pre` is True before the op runs (cheap: CPU tensors are left to the
+    op), False after the op raised (look at the values whatever the device)."""
+
+    __slots__ = ("find", "strict_only")
+
+    def __init__(self, find, strict_only=False):
+        self.find = find
+        self.strict_only = strict_only
+
+    def before(self, args, kwargs, strict):
+        return self.find(args, kwargs, True, strict)
+
+    def after(self, args, kwargs, strict):
+        return self.find(args, kwargs, False, strict)
+
+
+def entry_points():
+    """[(owner, attribute, Check)] for every guarded entry point."""
+    nn = torch._C._nn
+    F = torch.nn.functional
+    T = torch.Tensor
+    out = []
+
+    def add(owners, names, find, strict_only=False):
+        check = Check(find, strict_only)
+        for owner in owners:
+            for name in names:
+                if hasattr(owner, name):
+                    out.append((owner, name, check))
+
+    both = (torch, T)
+    add((torch,), ("embedding",), _check_embedding.embedding)
+    add((torch,), ("embedding_bag",), _check_embedding.embedding_bag)
+    add((nn,), ("cross_entropy_loss",), _check_loss.nll("cross_entropy", 4))
+    add((nn,), ("nll_loss_nd", "nll_loss", "nll_loss2d"), _check_loss.nll("nll_loss", 4))
+    add((nn,), ("binary_cross_entropy",), _check_loss.bce)
+    add((torch,), ("ctc_loss",), _check_loss.ctc)
+    add((nn,), ("multi_margin_loss",), _check_loss.multi_margin)
+    add((nn, F), ("one_hot",), _check_values.one_hot)
+    add(both, ("multinomial",), _check_values.multinomial)
+    add(both, ("bincount",), _check_values.bincount)
+    add(both, ("bernoulli",), _check_values.bernoulli)
+    add((T,), ("bernoulli_",), _check_values.bernoulli)
+    add((torch,), ("poisson",), _check_values.poisson)
+    add(both, ("repeat_interleave",), _check_values.repeat_interleave)
+    add(both, ("take",), _check_index.flat_index("take"))
+    add(both, ("put", "put_"), _check_index.flat_index("put_"))
+    add(both, ("take_along_dim",), _check_index.flat_index("take_along_dim", "indices", strict_only=True), strict_only=True)
+    add((T,), ("__getitem__",), _check_index.subscript("Tensor.__getitem__"))
+    add((T,), ("__setitem__",), _check_index.subscript("Tensor.__setitem__"))
+    add(both, ("index_put", "index_put_"), _check_index.index_put("index_put"))
+    for name in ("gather", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_"):
+        add(both, (name,), _check_index.dim_index(name, "DA121", False))
+    add(both, ("index_select",), _check_index.dim_index("index_select", "DA101", False))
+    for name in ("index_add", "index_add_", "index_reduce", "index_reduce_"):
+        add(both, (name,), _check_index.dim_index(name, "DA113", False))
+    for name in ("index_copy", "index_copy_"):
+        add(both, (name,), _check_index.dim_index(name, "DA114", False))
+    for name in ("index_fill", "index_fill_"):
+        add(both, (name,), _check_index.dim_index(name, "DA115", True))
+    return out
