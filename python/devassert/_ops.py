@@ -23,8 +23,18 @@ class Check:
         return self.find(args, kwargs, False, strict)
 
 
+_entries = None
+
+
 def entry_points():
-    """[(owner, attribute, Check)] for every guarded entry point."""
+    """[(owner, attribute, Check)] for every guarded entry point (made once)."""
+    global _entries
+    if _entries is None:
+        _entries = _make_entries()
+    return _entries
+
+
+def _make_entries():
     nn = torch._C._nn
     F = torch.nn.functional
     T = torch.Tensor

@@ -220,13 +220,12 @@ fn memchr_last(buf: &[u8]) -> Option<usize> {
 fn merge(guard: Vec<Finding>, log: Report, catalog: &Catalog) -> Report {
     let mut report = Report::new("run");
     for mut f in guard {
+        // The guard's fixes already fit the program (its libraries, labels
+        // or ids); the catalog's generic ones would contradict them.
         if let Some(rule) = catalog.get(&f.rule) {
             let base = catalog.finding(rule);
             f.name = base.name;
             f.summary = base.summary;
-            for fix in base.fixes {
-                devassert_core::catalog::push_fix(&mut f.fixes, &fix);
-            }
         }
         report.findings.push(f);
     }
