@@ -1,0 +1,337 @@
+"""The guard in real programs: invisible on valid ones, faithful on invalid
+ones. Each test runs the same code plain and guarded (on both guard paths:
+the CPU path, and the accelerator path forced on CPU tensors) and compares.
+
+Run: python -m unittest test_cases (PYTHONPATH must hold python/).
+"""
+
+import json
+import os
+import pickle
+import resource
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import devassert
+from devassert import _intercept, _violation
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
+
+
+def plain_and_guarded(fn):
+    """[(mode, result or exception)] for plain, the CPU path and the precheck path."""
+    out = []
+    for mode, level, precheck in (("plain", "off", False), ("cpu", "on", False), ("precheck", "on", True)):
+        _violation.PRECHECK_CPU = precheck
+        _intercept.set_level(level)
+        try:
+            out.append((mode, fn()))
+        except Exception as e:  # noqa: BLE001
+            out.append((mode, e))
+        finally:
+            _violation.PRECHECK_CPU = False
+            _intercept.set_level("off")
+    return out
+
+
+def run_script(code, env=None, cwd=None):
+    full = dict(os.environ, PYTHONPATH=PYTHONPATH, **(env or {}))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full, cwd=cwd, timeout=300)
+
+
+class ValidProgramsPass(unittest.TestCase):
+    def assert_same_everywhere(self, fn):
+        results = plain_and_guarded(fn)
+        plain = results[0][1]
+        self.assertNotIsInstance(plain, Exception, f"the program itself fails: {plain!r}")
+        for mode, got in results[1:]:
+            self.assertNotIsInstance(got, Exception, f"{mode}: {got!r}")
+            torch.testing.assert_close(got, plain, rtol=0, atol=0, msg=mode)
+
+    def test_bernoulli_with_a_float_p_ignores_the_shape_tensors_values(self):
+        t = torch.tensor([3.0, -2.0, 7.5])
+
+        def fn():
+            torch.manual_seed(0)
+            return torch.bernoulli(t, 0.5)
+
+        self.assert_same_everywhere(fn)
+
+    def test_a_0d_bool_key_consumes_no_dimension(self):
+        y = torch.arange(12).reshape(6, 2)
+        self.assert_same_everywhere(lambda: y[torch.tensor(True), torch.tensor([5])])
+
+    def test_ignore_index_as_numpy_integer_and_0d_tensor(self):
+        x = torch.randn(3, 4)
+        t = torch.tensor([0, 255, 2])
+        self.assert_same_everywhere(lambda: F.cross_entropy(x, t, ignore_index=np.int64(255)))
+        self.assert_same_everywhere(lambda: F.cross_entropy(x, t, ignore_index=torch.tensor(255)))
+        self.assert_same_everywhere(lambda: F.nll_loss(x.log_softmax(1), t, ignore_index=np.int32(255)))
+
+    def test_nested_tensor_through_transformer_encoder_layer(self):
+        # Only the inference fast path takes NestedTensor input: an active
+        # TorchFunctionMode would turn it off and this would raise.
+        layer = torch.nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, batch_first=True).eval()
+        nested = torch.nested.nested_tensor([torch.randn(3, 16), torch.randn(5, 16)])
+
+        def fn():
+            with torch.no_grad():
+                return torch.nested.to_padded_tensor(layer(nested), 0.0)
+
+        self.assert_same_everywhere(fn)
+
+
+class InvalidProgramsFailAsTheyWould(unittest.TestCase):
+    def assert_same_error(self, fn, prevented=True):
+        results = plain_and_guarded(fn)
+        plain = results[0][1]
+        self.assertIsInstance(plain, Exception)
+        for mode, got in results[1:]:
+            self.assertIsInstance(got, Exception, mode)
+            if prevented:
+                self.assertIsInstance(got, devassert.DeviceAssertPrevented, mode)
+                self.assertIs(type(got).__mro__[2], type(plain), mode)
+            else:
+                self.assertIs(type(got), type(plain), f"{mode}: {got!r}")
+            self.assertTrue(str(got).startswith(str(plain)), f"{mode}: {got}")
+        return [got for _, got in results[1:]]
+
+    def test_index_select_on_an_empty_dim_raises_torchs_runtime_error(self):
+        self.assert_same_error(lambda: torch.index_select(torch.empty(0, 3), 0, torch.tensor([0])), prevented=False)
+
+    def test_a_shape_error_wins_over_bad_values(self):
+        x = torch.arange(20.0).reshape(4, 5)
+        for got in self.assert_same_error(lambda: torch.gather(x, 1, torch.tensor([0, 9])), prevented=False):
+            self.assertIn("same number of dimensions", str(got))
+        self.assert_same_error(lambda: F.multi_margin_loss(torch.randn(0), torch.tensor([0])), prevented=False)
+
+    def test_bad_values_keep_torchs_type_and_message(self):
+        for got in self.assert_same_error(lambda: F.cross_entropy(torch.randn(3, 4), torch.tensor([0, 255, 2]))):
+            self.assertIsInstance(got, IndexError)
+            self.assertEqual(got.finding["causes"][0]["id"], "ignore_label_not_ignored")
+            self.assertIn("--classes 4 --ignore 255", " ".join(got.finding["fixes"]))
+        for got in self.assert_same_error(lambda: torch.multinomial(torch.tensor([[0.5, float("nan")]]), 1)):
+            self.assertEqual(got.rule, "DA301")
+
+    def test_the_true_count_min_and_max_are_reported(self):
+        ids = torch.arange(200).unsqueeze(0)
+        table = torch.randn(128, 2)
+        for got in self.assert_same_error(lambda: F.embedding(ids, table)):
+            f = got.finding
+            self.assertEqual((f["count"], f["value_min"], f["value_max"]), (72, 128, 199))
+            self.assertEqual(f["values"][-1], 199)
+            self.assertIn("69 more", str(got))
+
+    def test_exceptions_round_trip_through_pickle_in_a_fresh_process(self):
+        _intercept.set_level("on")
+        try:
+            F.embedding(torch.tensor([5]), torch.randn(3, 2))
+        except IndexError as e:
+            blob = pickle.dumps(e)
+        finally:
+            _intercept.set_level("off")
+        r = run_script(
+            """
+            import pickle, sys
+            e = pickle.loads(sys.stdin.buffer.read()) if False else pickle.loads(bytes.fromhex(sys.argv[1]))
+            assert isinstance(e, IndexError), type(e)
+            print(type(e).__name__, e.finding["rule"], e.finding["values"])
+            """.replace("sys.argv[1]", repr(blob.hex()))
+        )
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.strip(), "DeviceAssertPreventedIndexError DA101 [5]")
+
+
+class TheRestIsUntouched(unittest.TestCase):
+    def test_warnings_keep_their_place(self):
+        x = torch.randn(2, 3)
+        places = {}
+        for level in ("off", "on"):
+            _intercept.set_level(level)
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    line = sys._getframe().f_lineno + 1
+                    F.softmax(x)  # a Python warning of an unguarded op (stacklevel 2)
+                    F.cross_entropy(x, torch.tensor([0, 1]), reduce=False)  # of a guarded functional
+                    torch.tensor([1.0, 2.0]).log().var(correction=3)  # a C++ warning of an unguarded op
+            finally:
+                _intercept.set_level("off")
+            places[level] = [(os.path.abspath(w.filename), w.lineno, str(w.message)[:40]) for w in caught]
+        self.assertEqual(len(places["off"]), 3, places)
+        self.assertEqual(places["on"], places["off"])
+        self.assertEqual(places["on"][0][:2], (os.path.abspath(__file__), line))
+
+    def test_unguarded_ops_are_not_rerouted(self):
+        _intercept.set_level("on")
+        try:
+            self.assertIs(torch.matmul, torch._C._VariableFunctions.matmul)
+            self.assertEqual(torch._C._len_torch_function_stack(), 0)
+        finally:
+            _intercept.set_level("off")
+
+    def test_an_expanded_index_is_not_copied_to_be_checked(self):
+        code = """
+            import resource, torch
+            from devassert import _intercept, _violation
+            x = torch.zeros(4, 8, dtype=torch.int8)
+            idx = torch.tensor([0, 1, 2, 3]).view(4, 1).expand(4, 1 << 24)
+            torch.gather(x, 1, idx)  # warm up: the output (64 MiB) exists in both runs
+            if MODE:
+                _violation.PRECHECK_CPU = True
+                _intercept.set_level("on")
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            out = torch.gather(x, 1, idx)
+            after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            print((after - before) // 1024)
+        """
+        grown = {}
+        for mode in (0, 1):
+            r = run_script(code.replace("MODE", str(mode)))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            grown[mode] = int(r.stdout.split()[-1])
+        # A flat copy of the index would be 512 MiB.
+        self.assertLess(grown[1] - grown[0], 64, grown)
+
+
+class WhereAndWhich(unittest.TestCase):
+    def test_a_deep_library_stack_still_names_the_users_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            lib = os.path.join(tmp, "site-packages", "deeplib")
+            os.makedirs(lib)
+            body = ["import torch", "def f0(ids, table):", "    return torch.nn.functional.embedding(ids, table)"]
+            for i in range(1, 14):
+                body += [f"def f{i}(ids, table):", f"    return f{i - 1}(ids, table)"]
+            with open(os.path.join(lib, "__init__.py"), "w") as fh:
+                fh.write("\n".join(body) + "\n")
+            user = os.path.join(tmp, "train.py")
+            with open(user, "w") as fh:
+                fh.write(
+                    "import sys, torch, devassert\n"
+                    f"sys.path.insert(0, {os.path.join(tmp, 'site-packages')!r})\n"
+                    "import deeplib\n"
+                    "devassert.guard()\n"
+                    "try:\n"
+                    "    deeplib.f13(torch.tensor([7]), torch.randn(4, 2))\n"
+                    "except IndexError as e:\n"
+                    "    import json; print(json.dumps(e.finding))\n"
+                )
+            r = subprocess.run([sys.executable, user], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=PYTHONPATH), timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            f = json.loads(r.stdout)
+            self.assertEqual((os.path.basename(f["location"]["file"]), f["location"]["line"]), ("train.py", 6))
+            self.assertTrue(f["evidence"]["inner_frame"]["file"].endswith(os.path.join("deeplib", "__init__.py")))
+
+    def test_a_caught_finding_and_an_uncaught_one(self):
+        code = """
+            import torch, devassert
+            devassert.guard()
+            try:
+                torch.gather(torch.zeros(2, 2), 1, torch.tensor([[0, 3], [0, 0]]))
+            except RuntimeError:
+                pass
+            if UNCAUGHT:
+                torch.gather(torch.zeros(2, 2), 1, torch.tensor([[0, 4], [0, 0]]))
+        """
+        for uncaught in (0, 1):
+            with tempfile.TemporaryDirectory() as reports:
+                r = run_script(code.replace("UNCAUGHT", str(uncaught)), env={"DEVASSERT_REPORT_DIR": reports})
+                self.assertEqual(r.returncode, uncaught, r.stderr)
+                names = sorted(os.listdir(reports))
+                self.assertEqual([n.split("-")[0] for n in names], ["exit", "guard"])
+                with open(os.path.join(reports, names[1])) as fh:
+                    findings = [json.loads(line) for line in fh]
+                with open(os.path.join(reports, names[0])) as fh:
+                    record = json.load(fh)
+                ids = [f["evidence"]["raise_id"] for f in findings]
+                self.assertEqual(len(ids), 1 + uncaught)
+                self.assertEqual(record["uncaught"], ids[1:])
+
+    def test_dataset_indices_with_0_and_2_workers(self):
+        code = """
+            import json, torch, devassert
+            from torch.utils.data import DataLoader, Dataset
+
+            class Tokens(Dataset):
+                def __len__(self):
+                    return 40
+                def __getitem__(self, i):
+                    bad = i in (13, 27)
+                    return {"input_ids": torch.tensor([1, 2, 60 if bad else 3]), "label": torch.tensor(i % 2)}
+
+            if __name__ == "__main__":
+                devassert.guard()
+                emb = torch.nn.Embedding(50, 4)
+                g = torch.Generator().manual_seed(7)
+                loader = DataLoader(Tokens(), batch_size=8, shuffle=True, generator=g, num_workers=WORKERS)
+                for batch in loader:
+                    ids = batch["input_ids"].clone()  # as .to(device) would
+                    try:
+                        emb(ids)
+                    except IndexError as e:
+                        print(json.dumps([e.finding["samples"], e.finding["samples_certain"]]))
+                        break
+        """
+        for workers in (0, 2):
+            with tempfile.TemporaryDirectory() as tmp:
+                script = os.path.join(tmp, "train.py")
+                with open(script, "w") as fh:
+                    fh.write(textwrap.dedent(code).replace("WORKERS", str(workers)))
+                r = subprocess.run([sys.executable, script], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=PYTHONPATH), timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            samples, certain = json.loads(r.stdout)
+            self.assertTrue(certain, workers)
+            self.assertTrue(samples, workers)
+            for s in samples:
+                self.assertIn(s["dataset_index"], (13, 27), samples)
+            if workers:
+                self.assertIn(samples[0]["worker"], (0, 1))
+
+    def test_a_finding_inside_a_worker_names_its_sample_and_the_parent_catches_it(self):
+        code = """
+            import json, torch, devassert
+            from torch.utils.data import DataLoader, Dataset
+            table = torch.arange(10.0)
+
+            class Items(Dataset):
+                def __len__(self):
+                    return 8
+                def __getitem__(self, i):
+                    return table[torch.tensor([12 if i == 5 else i])]
+
+            if __name__ == "__main__":
+                devassert.guard()
+                try:
+                    for batch in DataLoader(Items(), batch_size=2, num_workers=2):
+                        pass
+                except IndexError as e:
+                    print(type(e).__name__)
+        """
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as reports:
+            script = os.path.join(tmp, "items.py")
+            with open(script, "w") as fh:
+                fh.write(textwrap.dedent(code))
+            r = subprocess.run([sys.executable, script], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=PYTHONPATH, DEVASSERT_REPORT_DIR=reports), timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), "DeviceAssertPreventedIndexError")
+            findings = []
+            for name in os.listdir(reports):
+                if name.startswith("guard-"):
+                    with open(os.path.join(reports, name)) as fh:
+                        findings += [json.loads(line) for line in fh]
+        self.assertEqual(len(findings), 1)
+        self.assertEqual(findings[0]["samples"], [{"dataset_index": 5, "worker": findings[0]["evidence"]["worker"]}])
+        self.assertTrue(findings[0]["samples_certain"])
+
+
+if __name__ == "__main__":
+    unittest.main()

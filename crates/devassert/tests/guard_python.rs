@@ -1,0 +1,39 @@
+//! The guard's own Python tests, on real PyTorch (CPU): PyTorch's OpInfo
+//! database run plain vs guarded (`guard_py/opinfo_conformance.py`), and the
+//! programs a user writes (`guard_py/test_cases.py`).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+fn run_python(args: &[&str]) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guard_py");
+    let out = Command::new(common::python())
+        .args(args)
+        .current_dir(&dir)
+        .env("PYTHONPATH", common::repo_root().join("python"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run the test venv's python");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{}", text);
+    text
+}
+
+#[test]
+fn opinfo_samples_and_error_inputs_are_unchanged_by_the_guard() {
+    let text = run_python(&["opinfo_conformance.py"]);
+    assert!(text.contains("0 failed"), "{text}");
+    println!("{text}");
+}
+
+#[test]
+fn real_programs_behave_the_same_guarded() {
+    let text = run_python(&["-m", "unittest", "-v", "test_cases"]);
+    assert!(text.contains("\nOK"), "{text}");
+}
