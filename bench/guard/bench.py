@@ -1,8 +1,17 @@
-"""Times a small transformer training step on CPU without and with the
-devassert guard, in the same process (alternating blocks), and prints the
-median of each and the overhead.
+"""What the guard costs on CPU, as ratios to plain PyTorch in the same process.
 
-    python bench/guard/bench.py [--steps 20] [--reps 5] [--device cpu]
+1. Per call: an unguarded op (`x[3]`, which still passes the __getitem__
+   wrapper's first test) and a guarded op on valid input (`gather`), with the
+   guard's wrappers, on its accelerator path forced on CPU (one amin/amax and a
+   sync, as on a GPU), and, for comparison, under a TorchFunctionMode that
+   declines every op it does not guard (the interception devassert used to use).
+2. Per training step: a nanoGPT-sized model (2 layers, d=64, the size where
+   per-call cost shows) and a 4-layer d=256 transformer.
+
+Variants alternate block by block so that load changes on a shared machine
+hit all alike; medians are reported.
+
+    python bench/guard/bench.py [--reps 7] [--steps 10] [--threads 1]
 """
 
 import argparse
@@ -10,84 +19,183 @@ import os
 import statistics
 import sys
 import time
+import timeit
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from torch.overrides import TorchFunctionMode  # noqa: E402
 
-import devassert  # noqa: E402
+from devassert import _intercept, _violation  # noqa: E402
 
 
-class TinyLM(nn.Module):
-    def __init__(self, vocab=8000, d=256, layers=4, heads=4, max_len=128):
+class DecliningMode(TorchFunctionMode):
+    """The alternative design: one global mode that returns at once for ops it
+    does not guard. Measured here only."""
+
+    GUARDED = {torch.gather, torch.Tensor.gather, torch.Tensor.__getitem__}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func not in self.GUARDED:
+            return func(*args, **(kwargs or {}))
+        return func(*args, **(kwargs or {}))
+
+
+class Variant:
+    def __init__(self, name, enter, leave):
+        self.name, self.enter, self.leave = name, enter, leave
+
+
+def _level(level, precheck=False):
+    def enter():
+        _violation.PRECHECK_CPU = precheck
+        _intercept.set_level(level)
+
+    def leave():
+        _violation.PRECHECK_CPU = False
+        _intercept.set_level("off")
+
+    return enter, leave
+
+
+def _mode():
+    holder = []
+
+    def enter():
+        holder.append(DecliningMode())
+        holder[-1].__enter__()
+
+    def leave():
+        holder.pop().__exit__(None, None, None)
+
+    return enter, leave
+
+
+VARIANTS = [
+    Variant("plain", lambda: None, lambda: None),
+    Variant("guard", *_level("on")),
+    Variant("guard, accelerator path", *_level("on", precheck=True)),
+    Variant("declining mode", *_mode()),
+]
+
+
+def per_call(reps, number):
+    x = torch.randn(64, 64)
+    idx = torch.randint(0, 64, (64, 8))
+    stmts = {"x[3]": lambda: x[3], "gather": lambda: torch.gather(x, 1, idx)}
+    out = {}
+    for label, fn in stmts.items():
+        times = {v.name: [] for v in VARIANTS}
+        for r in range(reps):
+            order = VARIANTS if r % 2 == 0 else VARIANTS[::-1]
+            for v in order:
+                v.enter()
+                try:
+                    times[v.name].append(min(timeit.repeat(fn, number=number, repeat=3)) / number * 1e6)
+                finally:
+                    v.leave()
+        out[label] = {k: statistics.median(t) for k, t in times.items()}
+    return out
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
         super().__init__()
-        self.tok = nn.Embedding(vocab, d)
-        self.pos = nn.Embedding(max_len, d)
-        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, batch_first=True)
-        self.body = nn.TransformerEncoder(layer, layers)
-        self.head = nn.Linear(d, vocab)
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
 
-    def forward(self, ids):
-        pos = torch.arange(ids.size(1), device=ids.device).unsqueeze(0)
-        return self.head(self.body(self.tok(ids) + self.pos(pos)))
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    """A character-level GPT of nanoGPT's shape (token and position tables,
+    pre-norm blocks, tied head), small enough that per-call costs show."""
+
+    def __init__(self, vocab, d, layers, heads, block):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(block, d)
+        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.wte.weight
+
+    def forward(self, idx, targets):
+        pos = torch.arange(idx.size(1))
+        x = self.wte(idx) + self.wpe(pos)
+        for blk in self.blocks:
+            x = blk(x)
+        logits = self.head(self.ln(x))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1)
+
+
+def per_step(name, model, batch, reps, steps):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    data = torch.randint(0, model.wte.num_embeddings, (batch[0], batch[1] + 1))
+    x, y = data[:, :-1], data[:, 1:]
+
+    def block():
+        t = time.perf_counter()
+        for _ in range(steps):
+            loss = model(x, y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        return (time.perf_counter() - t) / steps
+
+    variants = VARIANTS[:3]
+    for v in variants:
+        v.enter()
+        try:
+            block()  # warm up every path
+        finally:
+            v.leave()
+    times = {v.name: [] for v in variants}
+    for r in range(reps):
+        for v in variants if r % 2 == 0 else variants[::-1]:
+            v.enter()
+            try:
+                times[v.name].append(block())
+            finally:
+                v.leave()
+    return name, {k: statistics.median(t) for k, t in times.items()}
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=10, help="training steps per timed block")
-    ap.add_argument("--reps", type=int, default=5, help="timed blocks per variant")
-    ap.add_argument("--device", default="cpu")
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--number", type=int, default=20000, help="calls per per-call sample")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 keeps a shared machine's noise down)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    dev = torch.device(args.device)
-    model = TinyLM(max_len=args.seq).to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    ids = torch.randint(0, 8000, (args.batch, args.seq), device=dev)
-    labels = ids.roll(-1, 1)
-    labels[:, -1] = -100
-
-    def step():
-        logits = model(ids)
-        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-
-    def block():
-        t = time.perf_counter()
-        for _ in range(args.steps):
-            step()
-        return (time.perf_counter() - t) / args.steps
-
-    for _ in range(3):
-        step()  # warm up both paths
-    with devassert.guard():
-        step()
-    # Alternate the two variants block by block so that load changes on a
-    # shared machine hit both alike.
-    plain, guarded = [], []
-    for i in range(args.reps):
-        if i % 2:
-            with devassert.guard():
-                guarded.append(block())
-            plain.append(block())
-        else:
-            plain.append(block())
-            with devassert.guard():
-                guarded.append(block())
-    p, g = statistics.median(plain), statistics.median(guarded)
-    print(f"step (batch {args.batch} x {args.seq}, 4-layer d=256 transformer, {args.device}, torch {torch.__version__})")
-    print(f"  without guard: median {p * 1000:.1f} ms  ({', '.join(f'{x * 1000:.1f}' for x in plain)})")
-    print(f"  with guard:    median {g * 1000:.1f} ms  ({', '.join(f'{x * 1000:.1f}' for x in guarded)})")
-    print(f"  overhead: {100 * (g / p - 1):+.1f} % on the medians, {100 * (min(guarded) / min(plain) - 1):+.1f} % on the best blocks  (goal <= 5 %)")
+    _intercept.install()
+    print(f"torch {torch.__version__}, {args.threads} thread(s), medians of {args.reps} alternating blocks")
+    print("\nper call (µs)                plain    guard  (added)   accel path  (added)   declining mode  (added)")
+    for label, t in per_call(args.reps, args.number).items():
+        p = t["plain"]
+        cells = [f"{t[v.name]:8.2f} ({t[v.name] - p:+6.2f})" for v in VARIANTS[1:]]
+        print(f"  {label:24} {p:8.2f}  " + "   ".join(cells))
+    print("\nper training step (ms)       plain    guard (ratio)   accel path (ratio)   goal <= 1.05")
+    models = [
+        ("nanoGPT-sized 2L d=64", GPT(65, 64, 2, 4, 64), (12, 64)),
+        ("4-layer d=256", GPT(8000, 256, 4, 4, 128), (8, 128)),
+    ]
+    for name, model, batch in models:
+        _, t = per_step(name, model, batch, args.reps, args.steps)
+        p = t["plain"]
+        ratios = "   ".join(f"{t[k] * 1e3:8.2f} ({t[k] / p:.3f})" for k in ("guard", "guard, accelerator path"))
+        print(f"  {name:24} {p * 1e3:8.2f}  {ratios}")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import functools
 
 import torch
 
-from . import _faithful, _ops, _samples
+from . import _faithful, _ops, _samples, _violation
 
 OFF, ON, STRICT = 0, 1, 2
 _NAMES = {"off": OFF, "on": ON, "strict": STRICT}
@@ -57,22 +57,31 @@ def set_level(level):
 def _wrap(original, check):
     """The wrapper of one entry point."""
     strict_only = check.strict_only
+    cpu_checks = check.cpu_checks
 
     def guarded(*args, **kwargs):
-        if _level == OFF or (strict_only and _level != STRICT) or _is_compiling() or _is_tracing():
+        level = _level
+        if level == OFF or (strict_only and level != STRICT):
             return original(*args, **kwargs)
-        try:
-            found = check.before(args, kwargs, _level == STRICT)
-        except Exception:
-            # A check must never break the program: fake, meta and functorch
-            # tensors and unusual arguments simply go unchecked.
-            found = None
-        if found is not None:
-            _faithful.stop(original, check, args, kwargs, found)
+        # The kernel runs where the first tensor argument lives. On CPU at
+        # level "on" the op checks its own values: nothing to do before it.
+        first = args[0] if args else None
+        if not (level == ON and cpu_checks and type(first) in _TENSOR_TYPES and first.is_cpu and not _violation.PRECHECK_CPU):
+            if _is_compiling() or _is_tracing():
+                return original(*args, **kwargs)
+            try:
+                found = check.before(args, kwargs, level == STRICT)
+            except Exception:
+                # A check must never break the program: fake, meta and
+                # functorch tensors and unusual arguments go unchecked.
+                found = None
+            if found is not None:
+                _faithful.stop(original, check, args, kwargs, found)
         try:
             return original(*args, **kwargs)
         except Exception as error:
-            _faithful.explain(original, check, args, kwargs, error, _level == STRICT)
+            if not _is_compiling():
+                _faithful.explain(original, check, args, kwargs, error, level == STRICT)
             raise
 
     try:
@@ -92,19 +101,24 @@ def _wrap_getitem(original, check):
     (the common case) returns before anything else is looked at."""
 
     def guarded(self, key, *value):
-        if _level == OFF or type(key) in _SIMPLE_KEYS or _is_compiling() or _is_tracing():
+        level = _level
+        if level == OFF or type(key) in _SIMPLE_KEYS:
             return original(self, key, *value)
         args = (self, key, *value)
-        try:
-            found = check.before(args, {}, _level == STRICT)
-        except Exception:
-            found = None
-        if found is not None:
-            _faithful.stop(original, check, args, {}, found)
+        if not (level == ON and self.is_cpu and not _violation.PRECHECK_CPU):
+            if _is_compiling() or _is_tracing():
+                return original(self, key, *value)
+            try:
+                found = check.before(args, {}, level == STRICT)
+            except Exception:
+                found = None
+            if found is not None:
+                _faithful.stop(original, check, args, {}, found)
         try:
             return original(self, key, *value)
         except Exception as error:
-            _faithful.explain(original, check, args, {}, error, _level == STRICT)
+            if not _is_compiling():
+                _faithful.explain(original, check, args, {}, error, level == STRICT)
             raise
 
     functools.update_wrapper(guarded, original)
@@ -113,6 +127,8 @@ def _wrap_getitem(original, check):
 
 
 _SIMPLE_KEYS = (int, slice, type(None), type(Ellipsis))
+# Exact types for the fast test; subclasses (Parameter, ...) take the full path.
+_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
 
 
 def install():

@@ -10,11 +10,13 @@ class Check:
     None; `pre` is True before the op runs (cheap: CPU tensors are left to the
     op), False after the op raised (look at the values whatever the device)."""
 
-    __slots__ = ("find", "strict_only")
+    __slots__ = ("find", "strict_only", "cpu_checks")
 
-    def __init__(self, find, strict_only=False):
+    def __init__(self, find, strict_only=False, cpu_checks=True):
         self.find = find
         self.strict_only = strict_only
+        # False when the CPU kernel does not check these values itself.
+        self.cpu_checks = cpu_checks
 
     def before(self, args, kwargs, strict):
         return self.find(args, kwargs, True, strict)
@@ -40,8 +42,8 @@ def _make_entries():
     T = torch.Tensor
     out = []
 
-    def add(owners, names, find, strict_only=False):
-        check = Check(find, strict_only)
+    def add(owners, names, find, strict_only=False, cpu_checks=True):
+        check = Check(find, strict_only, cpu_checks)
         for owner in owners:
             for name in names:
                 if hasattr(owner, name):
@@ -53,7 +55,7 @@ def _make_entries():
     add((nn,), ("cross_entropy_loss",), _check_loss.nll("cross_entropy", 4))
     add((nn,), ("nll_loss_nd", "nll_loss", "nll_loss2d"), _check_loss.nll("nll_loss", 4))
     add((nn,), ("binary_cross_entropy",), _check_loss.bce)
-    add((torch,), ("ctc_loss",), _check_loss.ctc)
+    add((torch,), ("ctc_loss",), _check_loss.ctc, cpu_checks=False)
     add((nn,), ("multi_margin_loss",), _check_loss.multi_margin)
     add((nn, F), ("one_hot",), _check_values.one_hot)
     add(both, ("multinomial",), _check_values.multinomial)
@@ -64,7 +66,7 @@ def _make_entries():
     add(both, ("repeat_interleave",), _check_values.repeat_interleave)
     add(both, ("take",), _check_index.flat_index("take"))
     add(both, ("put", "put_"), _check_index.flat_index("put_"))
-    add(both, ("take_along_dim",), _check_index.flat_index("take_along_dim", "indices", strict_only=True), strict_only=True)
+    add(both, ("take_along_dim",), _check_index.flat_index("take_along_dim", "indices", strict_only=True), strict_only=True, cpu_checks=False)
     add((T,), ("__getitem__",), _check_index.subscript("Tensor.__getitem__"))
     add((T,), ("__setitem__",), _check_index.subscript("Tensor.__setitem__"))
     add(both, ("index_put", "index_put_"), _check_index.index_put("index_put"))

@@ -83,9 +83,9 @@ def collapse(t):
 
 
 def extrema(t):
-    """(min, max) of a non-empty tensor: two reductions, no copy, one sync."""
-    t = collapse(t)
-    return torch.stack((torch.amin(t), torch.amax(t))).tolist()
+    """(min, max) of a non-empty tensor: one reduction over the tensor as it
+    is (no reshape, no copy; expanded dimensions collapsed), one sync."""
+    return torch.stack(torch.aminmax(collapse(t))).tolist()
 
 
 def outside(t, low, high):
