@@ -48,7 +48,10 @@ fn labels_use_the_contract_vocabulary_and_name_existing_logs() {
             }
         }
         if serde_json::from_value::<OpFamily>(row["op_family"].clone()).is_err() {
-            bad.push(format!("{id}: op_family {} is not in the contract", row["op_family"]));
+            bad.push(format!(
+                "{id}: op_family {} is not in the contract",
+                row["op_family"]
+            ));
         }
         let cause = row["cause"].as_str().unwrap_or("");
         if !CAUSE_IDS.contains(&cause) {
@@ -59,7 +62,10 @@ fn labels_use_the_contract_vocabulary_and_name_existing_logs() {
             bad.push(format!("{id}: evidence does not support cause {cause:?}"));
         }
         if !matches!(row["split"].as_str(), Some("tune" | "holdout")) {
-            bad.push(format!("{id}: split {} is neither tune nor holdout", row["split"]));
+            bad.push(format!(
+                "{id}: split {} is neither tune nor holdout",
+                row["split"]
+            ));
         }
         if !row["multi_rank"].is_boolean() || !row["rocm"].is_boolean() {
             bad.push(format!("{id}: multi_rank / rocm are not booleans"));
