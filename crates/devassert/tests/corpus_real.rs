@@ -1,0 +1,127 @@
+//! The wider real-log corpus (`tests/corpus/real`, issue #16): its labels are
+//! well formed in the contract's vocabulary, and `explain` reads every log
+//! without failing. Accuracy on it is measured by `scripts/corpus-accuracy`,
+//! not asserted here: half of it is a holdout split nobody tunes on.
+
+mod common;
+
+use devassert_core::finding::{OpFamily, CAUSE_IDS};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+const KEYS: &[&str] = &[
+    "id",
+    "url",
+    "op_family",
+    "cause",
+    "evidence",
+    "multi_rank",
+    "rocm",
+    "split",
+];
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real")
+}
+
+fn labels() -> Vec<Value> {
+    let text = std::fs::read_to_string(corpus().join("labels.jsonl")).expect("labels.jsonl");
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("label line {l}: {e}")))
+        .collect()
+}
+
+#[test]
+fn labels_use_the_contract_vocabulary_and_name_existing_logs() {
+    let rows = labels();
+    assert!(rows.len() >= 50, "{} labelled logs", rows.len());
+    let mut ids = BTreeSet::new();
+    let mut urls = BTreeSet::new();
+    let mut bad = Vec::new();
+    for row in &rows {
+        let id = row["id"].as_str().unwrap_or("?").to_string();
+        for key in KEYS {
+            if row.get(key).is_none() {
+                bad.push(format!("{id}: no `{key}`"));
+            }
+        }
+        if serde_json::from_value::<OpFamily>(row["op_family"].clone()).is_err() {
+            bad.push(format!(
+                "{id}: op_family {} is not in the contract",
+                row["op_family"]
+            ));
+        }
+        let cause = row["cause"].as_str().unwrap_or("");
+        if !CAUSE_IDS.contains(&cause) {
+            bad.push(format!("{id}: cause {cause:?} is not in the contract"));
+        }
+        let evidence = row["evidence"].as_str().unwrap_or("");
+        if evidence.trim().is_empty() || (cause != "unknown" && evidence == "not established") {
+            bad.push(format!("{id}: evidence does not support cause {cause:?}"));
+        }
+        if !matches!(row["split"].as_str(), Some("tune" | "holdout")) {
+            bad.push(format!(
+                "{id}: split {} is neither tune nor holdout",
+                row["split"]
+            ));
+        }
+        if !row["multi_rank"].is_boolean() || !row["rocm"].is_boolean() {
+            bad.push(format!("{id}: multi_rank / rocm are not booleans"));
+        }
+        if !ids.insert(id.clone()) {
+            bad.push(format!("{id}: id used twice"));
+        }
+        if !urls.insert(row["url"].as_str().unwrap_or("").to_lowercase()) {
+            bad.push(format!("{id}: thread {} labelled twice", row["url"]));
+        }
+        let log = corpus().join(format!("{id}.log"));
+        match std::fs::read(&log) {
+            Ok(bytes) if bytes.iter().any(|b| !b.is_ascii_whitespace()) => {}
+            Ok(_) => bad.push(format!("{id}: {} is empty", log.display())),
+            Err(e) => bad.push(format!("{id}: {}: {e}", log.display())),
+        }
+    }
+    let logs: BTreeSet<String> = std::fs::read_dir(corpus())
+        .expect("corpus dir")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|name| name.strip_suffix(".log").map(str::to_string))
+        .collect();
+    for orphan in logs.difference(&ids) {
+        bad.push(format!("{orphan}.log has no label"));
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn explain_reads_every_real_log_into_the_contract() {
+    let mut bad = Vec::new();
+    for row in labels() {
+        let id = row["id"].as_str().unwrap_or("?");
+        let out = common::bin()
+            .args(["explain", "--format", "json"])
+            .arg(corpus().join(format!("{id}.log")))
+            .output()
+            .expect("run devassert");
+        if !out.status.code().is_some_and(|c| c == 0 || c == 1) {
+            bad.push(format!(
+                "{id}: exit {:?}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        match serde_json::from_slice::<Value>(&out.stdout) {
+            Ok(report) if report["schema"] == "devassert/1" => {
+                let found = report["findings"].as_array().is_some_and(|f| !f.is_empty());
+                if found != (out.status.code() == Some(0)) {
+                    bad.push(format!("{id}: exit code disagrees with the findings"));
+                }
+            }
+            Ok(report) => bad.push(format!("{id}: schema {}", report["schema"])),
+            Err(e) => bad.push(format!("{id}: not JSON: {e}")),
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
