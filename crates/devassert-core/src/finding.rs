@@ -292,6 +292,12 @@ pub struct Finding {
     /// All offending values, when counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u64>,
+    /// The smallest and largest offending values, when known: `values` is a
+    /// sample and need not hold them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_min: Option<Scalar>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_max: Option<Scalar>,
     pub bound: Option<Bound>,
     /// First places found.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -317,6 +323,8 @@ impl Finding {
             values: Vec::new(),
             value_counts: Vec::new(),
             count: None,
+            value_min: None,
+            value_max: None,
             bound: None,
             locations: Vec::new(),
             causes: Vec::new(),

@@ -28,6 +28,8 @@ fn sample() -> Report {
         values: vec![Scalar::Int(50257), Scalar::Int(50260)],
         value_counts: vec![3, 1],
         count: Some(4),
+        value_min: Some(Scalar::Int(50257)),
+        value_max: Some(Scalar::Int(50260)),
         bound: Some(Bound::index(0, 50257)),
         locations: vec![DataLocation {
             file: Some("a.bin".into()),
@@ -77,6 +79,8 @@ fn json_has_the_contract_fields() {
         "fixes",
         "value_counts",
         "count",
+        "value_min",
+        "value_max",
         "locations",
     ] {
         assert!(f.get(key).is_some(), "finding lacks {key}: {f}");
@@ -147,4 +151,28 @@ fn human_output_names_rule_location_and_next_steps() {
     assert!(out.contains("next steps:"), "{out}");
     assert!(out.contains("fallout:"), "{out}");
     assert!(!out.contains('\x1b'), "no color unless asked");
+}
+
+#[test]
+fn human_output_tells_the_true_extremes_and_remaining_places() {
+    let mut r = sample();
+    let f = &mut r.findings[0];
+    f.values = (128..160).map(Scalar::Int).collect();
+    f.value_counts = vec![1; 32];
+    f.count = Some(72);
+    f.value_min = Some(Scalar::Int(128));
+    f.value_max = Some(Scalar::Int(199));
+    f.locations = (0..8)
+        .map(|i| DataLocation {
+            index: i,
+            ..Default::default()
+        })
+        .collect();
+    let out = render(&r, Format::Human, &RenderOptions::default());
+    assert!(out.contains(", … up to 199"), "{out}");
+    assert!(
+        out.contains("72 out of range in all (min 128, max 199)"),
+        "{out}"
+    );
+    assert!(out.contains("… 67 more places"), "{out}");
 }

@@ -40,10 +40,7 @@ pub const PACKAGE: &[(&str, &str)] = &[
         "_intercept.py",
         include_str!("../../../python/devassert/_intercept.py"),
     ),
-    (
-        "_ops.py",
-        include_str!("../../../python/devassert/_ops.py"),
-    ),
+    ("_ops.py", include_str!("../../../python/devassert/_ops.py")),
     (
         "_report.py",
         include_str!("../../../python/devassert/_report.py"),

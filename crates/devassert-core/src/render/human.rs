@@ -105,10 +105,12 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
                     _ => v.to_string(),
                 })
                 .collect();
-            let more = if f.values.len() > 12 {
-                format!(", … {} more", f.values.len() - 12)
-            } else {
-                String::new()
+            // `values` is a sample: name the true extremes when they are known.
+            let more = match (&f.value_max, f.values.len() > 12) {
+                (Some(max), true) => format!(", … up to {max}"),
+                (None, true) => format!(", … {} more", f.values.len() - 12),
+                (Some(max), false) if f.values.last() != Some(max) => format!(", … up to {max}"),
+                _ => String::new(),
             };
             let _ = write!(line, "offending values: {}{more}", shown.join(", "));
         }
@@ -120,10 +122,16 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
         }
         if let Some(c) = f.count {
             let _ = write!(line, "; {c} out of range in all");
+            if let (Some(lo), Some(hi)) = (&f.value_min, &f.value_max) {
+                if lo != hi {
+                    let _ = write!(line, " (min {lo}, max {hi})");
+                }
+            }
         }
         let _ = writeln!(out, "{gutter} {line}");
     }
-    for l in f.locations.iter().take(5) {
+    const SHOWN: usize = 5;
+    for l in f.locations.iter().take(SHOWN) {
         let mut s = String::from("at ");
         if let Some(file) = &l.file {
             let _ = write!(s, "{file} ");
@@ -147,8 +155,14 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
         }
         let _ = writeln!(out, "{gutter} {s}");
     }
-    if f.locations.len() > 5 {
-        let _ = writeln!(out, "{gutter} … {} more places", f.locations.len() - 5);
+    // Every offending value sits at a place: the true count, not the
+    // number of places the finding happens to list, says how many remain.
+    let places = f.count.map_or(f.locations.len() as u64, |c| {
+        c.max(f.locations.len() as u64)
+    });
+    let shown = f.locations.len().min(SHOWN) as u64;
+    if !f.locations.is_empty() && places > shown {
+        let _ = writeln!(out, "{gutter} … {} more places", places - shown);
     }
     if !f.causes.is_empty() {
         let _ = writeln!(out, "{}", p.bold("likely causes:"));
