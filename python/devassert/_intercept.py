@@ -88,10 +88,6 @@ def _wrap(original, check):
         functools.update_wrapper(guarded, original)
     except (AttributeError, TypeError):
         pass
-    # torch.jit.script compiles the original instead of this wrapper (the
-    # mechanism torch's own _script_if_tracing uses).
-    setattr(guarded, "__script_if_tracing_wrapper", True)
-    setattr(guarded, "__original_fn", original)
     guarded.__devassert_original__ = original
     return guarded
 
@@ -142,6 +138,12 @@ def install():
             continue
         wrap = _wrap_getitem if attr in ("__getitem__", "__setitem__") else _wrap
         wrapper = wrap(original, check)
+        # Found again under the name it replaces (pickle looks functions up by
+        # module and qualified name).
+        if isinstance(owner, type):
+            wrapper.__module__, wrapper.__qualname__ = owner.__module__, f"{owner.__qualname__}.{attr}"
+        else:
+            wrapper.__module__, wrapper.__qualname__ = owner.__name__, attr
         try:
             setattr(owner, attr, wrapper)
         except (AttributeError, TypeError):

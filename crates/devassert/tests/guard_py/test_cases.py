@@ -179,6 +179,42 @@ class TheRestIsUntouched(unittest.TestCase):
         finally:
             _intercept.set_level("off")
 
+    def test_compilers_tracers_and_pickle_see_torchs_own_functions(self):
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = torch.nn.Embedding(10, 4)
+                self.out = torch.nn.Linear(4, 3)
+
+            def forward(self, ids, y):
+                h = self.emb(ids)
+                g = torch.gather(h, 2, torch.zeros_like(h, dtype=torch.long))
+                z = h[:, torch.tensor([0, 1])]
+                return F.cross_entropy(self.out(h + g).reshape(-1, 3), y.reshape(-1)) + z.sum()
+
+        torch.manual_seed(0)
+        model = Model()
+        ids, y = torch.randint(0, 10, (2, 3)), torch.randint(0, 3, (2, 3))
+        expected = model(ids, y)
+        _intercept.set_level("on")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                runs = {
+                    "compile eager": torch.compile(model, backend="eager", fullgraph=True),
+                    "compile aot_eager": torch.compile(model, backend="aot_eager", fullgraph=True),
+                    "jit.script": torch.jit.script(model),
+                    "jit.trace": torch.jit.trace(model, (ids, y)),
+                    "fx": torch.fx.symbolic_trace(model),
+                    "export": torch.export.export(model, (ids, y)).module(),
+                }
+                for name, fn in runs.items():
+                    torch.testing.assert_close(fn(ids, y), expected, msg=name)
+            self.assertIs(pickle.loads(pickle.dumps(torch.gather)), torch.gather)
+            self.assertIs(pickle.loads(pickle.dumps(torch.Tensor.index_add_)), torch.Tensor.index_add_)
+        finally:
+            _intercept.set_level("off")
+
     def test_an_expanded_index_is_not_copied_to_be_checked(self):
         code = """
             import resource, torch
