@@ -65,6 +65,9 @@ del _devassert_boot
 pub enum GuardLevel {
     Off,
     On,
+    /// No host sync on the happy path: CUDA checks are queued on the device
+    /// and read back later (CPU tensors are checked as with `On`).
+    Async,
     Strict,
 }
 
@@ -73,7 +76,18 @@ impl GuardLevel {
         match self {
             GuardLevel::Off => "off",
             GuardLevel::On => "on",
+            GuardLevel::Async => "async",
             GuardLevel::Strict => "strict",
+        }
+    }
+
+    /// The level a `DEVASSERT_GUARD` value names; anything unknown is `On`.
+    pub fn from_env_value(raw: &str) -> GuardLevel {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "off" | "0" | "false" | "no" | "none" => GuardLevel::Off,
+            "strict" => GuardLevel::Strict,
+            "async" => GuardLevel::Async,
+            _ => GuardLevel::On,
         }
     }
 }

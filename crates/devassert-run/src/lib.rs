@@ -7,9 +7,12 @@
 //!   signals, passes both output streams through and hands every chunk to the
 //!   caller (log file, log reader).
 //! - [`collect`]: reads the findings the guards wrote and merges them.
+//! - [`rerun`]: a device-side assert the guard did not stop, and the exact
+//!   command that finds its line.
 
 pub mod collect;
 pub mod guard;
+pub mod rerun;
 pub mod supervise;
 
 pub use collect::collect_findings;

@@ -63,10 +63,16 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
 }
 
 fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
+    let sev = f.shown_severity();
+    let caught = if f.caught {
+        format!(" {}", p.dim("(caught by the program)"))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{}{} {}",
-        p.sev(f.severity, &format!("{}[{}]", f.severity.as_str(), f.rule)),
+        "{}{} {}{caught}",
+        p.sev(sev, &format!("{}[{}]", sev.as_str(), f.rule)),
         p.bold(&format!(" {}:", f.name)),
         p.bold(&f.summary)
     );
@@ -123,6 +129,9 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
         }
         let _ = writeln!(out, "{gutter} {line}");
     }
+    if let Some(line) = samples(f) {
+        let _ = writeln!(out, "{gutter} {line}");
+    }
     for l in f.locations.iter().take(5) {
         let mut s = String::from("at ");
         if let Some(file) = &l.file {
@@ -169,7 +178,7 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
         n += 1;
         let _ = writeln!(out, "  {n}. {fix}");
     }
-    if f.location.is_none() && f.noticed_at.is_some() {
+    if f.location.is_none() && f.noticed_at.is_some() && !opts.under_run {
         n += 1;
         // Without the real command line, the script Python noticed it in is the best guess.
         let cmd = match (&opts.rerun_hint, &f.noticed_at) {
@@ -190,6 +199,52 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
             p.dim(&format!("read more: devassert rule {}", f.rule))
         );
     }
+}
+
+/// The DataLoader side of a guard finding: which dataset samples the
+/// offending rows came from, and the worker that loaded them.
+fn samples(f: &Finding) -> Option<String> {
+    const SHOWN: usize = 8;
+    let worker = f.evidence.get("worker").filter(|w| !w.is_null());
+    let mut line = match f.samples.as_slice() {
+        [] => String::new(),
+        [one] => format!(
+            "dataset sample {} (row {} of the batch)",
+            one.dataset_index, one.row
+        ),
+        many => {
+            let shown: Vec<String> = many
+                .iter()
+                .take(SHOWN)
+                .map(|s| format!("{} (row {})", s.dataset_index, s.row))
+                .collect();
+            let more = if many.len() > SHOWN {
+                format!(", … {} more", many.len() - SHOWN)
+            } else {
+                String::new()
+            };
+            format!("dataset samples {}{more} of the batch", shown.join(", "))
+        }
+    };
+    if let Some(w) = worker {
+        let w = w.as_str().map_or_else(|| w.to_string(), str::to_string);
+        if line.is_empty() {
+            line = format!("in DataLoader worker {w}");
+        } else {
+            let _ = write!(line, ", loaded by DataLoader worker {w}");
+        }
+    }
+    if f.samples_certain == Some(false) {
+        if f.samples.is_empty() {
+            line.push_str(if line.is_empty() { "" } else { "; " });
+            line.push_str("the batch could not be tied to its dataset samples");
+        } else {
+            line.push_str(
+                " (not certain: the batch may not map to these dataset indices one to one)",
+            );
+        }
+    }
+    (!line.is_empty()).then_some(line)
 }
 
 fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, opts: &RenderOptions) {
