@@ -1,4 +1,4 @@
-//! The guard package, embedded at build time, and the private directory it is
+//! The guard package, embedded at build time, and the run folder it is
 //! written to for one run: `site/` (first on the child's PYTHONPATH: our
 //! `sitecustomize.py` and the `devassert` package) and `reports/` (where every
 //! guarded process writes `guard-<pid>.jsonl`).
@@ -92,26 +92,25 @@ impl GuardLevel {
     }
 }
 
-/// The private directory of one run.
+/// The folder of one run (see [`crate::runs`]). The guard's copy (`site/`)
+/// is removed when this is dropped; the log and the reports stay.
 #[derive(Debug)]
 pub struct GuardDir {
     pub root: PathBuf,
 }
 
 impl GuardDir {
-    /// Make a fresh private directory (mode 0700) under the system temp dir
-    /// and write the guard into it. The directory is kept after the run.
+    /// Make this run's folder under [`crate::runs::runs_root`] (pruning the
+    /// oldest) and write the guard into it.
     pub fn create() -> Result<GuardDir, RunError> {
-        let tmp = std::env::temp_dir();
-        let dir = tempfile::Builder::new()
-            .prefix("devassert-run-")
-            .tempdir_in(&tmp)
-            .map_err(|source| RunError::PrivateDir {
-                path: tmp.display().to_string(),
-                source,
-            })?;
-        let root = dir.keep();
-        let g = GuardDir { root };
+        GuardDir::create_in(&crate::runs::runs_root())
+    }
+
+    /// The same under a given folder of runs.
+    pub fn create_in(runs: &Path) -> Result<GuardDir, RunError> {
+        let g = GuardDir {
+            root: crate::runs::create_run_dir(runs)?,
+        };
         g.write()?;
         Ok(g)
     }
@@ -137,6 +136,13 @@ impl GuardDir {
             write_file(&pkg.join(name), text)?;
         }
         Ok(())
+    }
+}
+
+impl Drop for GuardDir {
+    fn drop(&mut self) {
+        // Every process of the run has ended: nothing imports the guard now.
+        let _ = std::fs::remove_dir_all(self.site());
     }
 }
 

@@ -2,7 +2,8 @@
 //! it injects into every Python process of the run.
 //!
 //! - [`guard`]: the embedded `python/devassert/` package and the generated
-//!   `sitecustomize.py` that installs it, written to a private directory.
+//!   `sitecustomize.py` that installs it, written to the run's folder.
+//! - [`runs`]: one folder per run under the cache dir, the oldest pruned.
 //! - [`supervise`]: runs the command in its own process group, forwards
 //!   signals, passes both output streams through and hands every chunk to the
 //!   caller (log file, log reader).
@@ -13,6 +14,7 @@
 pub mod collect;
 pub mod guard;
 pub mod rerun;
+pub mod runs;
 pub mod supervise;
 
 pub use collect::collect_findings;
@@ -21,7 +23,7 @@ pub use supervise::{run, ExitStatus, RunConfig, Stream};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("cannot create the private directory {path}: {source}")]
+    #[error("cannot create the run folder {path}: {source}")]
     PrivateDir {
         path: String,
         source: std::io::Error,

@@ -225,6 +225,85 @@ fn a_compiled_regions_assert_points_to_eager() {
     assert!(json["findings"][0]["evidence"].get("rerun").is_none());
 }
 
+/// The run folders under `runs`, oldest first.
+fn run_folders(runs: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn each_run_has_a_folder_that_keeps_the_log_but_not_the_guard() {
+    let cache = tempfile::tempdir().unwrap();
+    let code = "import os; print(os.environ['DEVASSERT_REPORT_DIR'])";
+    let out = common::bin()
+        .env_remove("DEVASSERT_RUNS_DIR")
+        .env("XDG_CACHE_HOME", cache.path())
+        .args(["run", "--"])
+        .arg(common::python())
+        .args(["-c", code])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let runs = cache.path().join("devassert/runs");
+    let folders = run_folders(&runs);
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let run = &folders[0];
+    let name = run.file_name().unwrap().to_string_lossy().into_owned();
+    // <UTC time>-<pid>: 20261204T163652Z-4242
+    assert!(
+        name.len() > 17 && &name[8..9] == "T" && &name[15..17] == "Z-",
+        "{name}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        run.join("reports").display().to_string(),
+        "the guard reports into the run's folder"
+    );
+    assert!(run.join("output.log").is_file());
+    assert!(run.join("reports").is_dir());
+    assert!(
+        !run.join("site").exists(),
+        "the guard's copy is left behind"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "full output in {}",
+            run.join("output.log").display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_oldest_run_folders_are_pruned() {
+    let runs = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        std::fs::create_dir(runs.path().join(format!("20240101T0000{i:02}Z-999999999"))).unwrap();
+    }
+    std::fs::create_dir(runs.path().join("not-a-run")).unwrap();
+    let out = common::bin()
+        .env("DEVASSERT_RUNS_DIR", runs.path())
+        .args(["run", "--"])
+        .arg(common::python())
+        .args(["-c", "pass"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let names: Vec<String> = run_folders(runs.path())
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 21, "{names:?}");
+    assert!(!names.contains(&"20240101T000000Z-999999999".to_string()));
+    assert!(names.contains(&"20240101T000001Z-999999999".to_string()));
+    assert!(names.contains(&"not-a-run".to_string()));
+}
+
 #[test]
 fn a_missing_command_is_a_clear_error() {
     let out = common::bin()

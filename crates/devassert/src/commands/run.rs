@@ -19,10 +19,10 @@ use std::path::{Path, PathBuf};
 #[command(
     about = "Run a command under the guard and diagnose its failure.",
     long_about = "Run a command under supervision: its stdout and stderr pass through unchanged, the whole output is kept in a log, and every Python process it starts (torchrun / accelerate ranks, DataLoader workers, multiprocessing children) gets the devassert guard, which stops an op with an out-of-range index or an invalid probability before it launches, at the line that called it. After the command ends, devassert prints its diagnosis on stderr and exits with the command's own status (128+N for signal N).",
-    after_help = "Examples:\n  devassert run -- python train.py --lr 3e-4\n  devassert run --report run.json -- torchrun --nproc_per_node 8 train.py\n  devassert run --cpu -- python train.py        # hide the GPUs: the same batch on CPU\n  devassert run --blocking --eager -- python train.py   # an assert the guard did not stop: its launching line\n\nEnvironment given to the command: CUDA_LAUNCH_BLOCKING=1 (only with --blocking), TORCHDYNAMO_DISABLE=1 and TORCH_COMPILE_DISABLE=1 (only with --eager), TORCH_USE_CUDA_DSA=1, PYTORCH_USE_CUDA_DSA=1, PYTHONUNBUFFERED=1, DEVASSERT_GUARD, DEVASSERT_REPORT_DIR, and PYTHONPATH with the guard first (your PYTHONPATH and sitecustomize are kept)."
+    after_help = "Examples:\n  devassert run -- python train.py --lr 3e-4\n  devassert run --report run.json -- torchrun --nproc_per_node 8 train.py\n  devassert run --cpu -- python train.py        # hide the GPUs: the same batch on CPU\n  devassert run --blocking --eager -- python train.py   # an assert the guard did not stop: its launching line\n\nEnvironment given to the command: CUDA_LAUNCH_BLOCKING=1 (only with --blocking), TORCHDYNAMO_DISABLE=1 and TORCH_COMPILE_DISABLE=1 (only with --eager), TORCH_USE_CUDA_DSA=1, PYTORCH_USE_CUDA_DSA=1, PYTHONUNBUFFERED=1, DEVASSERT_GUARD, DEVASSERT_REPORT_DIR, and PYTHONPATH with the guard first (your PYTHONPATH and sitecustomize are kept).\n\nEach run gets a folder under $DEVASSERT_RUNS_DIR, else $XDG_CACHE_HOME/devassert/runs, else ~/.cache/devassert/runs, named <UTC time>-<pid>: the log and the guard reports stay there (the newest 20 runs are kept); the guard's own copy is removed when the run ends."
 )]
 pub struct RunArgs {
-    /// Keep the whole output here (default: output.log in a private temp dir named at the end).
+    /// Keep the whole output here (default: output.log in the run's folder, ~/.cache/devassert/runs/<time>-<pid>, named at the end).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
     /// Write the diagnosis as JSON (the devassert/1 contract, "command": "run").
@@ -125,10 +125,9 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
             .with_context(|| format!("cannot write the report {}", path.display()))?;
     }
     print_diagnosis(&report, g, &log_path);
-    if args.log.is_some() {
-        // The private dir only held the guard and its reports, now merged.
-        let _ = std::fs::remove_dir_all(&dir.root);
-    }
+    // Dropping the run folder removes the guard's copy; the log and the
+    // guard reports stay until the folder is pruned.
+    drop(dir);
     Ok(status.code())
 }
 
