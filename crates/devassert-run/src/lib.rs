@@ -8,9 +8,11 @@
 //!   signals, passes both output streams through and hands every chunk to the
 //!   caller (log file, log reader).
 //! - [`collect`]: reads the findings the guards wrote and merges them.
+//! - [`caught`]: the exit records that say which findings the program caught.
 //! - [`rerun`]: a device-side assert the guard did not stop, and the exact
 //!   command that finds its line.
 
+pub mod caught;
 pub mod collect;
 pub mod guard;
 pub mod rerun;

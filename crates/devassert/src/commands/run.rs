@@ -94,7 +94,7 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     let mut log_report = log.finish();
 
     let catalog = Catalog::builtin();
-    let guard_findings = devassert_run::collect_findings(&dir.reports());
+    let guard_findings = devassert_run::collect_findings(&dir.reports(), status.code() == 0);
     devassert_run::rerun::annotate_unstopped(
         &mut log_report,
         &guard_findings,
@@ -108,6 +108,12 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     );
     let mut report = merge(guard_findings, log_report, catalog);
     report.exit_code = status.code();
+    if status.code() == 0 {
+        // The program went on and succeeded: whatever failed, it handled.
+        for f in &mut report.findings {
+            f.caught = true;
+        }
+    }
     let mut child = json!({"argv": args.command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(), "exit_code": status.code()});
     if let devassert_run::ExitStatus::Signal(s) = status {
         child["signal"] = json!(s);
@@ -253,7 +259,7 @@ fn merge(guard: Vec<Finding>, log: Report, catalog: &Catalog) -> Report {
         .filter(|f| !f.caught)
         .map(|f| f.rule.clone())
         .collect();
-    let from_guard = !seen.is_empty();
+    let from_guard = !report.findings.is_empty();
     for mut f in log.findings {
         if seen.contains(&f.rule) {
             continue;
@@ -318,6 +324,10 @@ fn print_diagnosis(report: &Report, g: &Global, log_path: &Path) {
                 "the command exited with status {}\n",
                 report.exit_code
             ));
+        } else if !report.findings.is_empty() && report.exit_code == 0 {
+            text.push_str(
+                "\nthe command exited 0: the program caught the errors above and went on\n",
+            );
         }
         if !text.is_empty() {
             text.insert(0, '\n');
