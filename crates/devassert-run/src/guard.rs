@@ -152,3 +152,26 @@ fn write_file(path: &Path, text: &str) -> Result<(), RunError> {
         source,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guard_levels_from_the_environment() {
+        for (raw, want) in [
+            ("async", GuardLevel::Async),
+            (" ASYNC ", GuardLevel::Async),
+            ("strict", GuardLevel::Strict),
+            ("off", GuardLevel::Off),
+            ("0", GuardLevel::Off),
+            ("", GuardLevel::On),
+            ("bogus", GuardLevel::On),
+        ] {
+            assert_eq!(GuardLevel::from_env_value(raw), want, "{raw:?}");
+            if want != GuardLevel::On || raw == "on" {
+                assert_eq!(GuardLevel::from_env_value(want.as_str()), want);
+            }
+        }
+    }
+}

@@ -233,4 +233,31 @@ mod tests {
         assert!(f.fixes.is_empty());
         assert!(f.evidence["note"].as_str().unwrap().contains("--blocking"));
     }
+
+    #[test]
+    fn the_suggested_level_keeps_strict_and_turns_the_guard_on() {
+        let a = argv(&["python", "t.py"]);
+        let mut run = flags(&a, true, true);
+        run.level = GuardLevel::Off;
+        let mut log = Report::new("run");
+        log.findings
+            .push(log_finding("DA001", OpFamily::Unknown, false));
+        assert!(annotate_unstopped(&mut log, &[], &run));
+        let f = &log.findings[0];
+        assert_eq!(
+            f.evidence["rerun"],
+            "devassert run --blocking --eager -- python t.py"
+        );
+        assert!(f.evidence["note"].as_str().unwrap().contains("--guard off"));
+        run.level = GuardLevel::Strict;
+        assert_eq!(
+            rerun_command(&run, true),
+            "devassert run --blocking --eager --guard strict -- python t.py"
+        );
+        run.level = GuardLevel::Async;
+        assert_eq!(
+            rerun_command(&run, false),
+            "devassert run --eager -- python t.py"
+        );
+    }
 }
