@@ -339,6 +339,10 @@ except KeyboardInterrupt:
     raise
 "#;
     let mut sup = Command::new(assert_cmd::cargo::cargo_bin("devassert"))
+        .env(
+            "DEVASSERT_RUNS_DIR",
+            std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("devassert-runs"),
+        )
         .args(["run", "--"])
         .arg(common::python())
         .args(["-c", code])
