@@ -103,7 +103,7 @@ impl GuardDir {
     /// Make this run's folder under [`crate::runs::runs_root`] (pruning the
     /// oldest) and write the guard into it.
     pub fn create() -> Result<GuardDir, RunError> {
-        GuardDir::create_in(&crate::runs::runs_root())
+        GuardDir::create_in(&crate::runs::runs_root()?)
     }
 
     /// The same under a given folder of runs.

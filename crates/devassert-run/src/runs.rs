@@ -12,27 +12,50 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub const KEEP: usize = 20;
 
 /// The folder that holds the run folders.
-pub fn runs_root() -> PathBuf {
+pub fn runs_root() -> Result<PathBuf, RunError> {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
     if let Some(dir) = var("DEVASSERT_RUNS_DIR") {
-        return dir;
+        return Ok(dir);
     }
     // The XDG spec ignores a relative XDG_CACHE_HOME.
     let cache = var("XDG_CACHE_HOME")
         .filter(|p| p.is_absolute())
         .or_else(|| var("HOME").map(|h| h.join(".cache")));
     match cache {
-        Some(c) => c.join("devassert").join("runs"),
-        // No home (a bare container): a per-user folder under the temp dir.
-        // SAFETY: getuid cannot fail.
-        None => std::env::temp_dir()
-            .join(format!("devassert-{}", unsafe { libc::getuid() }))
-            .join("runs"),
+        Some(c) => Ok(c.join("devassert").join("runs")),
+        // No home (a bare container): a private per-user folder in the temp dir.
+        None => Ok(private_temp_dir()?.join("runs")),
     }
+}
+
+/// `$TMPDIR/devassert-<uid>`, made with mode 0700, or checked to be a real
+/// directory of ours that nobody else can write: in a shared temp dir another
+/// user could otherwise swap the guard this run puts on PYTHONPATH.
+fn private_temp_dir() -> Result<PathBuf, RunError> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let dir = std::env::temp_dir().join(format!("devassert-{uid}"));
+    let err = |source| RunError::PrivateDir {
+        path: dir.display().to_string(),
+        source,
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => return Ok(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(err(e)),
+    }
+    let meta = std::fs::symlink_metadata(&dir).map_err(err)?;
+    if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o022 != 0 {
+        return Err(err(std::io::Error::other(
+            "it exists but is not a private directory of this user (set DEVASSERT_RUNS_DIR)",
+        )));
+    }
+    Ok(dir)
 }
 
 /// Make this run's folder (mode 0700: the guard's reports are the user's) and

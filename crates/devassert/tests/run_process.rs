@@ -280,6 +280,43 @@ fn each_run_has_a_folder_that_keeps_the_log_but_not_the_guard() {
 }
 
 #[test]
+fn without_a_home_runs_go_to_a_private_temp_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    // SAFETY: getuid cannot fail.
+    let private = tmp
+        .path()
+        .join(format!("devassert-{}", unsafe { libc::getuid() }));
+    let run = |tmp: &std::path::Path| {
+        common::bin()
+            .env_remove("DEVASSERT_RUNS_DIR")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("HOME")
+            .env("TMPDIR", tmp)
+            .args(["run", "--"])
+            .arg(common::python())
+            .args(["-c", "pass"])
+            .output()
+            .unwrap()
+    };
+    let out = run(tmp.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(run_folders(&private.join("runs")).len(), 1);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&private).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    // A folder others can write is not trusted with the guard.
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = run(tmp.path());
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not a private directory"), "{stderr}");
+}
+
+#[test]
 fn the_oldest_run_folders_are_pruned() {
     let runs = tempfile::tempdir().unwrap();
     for i in 0..20 {
