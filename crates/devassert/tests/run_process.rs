@@ -201,6 +201,12 @@ fn an_assert_the_guard_did_not_stop_names_the_rerun_command() {
         "no generic rerun step inside run: {stderr}"
     );
     assert_eq!(json["findings"][0]["evidence"]["rerun"], want.as_str());
+    let start = stderr.find("error[DA101]").expect("a diagnosis");
+    let end = stderr.find("devassert: full output in").unwrap();
+    let shown = stderr[start..end]
+        .replace(&common::python().display().to_string(), "PYTHON")
+        .replace(&log.display().to_string(), "LOG");
+    insta::assert_snapshot!("run_unstopped_assert", shown);
     assert!(json["findings"][0]["fixes"][0]
         .as_str()
         .unwrap()
