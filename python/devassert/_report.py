@@ -125,12 +125,12 @@ def scalar(v):
     return v
 
 
-def sample_str(s, certain):
+def sample_str(s, certain, worker=None):
     text = f"dataset sample {s['dataset_index']}"
     if "row" in s:
         text += f" (row {s['row']} of the batch)"
-    if "worker" in s:
-        text += f", in DataLoader worker {s['worker']}"
+    if worker is not None:
+        text += f", loaded by DataLoader worker {worker}"
     if not certain:
         text += " (not certain: the tensor could not be matched to a batch the DataLoader returned)"
     return text

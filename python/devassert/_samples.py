@@ -155,41 +155,36 @@ def _rows(found):
 
 
 def find(found):
-    """(samples, certain, worker) for a violation, or (None, False, None)."""
+    """(samples, certain, worker) for a violation, or (None, False, None).
+    `worker` is the DataLoader worker that raised it or loaded its batch."""
     worker = _worker_id()
     fetch = _fetching()
     if fetch is not None:
         indices, current = fetch
         if current is not None:
-            s = {"dataset_index": current}
-            if worker is not None:
-                s["worker"] = worker
-            return [s], True, worker
+            return [{"dataset_index": current}], True, worker
         rows = _rows(found)
         if indices and found.tensor.dim() and found.tensor.size(0) == len(indices):
-            return _mapped(rows, indices, worker), False, worker
+            return _mapped(rows, indices), False, worker
         return None, False, worker
     rows = _rows(found)
     for data, indices, batch_worker in reversed(_recent):
         for t in _tensors(data):
             if _same(found.tensor, t) and t.dim() and t.size(0) == len(indices):
-                return _mapped(rows, indices, batch_worker), True, worker
+                return _mapped(rows, indices), True, _first(worker, batch_worker)
     if _recent:
         data, indices, batch_worker = _recent[-1]
         if found.tensor.dim() and found.tensor.size(0) == len(indices):
-            return _mapped(rows, indices, batch_worker), False, worker
+            return _mapped(rows, indices), False, _first(worker, batch_worker)
     return None, False, worker
 
 
-def _mapped(rows, indices, worker):
-    out = []
-    for r in rows[:16]:
-        if r < len(indices):
-            s = {"dataset_index": indices[r], "row": r}
-            if worker is not None:
-                s["worker"] = worker
-            out.append(s)
-    return out
+def _first(*values):
+    return next((v for v in values if v is not None), None)
+
+
+def _mapped(rows, indices):
+    return [{"dataset_index": indices[r], "row": r} for r in rows[:16] if r < len(indices)]
 
 
 def _worker_id():

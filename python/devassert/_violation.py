@@ -323,7 +323,7 @@ def message(found, desc, finding_, torch_message):
         f"  this would fail a CUDA device-side assert [{found.rule} {finding_['name']}]",
     ]
     for s in finding_.get("samples", [])[:3]:
-        lines.append("  " + _report.sample_str(s, finding_.get("samples_certain", False)))
+        lines.append("  " + _report.sample_str(s, finding_.get("samples_certain", False), finding_["evidence"].get("worker")))
     causes = finding_["causes"]
     if causes:
         lines.append(f"  likely cause: {causes[0]['id']}: {causes[0]['why']}")

@@ -306,9 +306,51 @@ pub struct Finding {
     pub causes: Vec<Cause>,
     #[serde(default)]
     pub fixes: Vec<String>,
+    /// The program caught the guard's exception (`devassert run`: the child
+    /// exited 0, or its process recorded at exit that this raise was not
+    /// uncaught); such a finding did not end the run.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub caught: bool,
+    /// The dataset samples the offending rows of a DataLoader batch came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Sample>,
+    /// Whether `samples` is known for sure (false: the batch could not be
+    /// tied to its indices with certainty, e.g. a custom collate or sampler).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_certain: Option<bool>,
+}
+
+/// One offending row of a DataLoader batch and the dataset index it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    /// The index passed to the dataset's `__getitem__`.
+    pub dataset_index: u64,
+    /// The row of the batch (its first dim); none when the op ran inside
+    /// the dataset's `__getitem__` for this one sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row: Option<u64>,
+}
+
+impl fmt::Display for Sample {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.row {
+            Some(r) => write!(f, "{} (row {r})", self.dataset_index),
+            None => write!(f, "{}", self.dataset_index),
+        }
+    }
 }
 
 impl Finding {
+    /// The severity to show: a finding the program caught did not end the
+    /// run, so it is shown as a note whatever the op's failure would be.
+    pub fn shown_severity(&self) -> Severity {
+        if self.caught {
+            Severity::Note
+        } else {
+            self.severity
+        }
+    }
+
     /// A finding with its rule's identity and nothing else.
     pub fn new(rule: &str, name: &str, op_family: OpFamily, summary: &str) -> Finding {
         Finding {
@@ -329,6 +371,9 @@ impl Finding {
             locations: Vec::new(),
             causes: Vec::new(),
             fixes: Vec::new(),
+            caught: false,
+            samples: Vec::new(),
+            samples_certain: None,
         }
     }
 }

@@ -10,7 +10,7 @@ pub mod render;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};
 pub use finding::{
-    Bound, Cause, DataLocation, Fallout, Finding, OpFamily, Report, Scalar, Severity,
+    Bound, Cause, DataLocation, Fallout, Finding, OpFamily, Report, Sample, Scalar, Severity,
     SourceLocation, CAUSE_IDS, SCHEMA,
 };
 pub use render::{render, Format, RenderOptions};

@@ -42,6 +42,9 @@ fn sample() -> Report {
             why: "…".into(),
         }],
         fixes: vec!["model.resize_token_embeddings(len(tokenizer))".into()],
+        caught: false,
+        samples: Vec::new(),
+        samples_certain: None,
     };
     f.evidence
         .insert("kernel".into(), json!("indexSelectLargeIndex"));
@@ -175,4 +178,88 @@ fn human_output_tells_the_true_extremes_and_remaining_places() {
         "{out}"
     );
     assert!(out.contains("… 67 more places"), "{out}");
+}
+
+/// A guard finding as `devassert run` reads it: the raise id, the DataLoader
+/// worker, the dataset samples and whether the program caught it.
+fn guard_finding() -> Report {
+    let text = r#"{"schema": "devassert/1", "command": "run", "exit_code": 0, "fallout": [],
+      "findings": [{"rule": "DA114", "name": "index-copy-out-of-range", "op_family": "index",
+        "summary": "s", "evidence": {"op": "index_copy", "raise_id": "4242-1", "worker": 1, "pid": 4242},
+        "location": null, "noticed_at": null, "values": [9], "bound": {"low": 0, "high": 4},
+        "causes": [], "fixes": [], "caught": true,
+        "samples": [{"dataset_index": 1042, "row": 2}], "samples_certain": true}]}"#;
+    serde_json::from_str(text).unwrap()
+}
+
+#[test]
+fn guard_fields_round_trip_and_are_absent_when_unset() {
+    let r = guard_finding();
+    let f = &r.findings[0];
+    assert!(f.caught);
+    assert_eq!(
+        f.samples,
+        vec![Sample {
+            dataset_index: 1042,
+            row: Some(2)
+        }]
+    );
+    assert_eq!(f.samples_certain, Some(true));
+    let v: Value =
+        serde_json::from_str(&render(&r, Format::Json, &RenderOptions::default())).unwrap();
+    let j = &v["findings"][0];
+    assert_eq!(j["caught"], true);
+    assert_eq!(j["samples"], json!([{"dataset_index": 1042, "row": 2}]));
+    assert_eq!(j["samples_certain"], true);
+    assert_eq!(j["evidence"]["raise_id"], "4242-1");
+    assert_eq!(j["evidence"]["worker"], 1);
+    // Findings of explain / scan / check do not grow the new keys.
+    let plain: Value =
+        serde_json::from_str(&render(&sample(), Format::Json, &RenderOptions::default())).unwrap();
+    for key in ["caught", "samples", "samples_certain"] {
+        assert!(plain["findings"][0].get(key).is_none(), "{key} is written");
+    }
+}
+
+#[test]
+fn a_caught_finding_is_a_note_with_its_samples_and_worker() {
+    let r = guard_finding();
+    let out = render(&r, Format::Human, &RenderOptions::default());
+    assert!(
+        out.starts_with("note[DA114] index-copy-out-of-range: s (caught by the program)"),
+        "{out}"
+    );
+    assert!(!out.contains("error["), "{out}");
+    assert!(
+        out.contains("dataset sample 1042 (row 2 of the batch), loaded by DataLoader worker 1"),
+        "{out}"
+    );
+    assert!(!out.contains("not certain"), "{out}");
+    let gh = render(&r, Format::Github, &RenderOptions::default());
+    assert!(gh.starts_with("::notice "), "{gh}");
+}
+
+#[test]
+fn uncertain_samples_say_so() {
+    let mut r = guard_finding();
+    let f = &mut r.findings[0];
+    f.caught = false;
+    f.samples_certain = Some(false);
+    f.samples.push(Sample {
+        dataset_index: 7,
+        row: Some(5),
+    });
+    f.evidence.remove("worker");
+    let out = render(&r, Format::Human, &RenderOptions::default());
+    assert!(out.starts_with("error[DA114]"), "{out}");
+    assert!(
+        out.contains("dataset samples 1042 (row 2), 7 (row 5) of the batch (not certain"),
+        "{out}"
+    );
+    r.findings[0].samples.clear();
+    let out = render(&r, Format::Human, &RenderOptions::default());
+    assert!(
+        out.contains("the batch could not be tied to its dataset samples"),
+        "{out}"
+    );
 }

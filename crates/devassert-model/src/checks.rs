@@ -221,10 +221,7 @@ fn special_ids(model: &ModelDir, rows: Option<&Sourced>, out: &mut Vec<Finding>)
                 .find(|s| s.role == role)
                 .and_then(|s| s.id)
         });
-        let fix = match tok_id {
-            Some(id) => format!("set \"{}\": {id} in config.json (the tokenizer's id for it)", field.name),
-            None => format!("set \"{}\" in config.json to a token id below {} (e.g. the tokenizer's pad/eos token id)", field.name, rows.value),
-        };
+        let fix = special_id_fix(&field.name, tok_id, rows.value);
         let evidence = ev(vec![
             ("files", files(&["config.json".to_string(), file_of(rows)])),
             (&format!("config.{}", field.name), json!(field.value)),
@@ -241,6 +238,23 @@ fn special_ids(model: &ModelDir, rows: Option<&Sourced>, out: &mut Vec<Finding>)
         f.values = vec![Scalar::Int(field.value)];
         f.bound = Some(Bound::index(0, rows.value as i64));
         out.push(f);
+    }
+}
+
+/// The fix for a special id outside `[0, rows)`: the tokenizer's id for the
+/// token only when that id is itself a row of the table (an added pad token
+/// is often the very id that is out of range).
+fn special_id_fix(name: &str, tok_id: Option<u64>, rows: u64) -> String {
+    match tok_id {
+        Some(id) if id < rows => {
+            format!("set \"{name}\": {id} in config.json (the tokenizer's id for it)")
+        }
+        Some(id) => format!(
+            "the tokenizer's token for it is id {id}, also outside [0, {rows}): resize the embedding to the tokenizer (`model.resize_token_embeddings(len(tokenizer))`) or set \"{name}\" in config.json to an existing token id below {rows} (e.g. the eos token id)"
+        ),
+        None => format!(
+            "set \"{name}\" in config.json to a token id below {rows} (e.g. the tokenizer's pad/eos token id)"
+        ),
     }
 }
 
@@ -400,4 +414,55 @@ fn output_head(model: &ModelDir, out: &mut Vec<Finding>) {
     );
     f.bound = Some(Bound::index(0, head.rows() as i64));
     out.push(f);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model whose added pad token is the id past the table: config and
+    /// tokenizer agree on 498, the embedding has 498 rows.
+    #[test]
+    fn no_fix_sets_the_bad_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let vocab: serde_json::Map<String, Value> =
+            (0..498).map(|i| (format!("t{i}"), json!(i))).collect();
+        let w =
+            |name: &str, v: Value| std::fs::write(dir.path().join(name), v.to_string()).unwrap();
+        w("vocab.json", Value::Object(vocab));
+        w(
+            "tokenizer_config.json",
+            json!({"pad_token": "[PAD]", "eos_token": "t1",
+                   "added_tokens_decoder": {"498": {"content": "[PAD]", "special": true}}}),
+        );
+        w(
+            "config.json",
+            json!({"model_type": "gpt2", "vocab_size": 498, "pad_token_id": 498, "eos_token_id": 1}),
+        );
+        let model = ModelDir::read(dir.path()).unwrap();
+        let found = check(&model);
+        let pad = found
+            .iter()
+            .find(|f| f.causes.iter().any(|c| c.id == "pad_token_id_out_of_range"))
+            .expect("the pad id is out of range");
+        assert!(!pad.fixes.is_empty());
+        for fix in &pad.fixes {
+            assert!(!fix.contains(": 498"), "a fix sets the bad id: {fix}");
+        }
+        assert!(
+            pad.fixes[0].contains("resize_token_embeddings"),
+            "{:?}",
+            pad.fixes
+        );
+    }
+
+    #[test]
+    fn the_tokenizers_id_is_advised_when_it_is_a_row() {
+        assert_eq!(
+            special_id_fix("pad_token_id", Some(0), 498),
+            "set \"pad_token_id\": 0 in config.json (the tokenizer's id for it)"
+        );
+        assert!(!special_id_fix("pad_token_id", Some(498), 498).contains(": 498"));
+        assert!(special_id_fix("pad_token_id", None, 498).contains("below 498"));
+    }
 }

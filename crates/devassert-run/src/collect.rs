@@ -2,16 +2,20 @@
 //! (`reports/guard-<pid>.jsonl`) and merging repeats (the same failure on
 //! several ranks or workers becomes one finding with all their ranks).
 
+use crate::caught::ExitRecords;
 use devassert_core::Finding;
 use serde_json::Value;
 use std::path::Path;
 
 /// The guard findings of one run, first written first within each process;
-/// lines that are not findings are skipped.
-pub fn collect_findings(reports: &Path) -> Vec<Finding> {
+/// lines that are not findings are skipped. Each is marked `caught` when the
+/// program handled it (see [`crate::caught`]); `program_exited_ok`: the
+/// command exited 0.
+pub fn collect_findings(reports: &Path, program_exited_ok: bool) -> Vec<Finding> {
     let Ok(entries) = std::fs::read_dir(reports) else {
         return Vec::new();
     };
+    let exits = ExitRecords::read(reports);
     let mut files: Vec<_> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -29,9 +33,11 @@ pub fn collect_findings(reports: &Path) -> Vec<Finding> {
             continue;
         };
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let Ok(f) = serde_json::from_str::<Finding>(line) else {
+            let Ok(mut f) = serde_json::from_str::<Finding>(line) else {
                 continue;
             };
+            // What the program did with the raise decides, not what a guard wrote.
+            f.caught = exits.caught(&f, program_exited_ok);
             merge(&mut out, f);
         }
     }
@@ -76,6 +82,8 @@ fn merge(out: &mut Vec<Finding>, f: Finding) {
             .unwrap_or(1);
         prev.evidence
             .insert("occurrences".into(), Value::from(n + 1));
+        // One uncaught repeat makes the merged failure uncaught.
+        prev.caught &= f.caught;
         return;
     }
     out.push(f);
@@ -105,7 +113,7 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.path().join("other.txt"), line(5, 3)).unwrap();
-        let found = collect_findings(dir.path());
+        let found = collect_findings(dir.path(), false);
         assert_eq!(found.len(), 2);
         let ranks = found[0].evidence["ranks"].as_array().unwrap();
         assert_eq!(ranks.len(), 2);
@@ -114,6 +122,41 @@ mod tests {
 
     #[test]
     fn a_missing_directory_has_no_findings() {
-        assert!(collect_findings(Path::new("/nonexistent/devassert")).is_empty());
+        assert!(collect_findings(Path::new("/nonexistent/devassert"), false).is_empty());
+    }
+
+    #[test]
+    fn a_repeat_that_was_not_caught_makes_the_merged_finding_uncaught() {
+        let dir = tempfile::tempdir().unwrap();
+        let with_id = |id: &str| {
+            line(0, 3).replace(
+                r#""ranks":[0]"#,
+                &format!(r#""ranks":[0],"raise_id":"{id}""#),
+            )
+        };
+        std::fs::write(
+            dir.path().join("guard-7.jsonl"),
+            format!("{}\n{}\n", with_id("7-1"), with_id("7-2")),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("exit-7.json"),
+            r#"{"pid": 7, "uncaught": []}"#,
+        )
+        .unwrap();
+        let found = collect_findings(dir.path(), false);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].caught, "both raises were caught");
+        std::fs::write(
+            dir.path().join("exit-7.json"),
+            r#"{"pid": 7, "uncaught": ["7-2"]}"#,
+        )
+        .unwrap();
+        let found = collect_findings(dir.path(), false);
+        assert!(!found[0].caught, "the second one ended the program");
+        // A guard cannot claim a finding was caught: the collector decides.
+        let caught_line = line(0, 3).replacen('{', r#"{"caught":true,"#, 1);
+        std::fs::write(dir.path().join("guard-7.jsonl"), caught_line).unwrap();
+        assert!(!collect_findings(dir.path(), false)[0].caught);
     }
 }

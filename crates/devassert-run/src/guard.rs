@@ -1,4 +1,4 @@
-//! The guard package, embedded at build time, and the private directory it is
+//! The guard package, embedded at build time, and the run folder it is
 //! written to for one run: `site/` (first on the child's PYTHONPATH: our
 //! `sitecustomize.py` and the `devassert` package) and `reports/` (where every
 //! guarded process writes `guard-<pid>.jsonl`).
@@ -94,6 +94,9 @@ del _devassert_boot
 pub enum GuardLevel {
     Off,
     On,
+    /// No host sync on the happy path: CUDA checks are queued on the device
+    /// and read back later (CPU tensors are checked as with `On`).
+    Async,
     Strict,
 }
 
@@ -102,31 +105,41 @@ impl GuardLevel {
         match self {
             GuardLevel::Off => "off",
             GuardLevel::On => "on",
+            GuardLevel::Async => "async",
             GuardLevel::Strict => "strict",
+        }
+    }
+
+    /// The level a `DEVASSERT_GUARD` value names; anything unknown is `On`.
+    pub fn from_env_value(raw: &str) -> GuardLevel {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "off" | "0" | "false" | "no" | "none" => GuardLevel::Off,
+            "strict" => GuardLevel::Strict,
+            "async" => GuardLevel::Async,
+            _ => GuardLevel::On,
         }
     }
 }
 
-/// The private directory of one run.
+/// The folder of one run (see [`crate::runs`]). The guard's copy (`site/`)
+/// is removed when this is dropped; the log and the reports stay.
 #[derive(Debug)]
 pub struct GuardDir {
     pub root: PathBuf,
 }
 
 impl GuardDir {
-    /// Make a fresh private directory (mode 0700) under the system temp dir
-    /// and write the guard into it. The directory is kept after the run.
+    /// Make this run's folder under [`crate::runs::runs_root`] (pruning the
+    /// oldest) and write the guard into it.
     pub fn create() -> Result<GuardDir, RunError> {
-        let tmp = std::env::temp_dir();
-        let dir = tempfile::Builder::new()
-            .prefix("devassert-run-")
-            .tempdir_in(&tmp)
-            .map_err(|source| RunError::PrivateDir {
-                path: tmp.display().to_string(),
-                source,
-            })?;
-        let root = dir.keep();
-        let g = GuardDir { root };
+        GuardDir::create_in(&crate::runs::runs_root()?)
+    }
+
+    /// The same under a given folder of runs.
+    pub fn create_in(runs: &Path) -> Result<GuardDir, RunError> {
+        let g = GuardDir {
+            root: crate::runs::create_run_dir(runs)?,
+        };
         g.write()?;
         Ok(g)
     }
@@ -155,9 +168,39 @@ impl GuardDir {
     }
 }
 
+impl Drop for GuardDir {
+    fn drop(&mut self) {
+        // Every process of the run has ended: nothing imports the guard now.
+        let _ = std::fs::remove_dir_all(self.site());
+    }
+}
+
 fn write_file(path: &Path, text: &str) -> Result<(), RunError> {
     std::fs::write(path, text).map_err(|source| RunError::WriteGuard {
         path: path.display().to_string(),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guard_levels_from_the_environment() {
+        for (raw, want) in [
+            ("async", GuardLevel::Async),
+            (" ASYNC ", GuardLevel::Async),
+            ("strict", GuardLevel::Strict),
+            ("off", GuardLevel::Off),
+            ("0", GuardLevel::Off),
+            ("", GuardLevel::On),
+            ("bogus", GuardLevel::On),
+        ] {
+            assert_eq!(GuardLevel::from_env_value(raw), want, "{raw:?}");
+            if want != GuardLevel::On || raw == "on" {
+                assert_eq!(GuardLevel::from_env_value(want.as_str()), want);
+            }
+        }
+    }
 }

@@ -2,14 +2,21 @@
 //! it injects into every Python process of the run.
 //!
 //! - [`guard`]: the embedded `python/devassert/` package and the generated
-//!   `sitecustomize.py` that installs it, written to a private directory.
+//!   `sitecustomize.py` that installs it, written to the run's folder.
+//! - [`runs`]: one folder per run under the cache dir, the oldest pruned.
 //! - [`supervise`]: runs the command in its own process group, forwards
 //!   signals, passes both output streams through and hands every chunk to the
 //!   caller (log file, log reader).
 //! - [`collect`]: reads the findings the guards wrote and merges them.
+//! - [`caught`]: the exit records that say which findings the program caught.
+//! - [`rerun`]: a device-side assert the guard did not stop, and the exact
+//!   command that finds its line.
 
+pub mod caught;
 pub mod collect;
 pub mod guard;
+pub mod rerun;
+pub mod runs;
 pub mod supervise;
 
 pub use collect::collect_findings;
@@ -18,7 +25,7 @@ pub use supervise::{run, ExitStatus, RunConfig, Stream};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("cannot create the private directory {path}: {source}")]
+    #[error("cannot create the run folder {path}: {source}")]
     PrivateDir {
         path: String,
         source: std::io::Error,

@@ -38,7 +38,7 @@ fn message(f: &Finding) -> String {
 pub(super) fn render(report: &Report) -> String {
     let mut out = String::new();
     for f in &report.findings {
-        let level = match f.severity {
+        let level = match f.shown_severity() {
             Severity::Error => "error",
             Severity::Warning => "warning",
             Severity::Note => "notice",

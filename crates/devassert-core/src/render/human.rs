@@ -1,7 +1,7 @@
 //! The terminal rendering: what happened, where, why, and what to do next.
 
 use super::RenderOptions;
-use crate::finding::{Fallout, Finding, Report, Severity, SourceLocation};
+use crate::finding::{Fallout, Finding, Report, Sample, Severity, SourceLocation};
 use serde_json::Value;
 use std::fmt::Write;
 use std::path::Path;
@@ -63,10 +63,16 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
 }
 
 fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
+    let sev = f.shown_severity();
+    let caught = if f.caught {
+        format!(" {}", p.dim("(caught by the program)"))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "{}{} {}",
-        p.sev(f.severity, &format!("{}[{}]", f.severity.as_str(), f.rule)),
+        "{}{} {}{caught}",
+        p.sev(sev, &format!("{}[{}]", sev.as_str(), f.rule)),
         p.bold(&format!(" {}:", f.name)),
         p.bold(&f.summary)
     );
@@ -130,6 +136,9 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
         }
         let _ = writeln!(out, "{gutter} {line}");
     }
+    if let Some(line) = samples(f) {
+        let _ = writeln!(out, "{gutter} {line}");
+    }
     const SHOWN: usize = 5;
     for l in f.locations.iter().take(SHOWN) {
         let mut s = String::from("at ");
@@ -183,7 +192,7 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
         n += 1;
         let _ = writeln!(out, "  {n}. {fix}");
     }
-    if f.location.is_none() && f.noticed_at.is_some() {
+    if f.location.is_none() && f.noticed_at.is_some() && !opts.under_run {
         n += 1;
         // Without the real command line, the script Python noticed it in is the best guess.
         let cmd = match (&opts.rerun_hint, &f.noticed_at) {
@@ -204,6 +213,51 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
             p.dim(&format!("read more: devassert rule {}", f.rule))
         );
     }
+}
+
+/// The DataLoader side of a guard finding: which dataset samples the
+/// offending rows came from, and the worker that loaded them.
+fn samples(f: &Finding) -> Option<String> {
+    const SHOWN: usize = 8;
+    let worker = f.evidence.get("worker").filter(|w| !w.is_null());
+    let mut line = match f.samples.as_slice() {
+        [] => String::new(),
+        [one] => match one.row {
+            Some(row) => format!(
+                "dataset sample {} (row {row} of the batch)",
+                one.dataset_index
+            ),
+            None => format!("dataset sample {}", one.dataset_index),
+        },
+        many => {
+            let shown: Vec<String> = many.iter().take(SHOWN).map(Sample::to_string).collect();
+            let more = if many.len() > SHOWN {
+                format!(", … {} more", many.len() - SHOWN)
+            } else {
+                String::new()
+            };
+            format!("dataset samples {}{more} of the batch", shown.join(", "))
+        }
+    };
+    if let Some(w) = worker {
+        let w = w.as_str().map_or_else(|| w.to_string(), str::to_string);
+        if line.is_empty() {
+            line = format!("in DataLoader worker {w}");
+        } else {
+            let _ = write!(line, ", loaded by DataLoader worker {w}");
+        }
+    }
+    if f.samples_certain == Some(false) {
+        if f.samples.is_empty() {
+            line.push_str(if line.is_empty() { "" } else { "; " });
+            line.push_str("the batch could not be tied to its dataset samples");
+        } else {
+            line.push_str(
+                " (not certain: the batch may not map to these dataset indices one to one)",
+            );
+        }
+    }
+    (!line.is_empty()).then_some(line)
 }
 
 fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, opts: &RenderOptions) {

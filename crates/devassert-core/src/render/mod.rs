@@ -41,6 +41,9 @@ pub struct RenderOptions {
     pub rerun_hint: Option<String>,
     /// Fewer lines: no doc hints, no fallout details.
     pub quiet: bool,
+    /// The report is `devassert run`'s: its findings carry their own rerun
+    /// advice, so no generic "devassert run -- …" step is added.
+    pub under_run: bool,
 }
 
 pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> String {

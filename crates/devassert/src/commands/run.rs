@@ -19,22 +19,28 @@ use std::path::{Path, PathBuf};
 #[command(
     about = "Run a command under the guard and diagnose its failure.",
     long_about = "Run a command under supervision: its stdout and stderr pass through unchanged, the whole output is kept in a log, and every Python process it starts (torchrun / accelerate ranks, DataLoader workers, multiprocessing children) gets the devassert guard, which stops an op with an out-of-range index or an invalid probability before it launches, at the line that called it. After the command ends, devassert prints its diagnosis on stderr and exits with the command's own status (128+N for signal N).",
-    after_help = "Examples:\n  devassert run -- python train.py --lr 3e-4\n  devassert run --report run.json -- torchrun --nproc_per_node 8 train.py\n  devassert run --cpu -- python train.py        # hide the GPUs: the same batch on CPU\n\nEnvironment given to the command: CUDA_LAUNCH_BLOCKING=1 (unless --no-blocking or already set), TORCH_USE_CUDA_DSA=1, PYTORCH_USE_CUDA_DSA=1, PYTHONUNBUFFERED=1, DEVASSERT_GUARD, DEVASSERT_REPORT_DIR, and PYTHONPATH with the guard first (your PYTHONPATH and sitecustomize are kept)."
+    after_help = "Examples:\n  devassert run -- python train.py --lr 3e-4\n  devassert run --report run.json -- torchrun --nproc_per_node 8 train.py\n  devassert run --cpu -- python train.py        # hide the GPUs: the same batch on CPU\n  devassert run --blocking --eager -- python train.py  # the line of an unguarded assert\n\nEnvironment given to the command: CUDA_LAUNCH_BLOCKING=1 (only with --blocking), TORCHDYNAMO_DISABLE=1 and TORCH_COMPILE_DISABLE=1 (only with --eager), TORCH_USE_CUDA_DSA=1, PYTORCH_USE_CUDA_DSA=1, PYTHONUNBUFFERED=1, DEVASSERT_GUARD, DEVASSERT_REPORT_DIR, and PYTHONPATH with the guard first (your PYTHONPATH and sitecustomize are kept).\n\nEach run gets a folder under $DEVASSERT_RUNS_DIR, else $XDG_CACHE_HOME/devassert/runs, else ~/.cache/devassert/runs, named <UTC time>-<pid>: the log and the guard reports stay there (the newest 20 runs are kept); the guard's own copy is removed when the run ends."
 )]
 pub struct RunArgs {
-    /// Keep the whole output here (default: output.log in a private temp dir named at the end).
+    /// Keep the whole output here (default: output.log in the run's folder, ~/.cache/devassert/runs/<time>-<pid>, named at the end).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
     /// Write the diagnosis as JSON (the devassert/1 contract, "command": "run").
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
-    /// Do not set CUDA_LAUNCH_BLOCKING=1 (the guard does not need it; runs at full speed).
+    /// Set CUDA_LAUNCH_BLOCKING=1: every kernel launch waits for its kernel, so a device assert the guard did not stop is reported at the line that launched it. Slow; the guard does not need it.
     #[arg(long)]
+    pub blocking: bool,
+    /// No effect (kept for old scripts): CUDA_LAUNCH_BLOCKING is only set with --blocking.
+    #[arg(long, hide = true, conflicts_with = "blocking")]
     pub no_blocking: bool,
+    /// Disable torch.compile (TORCHDYNAMO_DISABLE=1, TORCH_COMPILE_DISABLE=1) so the guard checks every op, compiled regions included.
+    #[arg(long)]
+    pub eager: bool,
     /// Hide the GPUs (CUDA_VISIBLE_DEVICES=) to rerun the failing step on CPU.
     #[arg(long)]
     pub cpu: bool,
-    /// Guard level: on (default, or DEVASSERT_GUARD), strict (also ops with no device assert: take_along_dim, CTC blank targets) or off (no injection).
+    /// Guard level: on (default, or DEVASSERT_GUARD), async (no host sync on the happy path: CUDA checks are queued and read back at a later guarded op or at exit), strict (also ops with no device assert: take_along_dim, CTC blank targets) or off (no injection).
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub guard: Option<LevelArg>,
     /// The command and its arguments (run directly, no shell).
@@ -51,6 +57,7 @@ pub struct RunArgs {
 pub enum LevelArg {
     Off,
     On,
+    Async,
     Strict,
 }
 
@@ -59,6 +66,7 @@ impl LevelArg {
         match self {
             LevelArg::Off => GuardLevel::Off,
             LevelArg::On => GuardLevel::On,
+            LevelArg::Async => GuardLevel::Async,
             LevelArg::Strict => GuardLevel::Strict,
         }
     }
@@ -68,16 +76,7 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     let dir = GuardDir::create()?;
     let level = match args.guard {
         Some(l) => l.level(),
-        None => match std::env::var("DEVASSERT_GUARD")
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase()
-            .as_str()
-        {
-            "off" | "0" | "false" | "no" => GuardLevel::Off,
-            "strict" => GuardLevel::Strict,
-            _ => GuardLevel::On,
-        },
+        None => GuardLevel::from_env_value(&std::env::var("DEVASSERT_GUARD").unwrap_or_default()),
     };
     let cfg = RunConfig {
         argv: args.command.clone(),
@@ -92,12 +91,29 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     let mut log = LogSink::new(file, log_path.display().to_string());
 
     let status = devassert_run::run(&cfg, |stream, bytes| log.feed(stream, bytes))?;
-    let log_report = log.finish();
+    let mut log_report = log.finish();
 
     let catalog = Catalog::builtin();
-    let guard_findings = devassert_run::collect_findings(&dir.reports());
+    let guard_findings = devassert_run::collect_findings(&dir.reports(), status.code() == 0);
+    devassert_run::rerun::annotate_unstopped(
+        &mut log_report,
+        &guard_findings,
+        &devassert_run::rerun::RunFlags {
+            argv: &args.command,
+            exit_code: status.code(),
+            blocking: args.blocking,
+            eager: args.eager,
+            level,
+        },
+    );
     let mut report = merge(guard_findings, log_report, catalog);
     report.exit_code = status.code();
+    if status.code() == 0 {
+        // The program went on and succeeded: whatever failed, it handled.
+        for f in &mut report.findings {
+            f.caught = true;
+        }
+    }
     let mut child = json!({"argv": args.command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(), "exit_code": status.code()});
     if let devassert_run::ExitStatus::Signal(s) = status {
         child["signal"] = json!(s);
@@ -115,18 +131,24 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
             .with_context(|| format!("cannot write the report {}", path.display()))?;
     }
     print_diagnosis(&report, g, &log_path);
-    if args.log.is_some() {
-        // The private dir only held the guard and its reports, now merged.
-        let _ = std::fs::remove_dir_all(&dir.root);
-    }
+    // Dropping the run folder removes the guard's copy; the log and the
+    // guard reports stay until the folder is pruned.
+    drop(dir);
     Ok(status.code())
 }
 
 fn environment(args: &RunArgs, dir: &GuardDir, level: GuardLevel) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = Vec::new();
     let mut set = |k: &str, v: OsString| env.push((k.into(), v));
-    if !args.no_blocking && std::env::var_os("CUDA_LAUNCH_BLOCKING").is_none() {
+    // Not by default: it serialises every kernel, and the guard stops bad ops
+    // before they launch without it.
+    if args.blocking {
         set("CUDA_LAUNCH_BLOCKING", "1".into());
+    }
+    if args.eager {
+        // Dynamo reads the first at compile time, its config the second.
+        set("TORCHDYNAMO_DISABLE", "1".into());
+        set("TORCH_COMPILE_DISABLE", "1".into());
     }
     set("TORCH_USE_CUDA_DSA", "1".into());
     set("PYTORCH_USE_CUDA_DSA", "1".into());
@@ -229,8 +251,14 @@ fn merge(guard: Vec<Finding>, log: Report, catalog: &Catalog) -> Report {
         }
         report.findings.push(f);
     }
-    let seen: Vec<String> = report.findings.iter().map(|f| f.rule.clone()).collect();
-    let from_guard = !seen.is_empty();
+    // A finding the program caught did not end it: the log's failure stands.
+    let seen: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| !f.caught)
+        .map(|f| f.rule.clone())
+        .collect();
+    let from_guard = !report.findings.is_empty();
     for mut f in log.findings {
         if seen.contains(&f.rule) {
             continue;
@@ -282,6 +310,7 @@ fn print_diagnosis(report: &Report, g: &Global, log_path: &Path) {
         source_root: std::env::current_dir().ok(),
         rerun_hint: None,
         quiet: g.quiet,
+        under_run: true,
     };
     let mut text = String::new();
     let quiet_success = report.findings.is_empty() && report.exit_code == 0;
@@ -294,6 +323,10 @@ fn print_diagnosis(report: &Report, g: &Global, log_path: &Path) {
                 "the command exited with status {}\n",
                 report.exit_code
             ));
+        } else if !report.findings.is_empty() && report.exit_code == 0 {
+            text.push_str(
+                "\nthe command exited 0: the program caught the errors above and went on\n",
+            );
         }
         if !text.is_empty() {
             text.insert(0, '\n');

@@ -6,7 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 pub fn bin() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("devassert").expect("devassert binary is built for tests")
+    let mut cmd =
+        assert_cmd::Command::cargo_bin("devassert").expect("devassert binary is built for tests");
+    // `devassert run` keeps its run folders here, not in the user's cache.
+    cmd.env(
+        "DEVASSERT_RUNS_DIR",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("devassert-runs"),
+    );
+    cmd
 }
 
 pub fn fixtures() -> PathBuf {
