@@ -454,6 +454,10 @@ fn dataloader_workers_are_guarded() {
         f["location"]["line"],
         marker_line(&guard_fixture("dataloader.py"), "worker")
     );
+    // Raised inside dataset[5] in a worker: the sample is 5 itself.
+    assert_eq!(f["samples"].to_string(), r#"[{"dataset_index":5}]"#);
+    assert_eq!(f["samples_certain"], true);
+    assert!(f["evidence"]["worker"].is_u64(), "{f:#}");
 }
 
 #[test]

@@ -128,8 +128,12 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
         }
         if let Some(c) = f.count {
             let _ = write!(line, "; {c} out of range in all");
+            // Only when the values shown do not already say it.
             if let (Some(lo), Some(hi)) = (&f.value_min, &f.value_max) {
-                if lo != hi {
+                let shown_all = f.values.len() <= 12
+                    && f.values.first() == Some(lo)
+                    && f.values.last() == Some(hi);
+                if lo != hi && !shown_all {
                     let _ = write!(line, " (min {lo}, max {hi})");
                 }
             }
