@@ -7,6 +7,7 @@ pub mod docs;
 pub mod finding;
 pub mod lazy_regex;
 pub mod render;
+pub mod sections;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};
 pub use finding::{
@@ -14,3 +15,7 @@ pub use finding::{
     SourceLocation, CAUSE_IDS, SCHEMA,
 };
 pub use render::{render, Format, RenderOptions};
+pub use sections::{
+    Child, Command, DataScans, FileError, FileSummary, InputSummary, ModelSummary, RunSection,
+    ScanBound, ScanRun, ScanSection, SourcedValue, TensorRole, TokenizerSummary, WeightsSummary,
+};

@@ -6,14 +6,20 @@
 //! - [`supervise`]: runs the command in its own process group, forwards
 //!   signals, passes both output streams through and hands every chunk to the
 //!   caller (log file, log reader).
-//! - [`collect`]: reads the findings the guards wrote and merges them.
+//! - [`collect`]: reads the findings the guards wrote and merges repeats.
+//! - [`log_sink`]: keeps the output in the log file and reads it as it comes.
+//! - [`merge`]: one diagnosis from the guards' findings and the log's.
 
 pub mod collect;
 pub mod guard;
+pub mod log_sink;
+pub mod merge;
 pub mod supervise;
 
 pub use collect::collect_findings;
 pub use guard::{GuardDir, GuardLevel};
+pub use log_sink::LogSink;
+pub use merge::{merge, relativize};
 pub use supervise::{run, ExitStatus, RunConfig, Stream};
 
 #[derive(Debug, thiserror::Error)]

@@ -29,6 +29,7 @@ pub fn render_options(g: &Global) -> RenderOptions {
         source_root: std::env::current_dir().ok(),
         rerun_hint: None,
         quiet: g.quiet,
+        verbose: g.verbose,
     }
 }
 

@@ -4,6 +4,8 @@
 mod github;
 mod human;
 mod json;
+mod model_summary;
+mod scan_table;
 
 use crate::finding::Report;
 use std::path::PathBuf;
@@ -39,8 +41,10 @@ pub struct RenderOptions {
     pub source_root: Option<PathBuf>,
     /// The command line to suggest for `devassert run`, when known.
     pub rerun_hint: Option<String>,
-    /// Fewer lines: no doc hints, no fallout details.
+    /// Fewer lines: no doc hints, no fallout details, no model summary.
     pub quiet: bool,
+    /// More lines: every row of a scan's table.
+    pub verbose: bool,
 }
 
 pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> String {

@@ -45,27 +45,18 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
 
 /// One line naming what was read: files, lines, ranks.
 fn header(report: &Report) -> String {
-    let inputs = report
-        .extra
-        .get("inputs")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let inputs = report.inputs.as_deref().unwrap_or_default();
     let names: Vec<String> = inputs
         .iter()
-        .filter_map(|i| i.get("name").and_then(Value::as_str))
-        .map(|n| {
-            if n == "-" {
+        .map(|i| {
+            if i.name == "-" {
                 "stdin".to_string()
             } else {
-                n.to_string()
+                i.name.clone()
             }
         })
         .collect();
-    let lines: u64 = inputs
-        .iter()
-        .filter_map(|i| i.get("lines").and_then(Value::as_u64))
-        .sum();
+    let lines: u64 = inputs.iter().map(|i| i.lines).sum();
     let shown = if names.len() > 3 {
         format!("{}, … ({} files)", names[..3].join(", "), names.len())
     } else {
