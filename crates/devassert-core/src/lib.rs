@@ -7,6 +7,7 @@ pub mod docs;
 pub mod finding;
 pub mod lazy_regex;
 pub mod render;
+pub mod rule_id;
 pub mod sections;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};
@@ -15,6 +16,7 @@ pub use finding::{
     SourceLocation, CAUSE_IDS, SCHEMA,
 };
 pub use render::{render, Format, RenderOptions};
+pub use rule_id::{ids, RuleId, UnknownRule};
 pub use sections::{
     Child, Command, DataScans, FileError, FileSummary, InputSummary, ModelSummary, RunSection,
     ScanBound, ScanRun, ScanSection, SourcedValue, TensorRole, TokenizerSummary, WeightsSummary,

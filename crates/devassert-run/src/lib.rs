@@ -16,7 +16,7 @@ pub mod log_sink;
 pub mod merge;
 pub mod supervise;
 
-pub use collect::collect_findings;
+pub use collect::{collect_findings, Collected};
 pub use guard::{GuardDir, GuardLevel};
 pub use log_sink::LogSink;
 pub use merge::{merge, relativize};

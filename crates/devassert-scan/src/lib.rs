@@ -18,7 +18,7 @@ pub mod values;
 pub mod walk;
 
 pub use error::ScanError;
-pub use merge::merge_reports;
+pub use merge::{merge_reports, MergeError};
 pub use options::{Bounds, Dtype, InputFormat, ScanOptions, Target};
 pub use report::{FileError, FileSummary};
 pub use scan::{scan_paths, scan_paths_with, NoProgress, Progress};

@@ -4,7 +4,9 @@
 
 use crate::findings::{explain_range, listed, Check};
 use crate::options::{Bounds, Target};
-use devassert_core::{Command, Finding, Report, Scalar, ScanSection, Severity};
+use devassert_core::{
+    Command, Finding, Report, RuleId, Scalar, ScanSection, Severity, UnknownRule,
+};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -68,8 +70,17 @@ fn merge_into(acc: &mut Finding, f: &Finding, limit: usize) {
     }
 }
 
+/// A shard report that no scan of this version could have written.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error(transparent)]
+    UnknownRule(#[from] UnknownRule),
+    #[error("a range finding of rule {0}, which no range check reports")]
+    NotARangeRule(RuleId),
+}
+
 /// Merge shard reports, keeping at most `limit` locations per finding.
-pub fn merge_reports(reports: &[Report], limit: usize) -> Report {
+pub fn merge_reports(reports: &[Report], limit: usize) -> Result<Report, MergeError> {
     let mut out = Report::new(Command::Scan);
     let mut merged: Vec<Finding> = Vec::new();
     let mut section: Option<ScanSection> = None;
@@ -112,14 +123,11 @@ pub fn merge_reports(reports: &[Report], limit: usize) -> Report {
         } else {
             Target::Tokens
         };
-        let check = match f.rule.as_str() {
-            "DA202" => Check::Mask,
-            "DA201" => Check::Labels,
-            _ => Check::Tokens,
-        };
+        let rule = RuleId::parse(&f.rule)?;
+        let check = Check::of_rule(rule).ok_or(MergeError::NotARangeRule(rule))?;
         let values = counts(f);
         // Re-ranked from the merged values; the rule's own fixes come back from the catalog.
-        f.fixes = crate::findings::base(&f.rule).fixes;
+        f.fixes = crate::findings::base(rule).fixes;
         explain_range(f, &values, Bounds::new(low, high), target, check);
     }
     out.findings = merged;
@@ -136,5 +144,5 @@ pub fn merge_reports(reports: &[Report], limit: usize) -> Report {
         s.scan.merged = Some(reports.len() as u64);
     }
     out.scan = section;
-    out
+    Ok(out)
 }

@@ -93,8 +93,11 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     let log_report = log.finish();
 
     let catalog = Catalog::builtin();
-    let guard_findings = devassert_run::collect_findings(&dir.reports());
-    let mut report = devassert_run::merge(guard_findings, log_report, catalog);
+    let guard = devassert_run::collect_findings(&dir.reports());
+    for w in &guard.warnings {
+        eprintln!("devassert: warning: {w}");
+    }
+    let mut report = devassert_run::merge(guard.findings, log_report, catalog);
     report.exit_code = status.code();
     report.run = Some(RunSection {
         child: Child {

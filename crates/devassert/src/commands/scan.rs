@@ -184,7 +184,7 @@ pub fn run(args: ScanArgs, g: &Global) -> anyhow::Result<i32> {
             }
             reports.push(r);
         }
-        devassert_scan::merge_reports(&reports, args.limit)
+        devassert_scan::merge_reports(&reports, args.limit)?
     } else {
         let opts = options(&args)?;
         let bar = Bar {
