@@ -12,7 +12,13 @@ fn main() {
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+    // Rule files are `DA###-name.toml`; other TOML files are shared data.
+    files.retain(|p| {
+        p.extension().is_some_and(|e| e == "toml")
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("DA"))
+    });
     files.sort();
     let mut out = String::from("pub(crate) static CATALOG_FILES: &[(&str, &str)] = &[\n");
     for p in &files {
@@ -28,6 +34,34 @@ fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     fs::write(out_dir.join("catalog_files.rs"), out).expect("write catalog_files.rs");
     fs::write(out_dir.join("rule_ids.rs"), rule_ids(&files)).expect("write rule_ids.rs");
+    let vocabs = dir.join("base-vocabs.toml");
+    println!("cargo:rerun-if-changed={}", vocabs.display());
+    fs::write(out_dir.join("base_vocabs.rs"), base_vocabs(&vocabs)).expect("write base_vocabs.rs");
+}
+
+/// `catalog/base-vocabs.toml` as a sorted `&[i64]`. A broken file stops the
+/// build: there is no sensible default for the list.
+fn base_vocabs(path: &std::path::Path) -> String {
+    let text = fs::read_to_string(path).expect("catalog/base-vocabs.toml readable");
+    let table: toml::Table = text.parse().expect("catalog/base-vocabs.toml is TOML");
+    let mut sizes: Vec<i64> = table
+        .get("vocab")
+        .and_then(|v| v.as_array())
+        .expect("catalog/base-vocabs.toml has a `vocab` array")
+        .iter()
+        .map(|v| {
+            v.get("size")
+                .and_then(|s| s.as_integer())
+                .expect("every vocab of catalog/base-vocabs.toml has an integer `size`")
+        })
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let list: Vec<String> = sizes.iter().map(i64::to_string).collect();
+    format!(
+        "/// Base vocabulary sizes of common tokenizers (`catalog/base-vocabs.toml`), sorted.\npub const BASE_VOCABS: &[i64] = &[{}];\n",
+        list.join(", ")
+    )
 }
 
 /// `pub const NAME: RuleId = RuleId("DA###");` per rule, named after its

@@ -6,9 +6,11 @@ pub mod contain;
 pub mod docs;
 pub mod finding;
 pub mod lazy_regex;
+pub mod python_rules;
 pub mod render;
 pub mod rule_id;
 pub mod sections;
+pub mod vocab;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};
 pub use finding::{
