@@ -6,29 +6,9 @@
 use crate::RunError;
 use std::path::{Path, PathBuf};
 
-/// The files of `python/devassert/`, as shipped inside the binary.
-pub const PACKAGE: &[(&str, &str)] = &[
-    (
-        "__init__.py",
-        include_str!("../../../python/devassert/__init__.py"),
-    ),
-    (
-        "_checks.py",
-        include_str!("../../../python/devassert/_checks.py"),
-    ),
-    (
-        "_hook.py",
-        include_str!("../../../python/devassert/_hook.py"),
-    ),
-    (
-        "_mode.py",
-        include_str!("../../../python/devassert/_mode.py"),
-    ),
-    (
-        "_report.py",
-        include_str!("../../../python/devassert/_report.py"),
-    ),
-];
+/// The files of `python/devassert/` (every `*.py`, sorted; the build script
+/// lists them), as shipped inside the binary.
+pub const PACKAGE: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/package.rs"));
 
 /// Installs the guard (lazily, when torch is imported) and then runs the
 /// user's own `sitecustomize`: the next one on sys.path after this directory.

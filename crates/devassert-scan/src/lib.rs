@@ -12,6 +12,7 @@ pub mod formats;
 pub mod kernel;
 pub mod merge;
 pub mod options;
+pub mod range;
 pub mod report;
 mod scan;
 pub mod values;

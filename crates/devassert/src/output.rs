@@ -1,6 +1,6 @@
 //! Rendering a report to stdout with the global flags, and the one error style.
 
-use crate::cli::{ColorArg, FormatArg, Global};
+use crate::global::{ColorArg, FormatArg, Global};
 use devassert_core::{render, Format, RenderOptions, Report};
 use std::io::{IsTerminal, Write};
 

@@ -1,7 +1,7 @@
 //! `devassert check MODEL_DIR`: config vs tokenizer vs safetensors shapes,
 //! and with `--data`, the data against the model's real bounds.
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 use clap::Args;
 use devassert_core::{Command, Report, Severity};

@@ -1,9 +1,9 @@
 //! `devassert explain [LOG…|-]`: read one crash from files, folders of rank
 //! logs or stdin, and print the diagnosis.
 
-use crate::cli::{FormatArg, Global};
+use crate::global::{FormatArg, Global};
 use crate::output;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use devassert_core::{Catalog, Report};
 use serde_json::Value;
 use std::io::IsTerminal;
@@ -23,11 +23,7 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     let logs = if args.logs.is_empty() {
         if std::io::stdin().is_terminal() {
             // Waiting for a paste nobody announced helps no one.
-            let mut cmd = crate::cli::Cli::command();
-            let usage = cmd
-                .find_subcommand_mut("explain")
-                .map(|c| c.render_usage().to_string())
-                .unwrap_or_default();
+            let usage = ExplainArgs::augment_args(clap::Command::new("explain")).render_usage();
             eprintln!("{usage}\n\ngive a log file, a folder of logs, or pipe the log in: `… 2>&1 | devassert explain -`");
             return Ok(2);
         }

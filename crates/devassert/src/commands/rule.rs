@@ -1,4 +1,4 @@
-use crate::cli::{FormatArg, Global};
+use crate::global::{FormatArg, Global};
 use crate::output;
 use anyhow::{bail, Context};
 use clap::Args;

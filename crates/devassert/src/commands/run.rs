@@ -2,7 +2,7 @@
 //! guard injected into every Python process, then print one diagnosis that
 //! merges the guards' findings with what the log shows.
 
-use crate::cli::{ColorArg, FormatArg, Global};
+use crate::global::{ColorArg, FormatArg, Global};
 use crate::output;
 use anyhow::Context;
 use clap::{Args, ValueEnum};

@@ -1,7 +1,7 @@
 //! `devassert scan`: out-of-range token ids and labels in data files, and
 //! `--merge` of shard reports.
 
-use crate::cli::Global;
+use crate::global::Global;
 use crate::output;
 use anyhow::{bail, Context};
 use clap::Args;
