@@ -214,12 +214,6 @@ impl LogHits {
     pub fn contains(&self, i: usize) -> bool {
         self.first.contains_key(&i)
     }
-    /// Merge hits of another reader (another input file of the same crash).
-    pub fn merge(&mut self, other: &LogHits) {
-        for (k, v) in &other.first {
-            self.first.entry(*k).or_insert_with(|| v.clone());
-        }
-    }
 }
 
 /// What the evidence says about a rule's causes.
@@ -249,11 +243,6 @@ impl Catalog {
             Catalog::from_sources(CATALOG_FILES.iter().copied())
                 .unwrap_or_else(|e| panic!("embedded catalog is invalid: {e}"))
         })
-    }
-
-    /// The embedded catalog's files, `(file name, TOML text)`.
-    pub fn builtin_sources() -> &'static [(&'static str, &'static str)] {
-        CATALOG_FILES
     }
 
     pub fn from_sources<'a>(

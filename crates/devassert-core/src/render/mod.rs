@@ -18,20 +18,6 @@ pub enum Format {
     Github,
 }
 
-impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "human" => Ok(Format::Human),
-            "json" => Ok(Format::Json),
-            "github" => Ok(Format::Github),
-            other => Err(format!(
-                "unknown format {other:?} (expected human, json or github)"
-            )),
-        }
-    }
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct RenderOptions {
     /// ANSI colors (the CLI decides: a TTY and no `NO_COLOR`).
