@@ -49,7 +49,7 @@ def main():
     ok = True
     for name, op in CASES.items():
         code = PROGRAM.format(op=op)
-        planted = next(i for i, l in enumerate(code.splitlines(), 1) if "# PLANTED" in l)
+        planted = next(i for i, text in enumerate(code.splitlines(), 1) if "# PLANTED" in text)
         bare = run(code, "bare")
         crashed = "device-side assert" in (bare.stdout + bare.stderr)
         guard = run(code, "guard")

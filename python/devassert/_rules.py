@@ -6,8 +6,6 @@ Generated from catalog/ by `make docs`
 (`devassert rule --write-python python/devassert/_rules.py`); do not edit.
 """
 
-# ruff: noqa: E501
-
 # rule id -> {name, op_family, summary, fixes, causes: {cause id -> {why, fixes}}}
 RULES = {
     "DA001": {

@@ -29,7 +29,6 @@ pub fn module(catalog: &Catalog) -> String {
          Generated from catalog/ by `make docs`\n\
          (`devassert rule --write-python python/devassert/_rules.py`); do not edit.\n\
          \"\"\"\n\n\
-         # ruff: noqa: E501\n\n\
          # rule id -> {name, op_family, summary, fixes, causes: {cause id -> {why, fixes}}}\n\
          RULES = {\n",
     );
