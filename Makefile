@@ -1,7 +1,16 @@
-.PHONY: test docs example bench
+.PHONY: test docs example bench bench-scan bench-explain bench-guard
 test:
 	scripts/test
 docs:
 	cargo run -q -p devassert -- rule --write-docs docs/rules
+	cargo run -q -p devassert -- rule --write-python python/devassert/_rules.py
 example:
 	cargo run -q -p devassert -- explain examples/crash-embedding.log
+# The benchmarks, each against its peer in the same run (bench/*/run.sh).
+bench: bench-scan bench-explain bench-guard
+bench-scan:
+	bench/scan/run.sh
+bench-explain:
+	bench/explain/run.sh
+bench-guard:
+	bench/guard/run.sh

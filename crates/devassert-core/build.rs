@@ -1,5 +1,7 @@
 //! Embeds every `catalog/*.toml` file in the library, sorted by name, so the
-//! binary carries its catalog and adding a rule needs no code change.
+//! binary carries its catalog and adding a rule needs no code change; and
+//! writes one constant per rule id (`ids::EMBEDDING_INDEX_OUT_OF_RANGE` is
+//! `DA101`), so a rule id misspelt in Rust fails to compile.
 use std::{env, fs, path::PathBuf};
 
 fn main() {
@@ -10,7 +12,13 @@ fn main() {
     let mut files: Vec<PathBuf> = fs::read_dir(&dir)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+    // Rule files are `DA###-name.toml`; other TOML files are shared data.
+    files.retain(|p| {
+        p.extension().is_some_and(|e| e == "toml")
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("DA"))
+    });
     files.sort();
     let mut out = String::from("pub(crate) static CATALOG_FILES: &[(&str, &str)] = &[\n");
     for p in &files {
@@ -23,7 +31,70 @@ fn main() {
         ));
     }
     out.push_str("];\n");
-    let dest =
-        PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("catalog_files.rs");
-    fs::write(dest, out).expect("write catalog_files.rs");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    fs::write(out_dir.join("catalog_files.rs"), out).expect("write catalog_files.rs");
+    fs::write(out_dir.join("rule_ids.rs"), rule_ids(&files)).expect("write rule_ids.rs");
+    let vocabs = dir.join("base-vocabs.toml");
+    println!("cargo:rerun-if-changed={}", vocabs.display());
+    fs::write(out_dir.join("base_vocabs.rs"), base_vocabs(&vocabs)).expect("write base_vocabs.rs");
+}
+
+/// `catalog/base-vocabs.toml` as a sorted `&[i64]`. A broken file stops the
+/// build: there is no sensible default for the list.
+fn base_vocabs(path: &std::path::Path) -> String {
+    let text = fs::read_to_string(path).expect("catalog/base-vocabs.toml readable");
+    let table: toml::Table = text.parse().expect("catalog/base-vocabs.toml is TOML");
+    let mut sizes: Vec<i64> = table
+        .get("vocab")
+        .and_then(|v| v.as_array())
+        .expect("catalog/base-vocabs.toml has a `vocab` array")
+        .iter()
+        .map(|v| {
+            v.get("size")
+                .and_then(|s| s.as_integer())
+                .expect("every vocab of catalog/base-vocabs.toml has an integer `size`")
+        })
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let list: Vec<String> = sizes.iter().map(i64::to_string).collect();
+    format!(
+        "/// Base vocabulary sizes of common tokenizers (`catalog/base-vocabs.toml`), sorted.\npub const BASE_VOCABS: &[i64] = &[{}];\n",
+        list.join(", ")
+    )
+}
+
+/// `pub const NAME: RuleId = RuleId("DA###");` per rule, named after its
+/// kebab-case name, and `ALL` in catalog order. A file without an id or a
+/// name is left to the catalog's own validation (its tests fail on it).
+fn rule_ids(files: &[PathBuf]) -> String {
+    let mut consts = String::new();
+    let mut all = String::new();
+    for p in files {
+        let text = fs::read_to_string(p).expect("catalog file readable");
+        let Ok(table) = text.parse::<toml::Table>() else {
+            continue;
+        };
+        let field = |k: &str| table.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        let (Some(id), Some(name)) = (field("id"), field("name")) else {
+            continue;
+        };
+        let ident: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let summary = field("summary").unwrap_or_default();
+        consts.push_str(&format!(
+            "/// {id} `{name}`: {}\npub const {ident}: RuleId = RuleId({id:?});\n",
+            summary.replace('\n', " ")
+        ));
+        all.push_str(&format!("    {ident},\n"));
+    }
+    format!("{consts}\n/// Every rule, in catalog order.\npub const ALL: &[RuleId] = &[\n{all}];\n")
 }

@@ -1,7 +1,6 @@
 //! Arbitrary contents for one file of a model directory (the first byte picks
 //! which) next to a valid config, through reading and checking.
 #![no_main]
-use devassert_core::Catalog;
 use devassert_model::{check, ModelDir, MODEL_FILES as FILES};
 use libfuzzer_sys::fuzz_target;
 
@@ -17,6 +16,6 @@ fuzz_target!(|data: &[u8]| {
     let _ = std::fs::write(dir.join("config.json"), config);
     let _ = std::fs::write(dir.join(FILES[sel as usize % FILES.len()]), body);
     if let Ok(model) = ModelDir::read(&dir) {
-        let _ = check(&model, Catalog::builtin());
+        let _ = check(&model);
     }
 });

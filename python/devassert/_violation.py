@@ -266,7 +266,8 @@ def values_str(desc):
 
 def finding(found, desc, causes, fixes, where):
     """The devassert/1 finding of a violation."""
-    name, family, summary = RULES[found.rule]
+    rule = RULES[found.rule]
+    name, family, summary = rule["name"], rule["op_family"], rule["summary"]
     t = found.tensor
     evidence = {
         "source": "guard",

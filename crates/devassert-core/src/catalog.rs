@@ -5,6 +5,7 @@
 
 use crate::finding::{Bound, Cause, Finding, OpFamily, Scalar, Severity, CAUSE_IDS};
 use crate::lazy_regex::LazyRegex;
+use crate::rule_id::RuleId;
 use serde::Deserialize;
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
@@ -13,10 +14,11 @@ include!(concat!(env!("OUT_DIR"), "/catalog_files.rs"));
 
 /// Rules the matcher falls back to when no catalog pattern owns a line.
 pub mod fallback {
-    pub const NO_KERNEL_LINE: &str = "DA001";
-    pub const UNRECOGNISED_ASSERT: &str = "DA004";
-    pub const INDUCTOR_ASSERT: &str = "DA402";
-    pub const CUSTOM_KERNEL: &str = "DA403";
+    use crate::rule_id::ids;
+    pub const NO_KERNEL_LINE: &str = ids::DEVICE_ASSERT_NO_KERNEL_LINE.as_str();
+    pub const UNRECOGNISED_ASSERT: &str = ids::UNRECOGNISED_DEVICE_ASSERT.as_str();
+    pub const INDUCTOR_ASSERT: &str = ids::INDUCTOR_DEVICE_ASSERT.as_str();
+    pub const CUSTOM_KERNEL: &str = ids::CUSTOM_KERNEL_ASSERT.as_str();
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -212,12 +214,6 @@ impl LogHits {
     pub fn contains(&self, i: usize) -> bool {
         self.first.contains_key(&i)
     }
-    /// Merge hits of another reader (another input file of the same crash).
-    pub fn merge(&mut self, other: &LogHits) {
-        for (k, v) in &other.first {
-            self.first.entry(*k).or_insert_with(|| v.clone());
-        }
-    }
 }
 
 /// What the evidence says about a rule's causes.
@@ -247,11 +243,6 @@ impl Catalog {
             Catalog::from_sources(CATALOG_FILES.iter().copied())
                 .unwrap_or_else(|e| panic!("embedded catalog is invalid: {e}"))
         })
-    }
-
-    /// The embedded catalog's files, `(file name, TOML text)`.
-    pub fn builtin_sources() -> &'static [(&'static str, &'static str)] {
-        CATALOG_FILES
     }
 
     pub fn from_sources<'a>(
@@ -569,21 +560,13 @@ impl Catalog {
         })
     }
 
-    /// `finding_by_id` on the embedded catalog, without compiling it.
-    pub fn builtin_finding(id: &str) -> Finding {
-        match Self::builtin_rules().iter().find(|r| r.id == id) {
+    /// The finding of rule `id` of the embedded catalog, without compiling
+    /// it. Every [`RuleId`] is generated from the embedded files, so it is
+    /// always there; `builtin()` panics the same way on a broken catalog.
+    pub fn builtin_finding(id: RuleId) -> Finding {
+        match Self::builtin_rules().iter().find(|r| id == r.id) {
             Some(r) => finding_of(r),
-            None => Finding::new(id, "", OpFamily::Unknown, ""),
-        }
-    }
-
-    /// A finding for the rule `id`. The embedded catalog holds every id the
-    /// commands use (its tests say so); an unknown id still gives a finding
-    /// that names it rather than a panic.
-    pub fn finding_by_id(&self, id: &str) -> Finding {
-        match self.get(id) {
-            Some(r) => self.finding(r),
-            None => Finding::new(id, "", OpFamily::Unknown, ""),
+            None => panic!("rule {id} is generated from the embedded catalog but not in it"),
         }
     }
 }
@@ -755,7 +738,10 @@ mod tests {
         let c = Catalog::builtin();
         assert_eq!(Catalog::builtin_rules().len(), c.rules().len());
         for r in c.rules() {
-            let light = serde_json::to_value(Catalog::builtin_finding(&r.id)).ok();
+            let light = serde_json::to_value(Catalog::builtin_finding(
+                crate::RuleId::parse(&r.id).expect("a generated id"),
+            ))
+            .ok();
             assert_eq!(light, serde_json::to_value(c.finding(r)).ok(), "{}", r.id);
         }
     }

@@ -2,6 +2,7 @@
 //! the catalog, and the [`Report`] that carries findings and their fallout.
 //! The serde shape of these types *is* the `devassert/1` JSON contract.
 
+use crate::sections::{Command, DataScans, InputSummary, ModelSummary, RunSection, ScanSection};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -392,28 +393,45 @@ pub struct Fallout {
     pub line: Option<u64>,
 }
 
-/// What a command produced.
+/// What a command produced. After the contract's common fields come the
+/// sections of the command that made it (see [`crate::sections`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub schema: String,
-    pub command: String,
+    pub command: Command,
     pub exit_code: i32,
     pub findings: Vec<Finding>,
     pub fallout: Vec<Fallout>,
-    /// Command-specific sections (`inputs`, `files`, `log`, …).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    /// `run`: the child, the guard level, the log file.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunSection>,
+    /// `check --data`: the data scans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataScans>,
+    /// `scan`: the arrays scanned, the unreadable files, the totals.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub scan: Option<ScanSection>,
+    /// `explain`: the inputs read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Vec<InputSummary>>,
+    /// `check`: what was read from the model directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelSummary>,
 }
 
 impl Report {
-    pub fn new(command: &str) -> Self {
+    pub fn new(command: Command) -> Self {
         Report {
             schema: SCHEMA.to_string(),
-            command: command.to_string(),
+            command,
             exit_code: 0,
             findings: Vec::new(),
             fallout: Vec::new(),
-            extra: Map::new(),
+            run: None,
+            data: None,
+            scan: None,
+            inputs: None,
+            model: None,
         }
     }
 }

@@ -6,7 +6,11 @@ pub mod contain;
 pub mod docs;
 pub mod finding;
 pub mod lazy_regex;
+pub mod python_rules;
 pub mod render;
+pub mod rule_id;
+pub mod sections;
+pub mod vocab;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};
 pub use finding::{
@@ -14,3 +18,8 @@ pub use finding::{
     SourceLocation, CAUSE_IDS, SCHEMA,
 };
 pub use render::{render, Format, RenderOptions};
+pub use rule_id::{ids, RuleId, UnknownRule};
+pub use sections::{
+    Child, Command, DataScans, FileError, FileSummary, InputSummary, ModelSummary, RunSection,
+    ScanBound, ScanRun, ScanSection, SourcedValue, TensorRole, TokenizerSummary, WeightsSummary,
+};

@@ -151,3 +151,19 @@ fn unknown_files_fall_back_by_origin() {
     };
     assert_eq!(c.match_assert(&new_aten).id, fallback::UNRECOGNISED_ASSERT);
 }
+
+#[test]
+fn every_rule_has_a_generated_id_constant_and_no_other_id_parses() {
+    use devassert_core::{ids, RuleId};
+    let c = Catalog::builtin();
+    let generated: Vec<&str> = ids::ALL.iter().map(|r| r.as_str()).collect();
+    let catalog: Vec<&str> = c.rules().iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(generated, catalog);
+    assert_eq!(ids::EMBEDDING_INDEX_OUT_OF_RANGE.as_str(), "DA101");
+    for r in c.rules() {
+        let id = RuleId::parse(&r.id).expect("a catalog id parses");
+        assert_eq!(Catalog::builtin_finding(id).name, r.name);
+    }
+    let err = RuleId::parse("DA999").expect_err("no rule DA999");
+    assert!(err.to_string().contains("DA999"));
+}

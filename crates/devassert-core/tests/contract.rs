@@ -4,7 +4,7 @@ use devassert_core::*;
 use serde_json::{json, Value};
 
 fn sample() -> Report {
-    let mut r = Report::new("explain");
+    let mut r = Report::new(devassert_core::Command::Explain);
     r.exit_code = 1;
     let mut f = Finding {
         rule: "DA101".into(),

@@ -10,11 +10,11 @@ use crate::traceback::{Frame, Traceback};
 use crate::values;
 use devassert_core::catalog::fallback;
 use devassert_core::{
-    Bound, Catalog, CompiledRule, DeviceAssert, Fallout, Finding, OpFamily, Report, Scalar,
-    SourceLocation,
+    Bound, Catalog, Command, CompiledRule, DeviceAssert, Fallout, Finding, InputSummary, OpFamily,
+    Report, Scalar, SourceLocation,
 };
 use regex::Regex;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Map};
 use std::sync::OnceLock;
 
 /// How the root failure showed itself.
@@ -29,8 +29,8 @@ enum Root<'a> {
 }
 
 pub fn diagnose(facts: &Facts, catalog: &Catalog) -> Report {
-    let mut report = Report::new("explain");
-    report.extra.insert("inputs".into(), inputs_json(facts));
+    let mut report = Report::new(Command::Explain);
+    report.inputs = Some(inputs(facts));
     if catalog.rules().is_empty() {
         // No rule to tie a finding to (a catalog built without rule files).
         report.exit_code = 1;
@@ -50,14 +50,16 @@ pub fn diagnose(facts: &Facts, catalog: &Catalog) -> Report {
     report
 }
 
-fn inputs_json(facts: &Facts) -> Value {
-    Value::Array(
-        facts
-            .inputs
-            .iter()
-            .map(|i| json!({"name": i.name, "lines": i.lines, "bytes": i.bytes}))
-            .collect(),
-    )
+fn inputs(facts: &Facts) -> Vec<InputSummary> {
+    facts
+        .inputs
+        .iter()
+        .map(|i| InputSummary {
+            bytes: i.bytes,
+            lines: i.lines,
+            name: i.name.clone(),
+        })
+        .collect()
 }
 
 /// Assertion groups, earliest first: by their timestamps when every group has

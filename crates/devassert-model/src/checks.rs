@@ -5,16 +5,16 @@
 //! note.
 
 use crate::{ModelDir, Sourced};
-use devassert_core::{Bound, Catalog, Cause, Finding, Scalar, Severity};
+use devassert_core::{ids, Bound, Catalog, Cause, Finding, RuleId, Scalar, Severity};
 use serde_json::{json, Map, Value};
 
-const EMBEDDING: &str = "DA101";
-const CROSS_ENTROPY: &str = "DA201";
+const EMBEDDING: RuleId = ids::EMBEDDING_INDEX_OUT_OF_RANGE;
+const CROSS_ENTROPY: RuleId = ids::CROSS_ENTROPY_TARGET_OUT_OF_RANGE;
 /// A static check knows its cause; it is as sure as the catalog allows.
 const SURE: f64 = 0.95;
 
 fn finding(
-    rule: &str,
+    rule: RuleId,
     severity: Severity,
     cause: Option<(&str, String)>,
     evidence: Map<String, Value>,

@@ -25,6 +25,10 @@ pub enum ModelError {
     Safetensors { path: PathBuf, message: String },
     #[error("{}: the tokenizers library cannot load it: {message}", path.display())]
     Tokenizer { path: PathBuf, message: String },
+    #[error("{}: no embedding size known (no config vocab_size, no embedding tensor): cannot bound --data", .0.display())]
+    NoEmbeddingSize(PathBuf),
+    #[error("{}: --labels-column given but the model has no classification head or num_labels", .0.display())]
+    NoClasses(PathBuf),
 }
 
 impl ModelError {

@@ -5,16 +5,22 @@
 //! token type ids past `type_vocab_size`, labels past the classifier head.
 //!
 //! Reading ([`ModelDir::read`]) and deciding ([`checks::check`]) are
-//! separate; rendering is the CLI's.
+//! separate; [`summary`] turns what was read into the report's `model`
+//! section, [`data`] scans `--data` against the model's bounds; rendering is
+//! devassert-core's.
 
 pub mod checks;
 pub mod config;
+pub mod data;
 pub mod error;
 pub mod safetensors;
 pub mod shapes;
+pub mod summary;
 pub mod tokenizer;
 
 pub use checks::check;
+pub use data::{check_data, DataCheck, DataOptions};
+pub use summary::summary;
 
 /// The files of a model directory that `check` reads.
 pub const MODEL_FILES: &[&str] = &[

@@ -5,14 +5,12 @@
 //! offsets that lie are an error, not a wrong shape.
 
 use crate::error::{read_json, ModelError};
+use devassert_scan::safetensors_header::{self, header_len};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// The safetensors format caps the header at 100 MB; so do we.
-const MAX_HEADER: u64 = 100 * 1024 * 1024;
 
 /// One tensor as a header describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,17 +30,6 @@ pub struct Weights {
     pub files: Vec<String>,
 }
 
-fn dtype_size(dtype: &str) -> Option<u64> {
-    Some(match dtype {
-        "BOOL" | "U8" | "I8" | "F8_E5M2" | "F8_E4M3" | "F8_E8M0" | "F8_E4M3FN" | "F8_E5M2FNUZ"
-        | "F8_E4M3FNUZ" => 1,
-        "I16" | "U16" | "F16" | "BF16" => 2,
-        "I32" | "U32" | "F32" => 4,
-        "I64" | "U64" | "F64" | "C64" => 8,
-        _ => return None,
-    })
-}
-
 fn bad(path: &Path, message: impl Into<String>) -> ModelError {
     ModelError::Safetensors {
         path: path.to_path_buf(),
@@ -50,39 +37,25 @@ fn bad(path: &Path, message: impl Into<String>) -> ModelError {
     }
 }
 
-/// Read the header of one safetensors file.
+/// Read the header of one safetensors file (devassert-scan's parser; only
+/// the header is read, never the weights).
 pub fn read_header(path: &Path) -> Result<Vec<TensorInfo>, ModelError> {
     let mut f = File::open(path).map_err(|e| ModelError::io(path, e))?;
     let file_len = f.metadata().map_err(|e| ModelError::io(path, e))?.len();
-    let mut len_bytes = [0u8; 8];
-    f.read_exact(&mut len_bytes).map_err(|_| {
-        bad(
-            path,
-            format!("the file is {file_len} bytes, too short for the 8-byte header length"),
-        )
-    })?;
-    let n = u64::from_le_bytes(len_bytes);
-    if n > file_len - 8 {
-        return Err(bad(
-            path,
-            format!(
-                "the header length says {n} bytes but only {} bytes follow it",
-                file_len - 8
-            ),
-        ));
-    }
-    if n > MAX_HEADER {
-        return Err(bad(
-            path,
-            format!("the header length {n} is over the format's limit of {MAX_HEADER} bytes"),
-        ));
-    }
-    // n <= MAX_HEADER, so this allocation is bounded.
+    let mut prefix = [0u8; 8];
+    let have = if file_len >= 8 {
+        f.read_exact(&mut prefix)
+            .map_err(|e| ModelError::io(path, e))?;
+        8
+    } else {
+        0
+    };
+    let n = header_len(&prefix[..have], file_len).map_err(|e| bad(path, e.to_string()))?;
+    // n <= MAX_HEADER (header_len checks it), so this allocation is bounded.
     let mut header = vec![0u8; n as usize];
     f.read_exact(&mut header)
         .map_err(|e| ModelError::io(path, e))?;
-    let data_len = file_len - 8 - n;
-    parse_header(path, &header, data_len)
+    parse_header(path, &header, file_len - 8 - n)
 }
 
 /// Parse a header's JSON and check every tensor's offsets against the data
@@ -92,66 +65,21 @@ pub(crate) fn parse_header(
     header: &[u8],
     data_len: u64,
 ) -> Result<Vec<TensorInfo>, ModelError> {
-    let value: Value = serde_json::from_slice(header)
-        .map_err(|e| bad(path, format!("the header is not JSON: {e}")))?;
-    let Value::Object(map) = value else {
-        return Err(bad(path, "the header is not a JSON object"));
-    };
     let file = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut out = Vec::with_capacity(map.len());
-    for (name, entry) in map {
-        if name == "__metadata__" {
-            continue;
-        }
-        let dtype = entry
-            .get("dtype")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad(path, format!("tensor {name:?} has no dtype")))?;
-        let shape: Vec<u64> = entry
-            .get("shape")
-            .and_then(Value::as_array)
-            .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
-            .ok_or_else(|| {
-                bad(
-                    path,
-                    format!("tensor {name:?} has no shape of non-negative integers"),
-                )
-            })?;
-        let offsets = entry
-            .get("data_offsets")
-            .and_then(Value::as_array)
-            .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
-            .filter(|o| o.len() == 2)
-            .ok_or_else(|| {
-                bad(
-                    path,
-                    format!("tensor {name:?} has no data_offsets [begin, end]"),
-                )
-            })?;
-        let (begin, end) = (offsets[0], offsets[1]);
-        if begin > end || end > data_len {
-            return Err(bad(path, format!("tensor {name:?} claims bytes {begin}..{end} but the data section is {data_len} bytes")));
-        }
-        if let Some(size) = dtype_size(dtype) {
-            let want = shape.iter().try_fold(size, |acc, &d| acc.checked_mul(d));
-            if want != Some(end - begin) {
-                let want = want
-                    .map(|w| w.to_string())
-                    .unwrap_or_else(|| "more than 2^64".into());
-                return Err(bad(path, format!("tensor {name:?} of dtype {dtype} and shape {shape:?} needs {want} bytes but its offsets span {}", end - begin)));
-            }
-        }
-        out.push(TensorInfo {
-            name,
-            dtype: dtype.to_string(),
-            shape,
+    let tensors =
+        safetensors_header::parse_header(header, data_len).map_err(|e| bad(path, e.to_string()))?;
+    Ok(tensors
+        .into_iter()
+        .map(|t| TensorInfo {
+            name: t.name,
+            dtype: t.dtype,
+            shape: t.shape,
             file: file.clone(),
-        });
-    }
-    Ok(out)
+        })
+        .collect())
 }
 
 /// A shard file name from an index must name a file inside the model directory.

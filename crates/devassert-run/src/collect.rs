@@ -3,17 +3,26 @@
 //! several ranks or workers becomes one finding with all their ranks).
 
 use crate::caught::ExitRecords;
-use devassert_core::Finding;
+use devassert_core::{Finding, RuleId};
 use serde_json::Value;
 use std::path::Path;
 
-/// The guard findings of one run, first written first within each process;
-/// lines that are not findings are skipped. Each is marked `caught` when the
-/// program handled it (see [`crate::caught`]); `program_exited_ok`: the
-/// command exited 0.
-pub fn collect_findings(reports: &Path, program_exited_ok: bool) -> Vec<Finding> {
+/// What the guards of one run wrote: their findings, and a warning for each
+/// line or file that could not be read (a guard newer than this binary, a
+/// crash mid-write) so that nothing the guard saw vanishes without a word.
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub findings: Vec<Finding>,
+    pub warnings: Vec<String>,
+}
+
+/// The guard findings of one run, first written first within each process.
+/// Each is marked `caught` when the program handled it (see
+/// [`crate::caught`]); `program_exited_ok`: the command exited 0.
+pub fn collect_findings(reports: &Path, program_exited_ok: bool) -> Collected {
+    let mut out = Collected::default();
     let Ok(entries) = std::fs::read_dir(reports) else {
-        return Vec::new();
+        return out;
     };
     let exits = ExitRecords::read(reports);
     let mut files: Vec<_> = entries
@@ -27,21 +36,43 @@ pub fn collect_findings(reports: &Path, program_exited_ok: bool) -> Vec<Finding>
         .collect();
     // Earliest-written file first: the process that failed first leads.
     files.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-    let mut out: Vec<Finding> = Vec::new();
     for path in files {
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let Ok(mut f) = serde_json::from_str::<Finding>(line) else {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                out.warnings
+                    .push(format!("cannot read the guard report {name}: {e}"));
                 continue;
-            };
-            // What the program did with the raise decides, not what a guard wrote.
-            f.caught = exits.caught(&f, program_exited_ok);
-            merge(&mut out, f);
+            }
+        };
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match read_line(line) {
+                Ok(mut f) => {
+                    // What the program did with the raise decides, not what a guard wrote.
+                    f.caught = exits.caught(&f, program_exited_ok);
+                    merge(&mut out.findings, f);
+                }
+                Err(why) => out
+                    .warnings
+                    .push(format!("guard report {name} line {}: {why}", n + 1)),
+            }
         }
     }
     out
+}
+
+/// One finding of a guard's report, with a rule this binary knows.
+fn read_line(line: &str) -> Result<Finding, String> {
+    let f: Finding = serde_json::from_str(line).map_err(|e| format!("not a finding ({e})"))?;
+    RuleId::parse(&f.rule).map_err(|e| e.to_string())?;
+    Ok(f)
 }
 
 fn key(f: &Finding) -> (String, Option<(String, u64)>, Option<Value>) {
@@ -100,7 +131,7 @@ mod tests {
     }
 
     #[test]
-    fn merges_ranks_of_the_same_failure_and_skips_junk() {
+    fn merges_ranks_of_the_same_failure_and_warns_of_junk() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("guard-1.jsonl"),
@@ -113,7 +144,17 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.path().join("other.txt"), line(5, 3)).unwrap();
-        let found = collect_findings(dir.path(), false);
+        let collected = collect_findings(dir.path(), false);
+        assert_eq!(
+            collected.warnings.len(),
+            1,
+            "the line that is not JSON: {:?}",
+            collected.warnings
+        );
+        assert!(
+            collected.warnings[0].starts_with("guard report guard-1.jsonl line 2: not a finding")
+        );
+        let found = collected.findings;
         assert_eq!(found.len(), 2);
         let ranks = found[0].evidence["ranks"].as_array().unwrap();
         assert_eq!(ranks.len(), 2);
@@ -121,8 +162,31 @@ mod tests {
     }
 
     #[test]
+    fn a_new_op_family_or_an_unknown_rule_is_a_warning_not_silence() {
+        let dir = tempfile::tempdir().unwrap();
+        let new_family = line(0, 3).replace("index_select", "some_future_family");
+        let unknown_rule = line(0, 4).replace("DA101", "DA999");
+        std::fs::write(
+            dir.path().join("guard-1.jsonl"),
+            format!("{new_family}\n{unknown_rule}\n{}\n", line(0, 5)),
+        )
+        .unwrap();
+        let collected = collect_findings(dir.path());
+        assert_eq!(collected.findings.len(), 1);
+        assert_eq!(collected.warnings.len(), 2, "{:?}", collected.warnings);
+        assert!(
+            collected.warnings[0].contains("line 1")
+                && collected.warnings[0].contains("some_future_family")
+        );
+        assert!(
+            collected.warnings[1].contains("line 2") && collected.warnings[1].contains("DA999")
+        );
+    }
+
+    #[test]
     fn a_missing_directory_has_no_findings() {
-        assert!(collect_findings(Path::new("/nonexistent/devassert"), false).is_empty());
+        let c = collect_findings(Path::new("/nonexistent/devassert"), false);
+        assert!(c.findings.is_empty() && c.warnings.is_empty());
     }
 
     #[test]
@@ -144,7 +208,7 @@ mod tests {
             r#"{"pid": 7, "uncaught": []}"#,
         )
         .unwrap();
-        let found = collect_findings(dir.path(), false);
+        let found = collect_findings(dir.path(), false).findings;
         assert_eq!(found.len(), 1);
         assert!(found[0].caught, "both raises were caught");
         std::fs::write(
@@ -152,11 +216,11 @@ mod tests {
             r#"{"pid": 7, "uncaught": ["7-2"]}"#,
         )
         .unwrap();
-        let found = collect_findings(dir.path(), false);
+        let found = collect_findings(dir.path(), false).findings;
         assert!(!found[0].caught, "the second one ended the program");
         // A guard cannot claim a finding was caught: the collector decides.
         let caught_line = line(0, 3).replacen('{', r#"{"caught":true,"#, 1);
         std::fs::write(dir.path().join("guard-7.jsonl"), caught_line).unwrap();
-        assert!(!collect_findings(dir.path(), false)[0].caught);
+        assert!(!collect_findings(dir.path(), false).findings[0].caught);
     }
 }

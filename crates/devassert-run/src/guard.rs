@@ -6,58 +6,9 @@
 use crate::RunError;
 use std::path::{Path, PathBuf};
 
-/// The files of `python/devassert/`, as shipped inside the binary.
-pub const PACKAGE: &[(&str, &str)] = &[
-    (
-        "__init__.py",
-        include_str!("../../../python/devassert/__init__.py"),
-    ),
-    (
-        "_check_embedding.py",
-        include_str!("../../../python/devassert/_check_embedding.py"),
-    ),
-    (
-        "_check_index.py",
-        include_str!("../../../python/devassert/_check_index.py"),
-    ),
-    (
-        "_check_loss.py",
-        include_str!("../../../python/devassert/_check_loss.py"),
-    ),
-    (
-        "_check_values.py",
-        include_str!("../../../python/devassert/_check_values.py"),
-    ),
-    (
-        "_faithful.py",
-        include_str!("../../../python/devassert/_faithful.py"),
-    ),
-    (
-        "_hook.py",
-        include_str!("../../../python/devassert/_hook.py"),
-    ),
-    (
-        "_intercept.py",
-        include_str!("../../../python/devassert/_intercept.py"),
-    ),
-    ("_ops.py", include_str!("../../../python/devassert/_ops.py")),
-    (
-        "_report.py",
-        include_str!("../../../python/devassert/_report.py"),
-    ),
-    (
-        "_rules.py",
-        include_str!("../../../python/devassert/_rules.py"),
-    ),
-    (
-        "_samples.py",
-        include_str!("../../../python/devassert/_samples.py"),
-    ),
-    (
-        "_violation.py",
-        include_str!("../../../python/devassert/_violation.py"),
-    ),
-];
+/// The files of `python/devassert/` (every `*.py`, sorted; the build script
+/// lists them), as shipped inside the binary.
+pub const PACKAGE: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/package.rs"));
 
 /// Installs the guard (lazily, when torch is imported) and then runs the
 /// user's own `sitecustomize`: the next one on sys.path after this directory.

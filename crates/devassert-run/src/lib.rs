@@ -7,20 +7,26 @@
 //! - [`supervise`]: runs the command in its own process group, forwards
 //!   signals, passes both output streams through and hands every chunk to the
 //!   caller (log file, log reader).
-//! - [`collect`]: reads the findings the guards wrote and merges them.
+//! - [`collect`]: reads the findings the guards wrote and merges repeats.
 //! - [`caught`]: the exit records that say which findings the program caught.
+//! - [`log_sink`]: keeps the output in the log file and reads it as it comes.
+//! - [`merge`]: one diagnosis from the guards' findings and the log's.
 //! - [`rerun`]: a device-side assert the guard did not stop, and the exact
 //!   command that finds its line.
 
 pub mod caught;
 pub mod collect;
 pub mod guard;
+pub mod log_sink;
+pub mod merge;
 pub mod rerun;
 pub mod runs;
 pub mod supervise;
 
-pub use collect::collect_findings;
+pub use collect::{collect_findings, Collected};
 pub use guard::{GuardDir, GuardLevel};
+pub use log_sink::LogSink;
+pub use merge::{merge, relativize};
 pub use supervise::{run, ExitStatus, RunConfig, Stream};
 
 #[derive(Debug, thiserror::Error)]

@@ -9,12 +9,6 @@ use devassert_core::catalog::push_fix;
 use devassert_core::Cause;
 use std::collections::HashMap;
 
-/// Base vocabularies of common tokenizers (GPT-2, BERT, RoBERTa/BART, T5,
-/// Llama 2/Mistral, Mistral v3, Llama 3, Qwen 2, XLM-R, cl100k, StarCoder).
-pub const BASE_VOCABS: &[i64] = &[
-    50257, 30522, 50265, 32100, 32000, 32768, 128000, 151643, 250002, 100277, 49152,
-];
-
 /// How far past a base vocabulary added special tokens usually reach.
 const ADDED_TOKENS_SPAN: i64 = 1024;
 
@@ -56,7 +50,7 @@ pub fn explain(
     match target {
         Target::Tokens => {
             let neg = share(&|v| v < 0);
-            let base = BASE_VOCABS.contains(&bounds.high);
+            let base = devassert_core::vocab::is_base_vocab(bounds.high);
             let near_end = if base {
                 bounds.high + ADDED_TOKENS_SPAN
             } else {

@@ -5,7 +5,7 @@
 
 use crate::causes;
 use crate::options::{Bounds, ScanOptions, Target};
-use devassert_core::{Bound, Catalog, Cause, DataLocation, Finding, Scalar, Severity};
+use devassert_core::{ids, Bound, Catalog, Cause, DataLocation, Finding, RuleId, Scalar, Severity};
 use serde_json::json;
 use std::collections::{BTreeSet, HashMap};
 
@@ -21,12 +21,19 @@ pub enum Check {
 }
 
 impl Check {
-    pub fn rule(self) -> &'static str {
+    pub fn rule(self) -> RuleId {
         match self {
-            Check::Tokens => "DA101",
-            Check::Labels => "DA201",
-            Check::Mask => "DA202",
+            Check::Tokens => ids::EMBEDDING_INDEX_OUT_OF_RANGE,
+            Check::Labels => ids::CROSS_ENTROPY_TARGET_OUT_OF_RANGE,
+            Check::Mask => ids::SPATIAL_CROSS_ENTROPY_TARGET_OUT_OF_RANGE,
         }
+    }
+
+    /// The range check that reports under `rule`, if one does.
+    pub fn of_rule(rule: RuleId) -> Option<Check> {
+        [Check::Tokens, Check::Labels, Check::Mask]
+            .into_iter()
+            .find(|c| c.rule() == rule)
     }
 }
 
@@ -45,7 +52,7 @@ pub struct PartFindings {
 }
 
 /// A finding for `rule` from the catalog.
-pub fn base(rule: &str) -> Finding {
+pub fn base(rule: RuleId) -> Finding {
     Catalog::builtin_finding(rule)
 }
 
@@ -155,7 +162,7 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
         .map(|p| p.file.as_str())
         .collect();
     if !wrapped.is_empty() {
-        let mut f = base("DA101");
+        let mut f = base(ids::EMBEDDING_INDEX_OUT_OF_RANGE);
         f.bound = Some(Bound::index(b.low, b.high));
         f.count = Some(wrapped.len() as u64);
         f.locations = wrapped
@@ -188,7 +195,7 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
 
     let long: u64 = parts.iter().map(|p| p.too_long).sum();
     if long > 0 {
-        let mut f = base("DA101");
+        let mut f = base(ids::EMBEDDING_INDEX_OUT_OF_RANGE);
         let max = opts.max_len.unwrap_or(0);
         f.count = Some(long);
         f.bound = Some(Bound::index(
@@ -233,7 +240,7 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
 
     let short: u64 = parts.iter().map(|p| p.too_short).sum();
     if short > 0 {
-        let mut f = base("DA101");
+        let mut f = base(ids::EMBEDDING_INDEX_OUT_OF_RANGE);
         let min = opts.min_len.unwrap_or(0);
         f.severity = Severity::Warning;
         f.summary = format!("rows shorter than --min-len {min}");

@@ -12,14 +12,16 @@ pub mod formats;
 pub mod kernel;
 pub mod merge;
 pub mod options;
-pub mod report;
+pub mod range;
+pub mod safetensors_header;
 mod scan;
 pub mod values;
 pub mod walk;
 
+/// The per-file sections of a scan report, typed in devassert-core.
+pub use devassert_core::{FileError, FileSummary};
 pub use error::ScanError;
-pub use merge::merge_reports;
+pub use merge::{merge_reports, MergeError};
 pub use options::{Bounds, Dtype, InputFormat, ScanOptions, Target};
-pub use report::{FileError, FileSummary};
 pub use scan::{scan_paths, scan_paths_with, NoProgress, Progress};
 pub use walk::Shard;

@@ -4,7 +4,9 @@
 
 use crate::findings::{explain_range, listed, Check};
 use crate::options::{Bounds, Target};
-use devassert_core::{Finding, Report, Scalar, Severity};
+use devassert_core::{
+    Command, Finding, Report, RuleId, Scalar, ScanSection, Severity, UnknownRule,
+};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -68,27 +70,33 @@ fn merge_into(acc: &mut Finding, f: &Finding, limit: usize) {
     }
 }
 
+/// A shard report that no scan of this version could have written.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error(transparent)]
+    UnknownRule(#[from] UnknownRule),
+    #[error("a range finding of rule {0}, which no range check reports")]
+    NotARangeRule(RuleId),
+}
+
 /// Merge shard reports, keeping at most `limit` locations per finding.
-pub fn merge_reports(reports: &[Report], limit: usize) -> Report {
-    let mut out = Report::new("scan");
+pub fn merge_reports(reports: &[Report], limit: usize) -> Result<Report, MergeError> {
+    let mut out = Report::new(Command::Scan);
     let mut merged: Vec<Finding> = Vec::new();
-    let mut files = Vec::new();
-    let mut errors = Vec::new();
-    let (mut nfiles, mut bytes, mut secs) = (0u64, 0u64, 0f64);
+    let mut section: Option<ScanSection> = None;
     let mut any_unreadable = false;
     for r in reports {
         any_unreadable |= r.exit_code == 2;
-        for (name, list) in [("files", &mut files), ("errors", &mut errors)] {
-            if let Some(Value::Array(a)) = r.extra.get(name) {
-                list.extend(a.iter().cloned());
-            }
-        }
-        if let Some(s) = r.extra.get("scan") {
-            nfiles += s.get("files").and_then(Value::as_u64).unwrap_or(0);
-            bytes += s.get("bytes").and_then(Value::as_u64).unwrap_or(0);
-            secs += s.get("seconds").and_then(Value::as_f64).unwrap_or(0.0);
-            if !out.extra.contains_key("scan") {
-                out.extra.insert("scan".into(), s.clone());
+        if let Some(s) = &r.scan {
+            match section.as_mut() {
+                Some(acc) => {
+                    acc.files.extend(s.files.iter().cloned());
+                    acc.errors.extend(s.errors.iter().cloned());
+                    acc.scan.files += s.scan.files;
+                    acc.scan.bytes += s.scan.bytes;
+                    acc.scan.seconds += s.scan.seconds;
+                }
+                None => section = Some(s.clone()),
             }
         }
         for f in &r.findings {
@@ -115,32 +123,26 @@ pub fn merge_reports(reports: &[Report], limit: usize) -> Report {
         } else {
             Target::Tokens
         };
-        let check = match f.rule.as_str() {
-            "DA202" => Check::Mask,
-            "DA201" => Check::Labels,
-            _ => Check::Tokens,
-        };
+        let rule = RuleId::parse(&f.rule)?;
+        let check = Check::of_rule(rule).ok_or(MergeError::NotARangeRule(rule))?;
         let values = counts(f);
         // Re-ranked from the merged values; the rule's own fixes come back from the catalog.
-        f.fixes = crate::findings::base(&f.rule).fixes;
+        f.fixes = crate::findings::base(rule).fixes;
         explain_range(f, &values, Bounds::new(low, high), target, check);
     }
     out.findings = merged;
-    out.exit_code = if any_unreadable || !errors.is_empty() {
+    let errors = section.as_ref().is_some_and(|s| !s.errors.is_empty());
+    out.exit_code = if any_unreadable || errors {
         2
     } else if out.findings.iter().any(|f| f.severity != Severity::Note) {
         1
     } else {
         0
     };
-    out.extra.insert("files".into(), Value::Array(files));
-    out.extra.insert("errors".into(), Value::Array(errors));
-    if let Some(Value::Object(s)) = out.extra.get_mut("scan") {
-        s.insert("files".into(), json!(nfiles));
-        s.insert("bytes".into(), json!(bytes));
-        s.insert("seconds".into(), json!(secs));
-        s.insert("shard".into(), Value::Null);
-        s.insert("merged".into(), json!(reports.len()));
+    if let Some(s) = section.as_mut() {
+        s.scan.shard = None;
+        s.scan.merged = Some(reports.len() as u64);
     }
-    out
+    out.scan = section;
+    Ok(out)
 }

@@ -6,12 +6,11 @@ use crate::findings::{self, Check, PartFindings};
 use crate::formats::{self, Input};
 use crate::kernel;
 use crate::options::{Dtype, InputFormat, ScanOptions, Target};
-use crate::report::{FileError, FileSummary};
 use crate::values::{Bytes, Data, Layout, Part};
 use crate::walk;
-use devassert_core::{DataLocation, Report, Scalar};
+use devassert_core::{Command, DataLocation, Report, Scalar, ScanBound, ScanRun, ScanSection};
+use devassert_core::{FileError, FileSummary};
 use rayon::prelude::*;
-use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -98,7 +97,7 @@ fn scan_inner(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) ->
             Err(e) => errors.push(e),
         }
     }
-    let mut report = Report::new("scan");
+    let mut report = Report::new(Command::Scan);
     report.findings = findings::build(&parts, opts);
     report.exit_code = if !errors.is_empty() {
         2
@@ -113,20 +112,27 @@ fn scan_inner(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) ->
     };
     let bytes: u64 = sizes.iter().sum();
     let secs = started.elapsed().as_secs_f64();
-    report.extra.insert("files".into(), json!(summaries));
-    report.extra.insert("errors".into(), json!(errors));
-    report.extra.insert(
-        "scan".into(),
-        json!({
-            "target": match opts.target { Target::Tokens => "tokens", Target::Labels => "labels" },
-            "bound": {"low": opts.bounds.low, "high": opts.bounds.high},
-            "ignore": opts.ignore,
-            "files": files.len(),
-            "bytes": bytes,
-            "seconds": (secs * 1e6).round() / 1e6,
-            "shard": opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
-        }),
-    );
+    report.scan = Some(ScanSection {
+        errors,
+        files: summaries,
+        scan: ScanRun {
+            bound: ScanBound {
+                high: opts.bounds.high,
+                low: opts.bounds.low,
+            },
+            bytes,
+            files: files.len() as u64,
+            ignore: opts.ignore.clone(),
+            merged: None,
+            seconds: (secs * 1e6).round() / 1e6,
+            shard: opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
+            target: match opts.target {
+                Target::Tokens => "tokens",
+                Target::Labels => "labels",
+            }
+            .to_string(),
+        },
+    });
     report
 }
 

@@ -2,8 +2,8 @@
 //! in a buffer (a memory map, bytes read, or decoded values), and the layout
 //! that turns a storage index back into a row/offset or an N-d position.
 
-use crate::kernel::RangeResult;
 use crate::options::{Dtype, InputFormat};
+use crate::range::RangeResult;
 use std::sync::Arc;
 
 /// The bytes behind a [`Values`].

@@ -3,7 +3,7 @@
 //! keeps every N-th file.
 
 use crate::formats::{by_extension, sniff};
-use crate::report::FileError;
+use devassert_core::FileError;
 use std::path::{Path, PathBuf};
 
 /// `--shard K/N`: keep the files whose position in the sorted list is K mod N (K from 0).

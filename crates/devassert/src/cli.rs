@@ -1,8 +1,10 @@
-//! Every flag, declared once. Each command's own flags live beside its code
-//! in `commands/<name>.rs`; this file holds the global ones.
+//! The command line: the global flags (`global.rs`) and one subcommand per
+//! command, whose own flags live beside its code in `commands/<name>.rs`.
+//! Commands never look back here: the dependency runs one way.
 
 use crate::commands;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use crate::global::Global;
+use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -16,36 +18,6 @@ pub struct Cli {
     pub global: Global,
     #[command(subcommand)]
     pub command: Command,
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct Global {
-    /// Output format: human (terminal), json (the devassert/1 contract), github (Actions annotations).
-    #[arg(long, global = true, value_enum, default_value_t = FormatArg::Human)]
-    pub format: FormatArg,
-    /// When to color human output (auto: on a terminal, unless NO_COLOR is set).
-    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
-    pub color: ColorArg,
-    /// Print less: findings only, no hints.
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
-    /// Print more about what was read.
-    #[arg(short, long, global = true)]
-    pub verbose: bool,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FormatArg {
-    Human,
-    Json,
-    Github,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColorArg {
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(Subcommand, Debug)]

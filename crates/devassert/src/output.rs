@@ -1,6 +1,6 @@
 //! Rendering a report to stdout with the global flags, and the one error style.
 
-use crate::cli::{ColorArg, FormatArg, Global};
+use crate::global::{ColorArg, FormatArg, Global};
 use devassert_core::{render, Format, RenderOptions, Report};
 use std::io::{IsTerminal, Write};
 
@@ -30,6 +30,7 @@ pub fn render_options(g: &Global) -> RenderOptions {
         rerun_hint: None,
         quiet: g.quiet,
         under_run: false,
+        verbose: g.verbose,
     }
 }
 

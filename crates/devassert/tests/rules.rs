@@ -33,6 +33,17 @@ fn docs_rules_are_current() {
 }
 
 #[test]
+fn python_rules_are_current() {
+    let path = repo_root().join(devassert_core::python_rules::PATH);
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == devassert_core::python_rules::module(Catalog::builtin()),
+        "{} is stale (run `make docs`)",
+        path.display()
+    );
+}
+
+#[test]
 fn rule_lists_every_rule() {
     let out = bin()
         .arg("rule")

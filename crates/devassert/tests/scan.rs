@@ -810,7 +810,8 @@ fn json_is_the_contract() {
         .causes
         .iter()
         .all(|c| devassert_core::CAUSE_IDS.contains(&c.id.as_str())));
-    assert!(report.extra.contains_key("files") && report.extra.contains_key("errors"));
+    let scan = report.scan.expect("the scan section");
+    assert_eq!((scan.files.len(), scan.errors.len()), (1, 0));
 }
 
 fn human(dir: &Path, args: &[&str]) -> String {

@@ -2,6 +2,7 @@
 
 use super::RenderOptions;
 use crate::finding::{Fallout, Finding, Report, Sample, Severity, SourceLocation};
+use crate::sections::Command;
 use serde_json::Value;
 use std::fmt::Write;
 use std::path::Path;
@@ -42,11 +43,11 @@ impl Paint {
 
 pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
     let p = Paint { on: opts.color };
-    let mut out = String::new();
+    let mut out = sections(report, opts);
     if report.findings.is_empty() {
-        let what = match report.command.as_str() {
-            "explain" | "run" => "no device-side failure found",
-            _ => "no findings",
+        let what = match report.command {
+            Command::Explain | Command::Run => "no device-side failure found",
+            Command::Scan | Command::Check => "no findings",
         };
         let _ = writeln!(out, "{}", p.green(what));
     }
@@ -60,6 +61,18 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
         fallout(&mut out, &p, &report.fallout, opts);
     }
     out
+}
+
+/// What the command read, above its findings: the scan's table of arrays,
+/// the model directory's summary (not with `--quiet`).
+fn sections(report: &Report, opts: &RenderOptions) -> String {
+    match (&report.scan, &report.model) {
+        (Some(scan), _) => super::scan_table::render(scan, &report.findings, opts.verbose),
+        (None, Some(model)) if !opts.quiet => {
+            super::model_summary::render(model, report.data.as_ref())
+        }
+        _ => String::new(),
+    }
 }
 
 fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {

@@ -4,6 +4,8 @@
 mod github;
 mod human;
 mod json;
+mod model_summary;
+mod scan_table;
 
 use crate::finding::Report;
 use std::path::PathBuf;
@@ -16,20 +18,6 @@ pub enum Format {
     Github,
 }
 
-impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "human" => Ok(Format::Human),
-            "json" => Ok(Format::Json),
-            "github" => Ok(Format::Github),
-            other => Err(format!(
-                "unknown format {other:?} (expected human, json or github)"
-            )),
-        }
-    }
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct RenderOptions {
     /// ANSI colors (the CLI decides: a TTY and no `NO_COLOR`).
@@ -39,11 +27,13 @@ pub struct RenderOptions {
     pub source_root: Option<PathBuf>,
     /// The command line to suggest for `devassert run`, when known.
     pub rerun_hint: Option<String>,
-    /// Fewer lines: no doc hints, no fallout details.
+    /// Fewer lines: no doc hints, no fallout details, no model summary.
     pub quiet: bool,
     /// The report is `devassert run`'s: its findings carry their own rerun
     /// advice, so no generic "devassert run -- …" step is added.
     pub under_run: bool,
+    /// More lines: every row of a scan's table.
+    pub verbose: bool,
 }
 
 pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> String {

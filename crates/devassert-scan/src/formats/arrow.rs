@@ -4,9 +4,10 @@
 
 use super::{ipc, Input, Reader};
 use crate::error::{bad, Result};
-use crate::kernel::{self, RangeResult};
+use crate::kernel;
 use crate::options::Dtype;
 use crate::options::{InputFormat, ScanOptions, Target};
+use crate::range::RangeResult;
 use crate::values::{Data, Layout, Part};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;

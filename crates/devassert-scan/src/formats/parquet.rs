@@ -257,8 +257,8 @@ impl Column {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::RangeResult;
     use crate::options::Bounds;
+    use crate::range::RangeResult;
     use crate::values::{Data, Layout};
     use arrow_array::types::{Int16Type, Int32Type, Int64Type, UInt32Type};
     use arrow_array::{ArrayRef, ListArray, PrimitiveArray, RecordBatch};

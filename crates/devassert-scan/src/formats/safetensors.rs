@@ -3,49 +3,60 @@
 //! tensors are scanned; `--tensor NAME` picks one.
 
 use super::{element_count, Input, Reader};
-use crate::error::{bad, Result};
+use crate::error::{bad, Result, ScanError};
 use crate::options::{Dtype, InputFormat, ScanOptions};
+use crate::safetensors_header::{header_len, parse_header, HeaderError};
 use crate::values::{Layout, Part, Values};
-use serde::Deserialize;
-use std::collections::BTreeMap;
-
-/// A header larger than this is not a safetensors header (the format caps it at 100 MB).
-const MAX_HEADER: u64 = 100 << 20;
 
 pub struct Safetensors;
 
-#[derive(Deserialize)]
-struct TensorInfo {
-    dtype: String,
-    shape: Vec<u64>,
-    data_offsets: [u64; 2],
+/// The shared parser's error in the words scan has always used.
+fn scan_error(e: HeaderError, file_len: usize) -> ScanError {
+    match e {
+        HeaderError::TooShort { .. } => bad("truncated: safetensors needs an 8-byte header length"),
+        HeaderError::LengthPastEnd { len, .. } | HeaderError::LengthOverLimit { len } => bad(format!(
+            "safetensors header length {len} exceeds the file ({file_len} bytes): truncated or not safetensors"
+        )),
+        HeaderError::NotJson(e) => bad(format!("safetensors header is not valid JSON: {e}")),
+        HeaderError::OffsetsPastData {
+            name,
+            begin,
+            end,
+            data_len,
+        } => bad(format!(
+            "truncated: tensor {name} spans bytes {begin}..{end}, the data holds {data_len}"
+        )),
+        HeaderError::SizeMismatch {
+            name,
+            dtype,
+            shape,
+            want: Some(want),
+            span,
+        } => bad(format!(
+            "tensor {name}: shape {shape:?} of {dtype} needs {want} bytes, offsets give {span}"
+        )),
+        HeaderError::SizeMismatch {
+            name,
+            shape,
+            want: None,
+            ..
+        } => bad(format!("tensor {name}: shape {shape:?} overflows")),
+        other => bad(other.to_string()),
+    }
 }
 
 impl Reader for Safetensors {
     fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
         let data = input.data();
-        if data.len() < 8 {
-            return Err(bad("truncated: safetensors needs an 8-byte header length"));
-        }
-        let mut n8 = [0u8; 8];
-        n8.copy_from_slice(&data[..8]);
-        let n = u64::from_le_bytes(n8);
-        if n > MAX_HEADER || n > (data.len() - 8) as u64 {
-            return Err(bad(format!("safetensors header length {n} exceeds the file ({} bytes): truncated or not safetensors", data.len())));
-        }
+        let n = header_len(data, data.len() as u64).map_err(|e| scan_error(e, data.len()))?;
         let body_start = 8 + n as usize;
-        let header: BTreeMap<String, serde_json::Value> =
-            serde_json::from_slice(&data[8..body_start])
-                .map_err(|e| bad(format!("safetensors header is not valid JSON: {e}")))?;
         let body_len = (data.len() - body_start) as u64;
+        let header =
+            parse_header(&data[8..body_start], body_len).map_err(|e| scan_error(e, data.len()))?;
         let mut parts = Vec::new();
         let mut seen = Vec::new();
-        for (name, value) in header {
-            if name == "__metadata__" {
-                continue;
-            }
-            let info: TensorInfo =
-                serde_json::from_value(value).map_err(|e| bad(format!("tensor {name}: {e}")))?;
+        for info in header {
+            let name = info.name;
             seen.push(format!("{name} ({})", info.dtype));
             if opts.tensor.as_deref().is_some_and(|t| t != name) {
                 continue;
@@ -66,25 +77,9 @@ impl Reader for Safetensors {
                 }
                 _ => continue,
             };
-            let [a, b] = info.data_offsets;
+            // The parser checked the offsets against the shape and the data.
+            let a = info.begin;
             let count = element_count(&info.shape)?;
-            if b < a || b > body_len {
-                return Err(bad(format!(
-                    "truncated: tensor {name} spans bytes {a}..{b}, the data holds {body_len}"
-                )));
-            }
-            let need = count
-                .checked_mul(dtype.size() as u64)
-                .ok_or_else(|| bad(format!("tensor {name}: shape {:?} overflows", info.shape)))?;
-            if b - a != need {
-                return Err(bad(format!(
-                    "tensor {name}: shape {:?} of {} needs {} bytes, offsets give {}",
-                    info.shape,
-                    info.dtype,
-                    need,
-                    b - a
-                )));
-            }
             let values = Values {
                 bytes: input.bytes.clone(),
                 start: body_start + a as usize,

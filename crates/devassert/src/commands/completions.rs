@@ -1,6 +1,6 @@
-use crate::cli::{Cli, Global};
+use crate::global::Global;
 use crate::output;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
 #[derive(Args, Debug)]
@@ -9,8 +9,8 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-pub fn run(args: CompletionsArgs, _g: &Global) -> anyhow::Result<i32> {
-    let mut cmd = Cli::command();
+/// `cmd` is the whole command line, whose completions are written.
+pub fn run(args: CompletionsArgs, _g: &Global, mut cmd: clap::Command) -> anyhow::Result<i32> {
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "devassert", &mut buf);
     output::print(&buf)?;

@@ -1,9 +1,9 @@
 //! `devassert explain [LOG…|-]`: read one crash from files, folders of rank
 //! logs or stdin, and print the diagnosis.
 
-use crate::cli::{FormatArg, Global};
+use crate::global::{FormatArg, Global};
 use crate::output;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use devassert_core::{Catalog, Report};
 use serde_json::Value;
 use std::io::IsTerminal;
@@ -23,11 +23,7 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     let logs = if args.logs.is_empty() {
         if std::io::stdin().is_terminal() {
             // Waiting for a paste nobody announced helps no one.
-            let mut cmd = crate::cli::Cli::command();
-            let usage = cmd
-                .find_subcommand_mut("explain")
-                .map(|c| c.render_usage().to_string())
-                .unwrap_or_default();
+            let usage = ExplainArgs::augment_args(clap::Command::new("explain")).render_usage();
             eprintln!("{usage}\n\ngive a log file, a folder of logs, or pipe the log in: `… 2>&1 | devassert explain -`");
             return Ok(2);
         }
@@ -45,27 +41,18 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
 
 /// One line naming what was read: files, lines, ranks.
 fn header(report: &Report) -> String {
-    let inputs = report
-        .extra
-        .get("inputs")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let inputs = report.inputs.as_deref().unwrap_or_default();
     let names: Vec<String> = inputs
         .iter()
-        .filter_map(|i| i.get("name").and_then(Value::as_str))
-        .map(|n| {
-            if n == "-" {
+        .map(|i| {
+            if i.name == "-" {
                 "stdin".to_string()
             } else {
-                n.to_string()
+                i.name.clone()
             }
         })
         .collect();
-    let lines: u64 = inputs
-        .iter()
-        .filter_map(|i| i.get("lines").and_then(Value::as_u64))
-        .sum();
+    let lines: u64 = inputs.iter().map(|i| i.lines).sum();
     let shown = if names.len() > 3 {
         format!("{}, … ({} files)", names[..3].join(", "), names.len())
     } else {

@@ -1,8 +1,8 @@
-use crate::cli::{FormatArg, Global};
+use crate::global::{FormatArg, Global};
 use crate::output;
 use anyhow::{bail, Context};
 use clap::Args;
-use devassert_core::{docs, Catalog};
+use devassert_core::{docs, python_rules, Catalog};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -13,10 +13,18 @@ pub struct RuleArgs {
     /// Write every rule page into this folder (how docs/rules/ is generated).
     #[arg(long, value_name = "DIR", hide = true)]
     pub write_docs: Option<PathBuf>,
+    /// Write the guard's rule table (python/devassert/_rules.py) to this file.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub write_python: Option<PathBuf>,
 }
 
 pub fn run(args: RuleArgs, g: &Global) -> anyhow::Result<i32> {
     let catalog = Catalog::builtin();
+    if let Some(path) = args.write_python {
+        std::fs::write(&path, python_rules::module(catalog))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        return Ok(0);
+    }
     if let Some(dir) = args.write_docs {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;

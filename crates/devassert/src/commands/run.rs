@@ -2,14 +2,12 @@
 //! guard injected into every Python process, then print one diagnosis that
 //! merges the guards' findings with what the log shows.
 
-use crate::cli::{ColorArg, FormatArg, Global};
+use crate::global::{ColorArg, FormatArg, Global};
 use crate::output;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use devassert_core::{render, Catalog, Finding, RenderOptions, Report};
-use devassert_log::LogAnalyzer;
-use devassert_run::{GuardDir, GuardLevel, RunConfig, Stream};
-use serde_json::{json, Value};
+use devassert_core::{render, Catalog, Child, RenderOptions, Report, RunSection};
+use devassert_run::{GuardDir, GuardLevel, LogSink, RunConfig};
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{IsTerminal, Write};
@@ -94,10 +92,13 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     let mut log_report = log.finish();
 
     let catalog = Catalog::builtin();
-    let guard_findings = devassert_run::collect_findings(&dir.reports(), status.code() == 0);
+    let guard = devassert_run::collect_findings(&dir.reports(), status.code() == 0);
+    for w in &guard.warnings {
+        eprintln!("devassert: warning: {w}");
+    }
     devassert_run::rerun::annotate_unstopped(
         &mut log_report,
-        &guard_findings,
+        &guard.findings,
         &devassert_run::rerun::RunFlags {
             argv: &args.command,
             exit_code: status.code(),
@@ -106,7 +107,7 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
             level,
         },
     );
-    let mut report = merge(guard_findings, log_report, catalog);
+    let mut report = devassert_run::merge(guard.findings, log_report, catalog);
     report.exit_code = status.code();
     if status.code() == 0 {
         // The program went on and succeeded: whatever failed, it handled.
@@ -114,16 +115,25 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
             f.caught = true;
         }
     }
-    let mut child = json!({"argv": args.command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(), "exit_code": status.code()});
-    if let devassert_run::ExitStatus::Signal(s) = status {
-        child["signal"] = json!(s);
+    report.run = Some(RunSection {
+        child: Child {
+            argv: args
+                .command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            exit_code: status.code(),
+            signal: match status {
+                devassert_run::ExitStatus::Signal(s) => Some(s),
+                devassert_run::ExitStatus::Code(_) => None,
+            },
+        },
+        guard: level.as_str().to_string(),
+        log: log_path.display().to_string(),
+    });
+    if let Ok(cwd) = std::env::current_dir() {
+        devassert_run::relativize(&mut report, &cwd);
     }
-    report.extra.insert("child".into(), child);
-    report
-        .extra
-        .insert("log".into(), json!(log_path.display().to_string()));
-    report.extra.insert("guard".into(), json!(level.as_str()));
-    relativize(&mut report);
 
     if let Some(path) = &args.report {
         let text = serde_json::to_string_pretty(&report)? + "\n";
@@ -169,134 +179,6 @@ fn environment(args: &RunArgs, dir: &GuardDir, level: GuardLevel) -> Vec<(OsStri
     env
 }
 
-/// The log file and the log reader, fed whole lines per stream so that the
-/// two streams never cut into each other's lines.
-struct LogSink {
-    file: File,
-    name: String,
-    analyzer: LogAnalyzer,
-    pending: [Vec<u8>; 2],
-    write_failed: bool,
-}
-
-/// A line longer than this (progress bars with `\r`) is written as it is.
-const MAX_PENDING: usize = 64 * 1024;
-
-impl LogSink {
-    fn new(file: File, name: String) -> Self {
-        let mut analyzer = LogAnalyzer::new(Catalog::builtin());
-        analyzer.begin_input(&name);
-        LogSink {
-            file,
-            name,
-            analyzer,
-            pending: [Vec::new(), Vec::new()],
-            write_failed: false,
-        }
-    }
-
-    fn feed(&mut self, stream: Stream, bytes: &[u8]) {
-        let i = usize::from(stream == Stream::Stderr);
-        let mut buf = std::mem::take(&mut self.pending[i]);
-        buf.extend_from_slice(bytes);
-        let cut = match memchr_last(&buf) {
-            Some(p) => p + 1,
-            None if buf.len() > MAX_PENDING => buf.len(),
-            None => 0,
-        };
-        if cut > 0 {
-            self.write(&buf[..cut]);
-            buf.drain(..cut);
-        }
-        self.pending[i] = buf;
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        self.analyzer.feed(bytes);
-        if !self.write_failed && self.file.write_all(bytes).is_err() {
-            self.write_failed = true;
-            eprintln!("devassert: cannot write the log file {}", self.name);
-        }
-    }
-
-    fn finish(mut self) -> Report {
-        for i in 0..2 {
-            let mut rest = std::mem::take(&mut self.pending[i]);
-            if !rest.is_empty() {
-                rest.push(b'\n');
-                self.write(&rest);
-            }
-        }
-        let _ = self.file.flush();
-        self.analyzer.finish()
-    }
-}
-
-fn memchr_last(buf: &[u8]) -> Option<usize> {
-    buf.iter().rposition(|&b| b == b'\n')
-}
-
-/// Guard findings first (they carry the real line and values); the log's
-/// findings are kept for rules the guard did not see (custom kernels,
-/// compiled regions, ops the guard does not cover); the log's fallout is kept.
-fn merge(guard: Vec<Finding>, log: Report, catalog: &Catalog) -> Report {
-    let mut report = Report::new("run");
-    for mut f in guard {
-        // The guard's fixes already fit the program (its libraries, labels
-        // or ids); the catalog's generic ones would contradict them.
-        if let Some(rule) = catalog.get(&f.rule) {
-            let base = catalog.finding(rule);
-            f.name = base.name;
-            f.summary = base.summary;
-        }
-        report.findings.push(f);
-    }
-    // A finding the program caught did not end it: the log's failure stands.
-    let seen: Vec<String> = report
-        .findings
-        .iter()
-        .filter(|f| !f.caught)
-        .map(|f| f.rule.clone())
-        .collect();
-    let from_guard = !report.findings.is_empty();
-    for mut f in log.findings {
-        if seen.contains(&f.rule) {
-            continue;
-        }
-        // Once the guard stopped an op, host-side errors are its own traceback.
-        if from_guard && !f.evidence.contains_key("kernel") && !f.evidence.contains_key("assertion")
-        {
-            continue;
-        }
-        f.evidence.insert("source".into(), json!("log"));
-        report.findings.push(f);
-    }
-    report.fallout = log.fallout;
-    report
-}
-
-/// Paths under the working directory are shown relative to it.
-fn relativize(report: &mut Report) {
-    let Ok(cwd) = std::env::current_dir() else {
-        return;
-    };
-    let rel = |file: &mut String| {
-        if let Ok(p) = Path::new(file.as_str()).strip_prefix(&cwd) {
-            *file = p.display().to_string();
-        }
-    };
-    for f in &mut report.findings {
-        if let Some(l) = f.location.as_mut() {
-            rel(&mut l.file);
-        }
-        if let Some(Value::Object(inner)) = f.evidence.get_mut("inner_frame") {
-            if let Some(Value::String(file)) = inner.get_mut("file") {
-                rel(file);
-            }
-        }
-    }
-}
-
 /// The diagnosis goes to stderr: stdout and stderr carried the child's output.
 fn print_diagnosis(report: &Report, g: &Global, log_path: &Path) {
     let tty = std::io::stderr().is_terminal();
@@ -311,6 +193,7 @@ fn print_diagnosis(report: &Report, g: &Global, log_path: &Path) {
         rerun_hint: None,
         quiet: g.quiet,
         under_run: true,
+        verbose: g.verbose,
     };
     let mut text = String::new();
     let quiet_success = report.findings.is_empty() && report.exit_code == 0;

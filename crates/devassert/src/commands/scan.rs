@@ -1,16 +1,13 @@
 //! `devassert scan`: out-of-range token ids and labels in data files, and
-//! `--merge` of shard reports. Prints a per-file table before the findings.
+//! `--merge` of shard reports.
 
-use crate::cli::{FormatArg, Global};
+use crate::global::Global;
 use crate::output;
 use anyhow::{bail, Context};
 use clap::Args;
-use devassert_core::Report;
-use devassert_scan::{
-    Bounds, Dtype, FileError, FileSummary, InputFormat, Progress, ScanOptions, Shard, Target,
-};
+use devassert_core::{Command, Report};
+use devassert_scan::{Bounds, Dtype, InputFormat, Progress, ScanOptions, Shard, Target};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -178,7 +175,7 @@ pub fn run(args: ScanArgs, g: &Global) -> anyhow::Result<i32> {
                     p.display()
                 )
             })?;
-            if r.command != "scan" {
+            if r.command != Command::Scan {
                 bail!(
                     "{} is a `{}` report, not a scan report",
                     p.display(),
@@ -187,7 +184,7 @@ pub fn run(args: ScanArgs, g: &Global) -> anyhow::Result<i32> {
             }
             reports.push(r);
         }
-        devassert_scan::merge_reports(&reports, args.limit)
+        devassert_scan::merge_reports(&reports, args.limit)?
     } else {
         let opts = options(&args)?;
         let bar = Bar {
@@ -198,136 +195,9 @@ pub fn run(args: ScanArgs, g: &Global) -> anyhow::Result<i32> {
         };
         devassert_scan::scan_paths_with(&args.paths, &opts, &bar)
     };
-    let errors: Vec<FileError> = report
-        .extra
-        .get("errors")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
-    for e in &errors {
+    for e in report.scan.iter().flat_map(|s| &s.errors) {
         eprintln!("devassert: error: {}: {}", e.file, e.error);
-    }
-    if g.format == FormatArg::Human {
-        print!("{}", summary(&report, g));
     }
     output::emit(&report, g, &output::render_options(g))?;
     Ok(report.exit_code)
-}
-
-/// Rows of the per-file table shown before the findings.
-const TABLE_ROWS: usize = 40;
-
-fn summary(report: &Report, g: &Global) -> String {
-    let files: Vec<FileSummary> = report
-        .extra
-        .get("files")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
-    let mut out = String::new();
-    let errors = report
-        .extra
-        .get("errors")
-        .and_then(|v| v.as_array())
-        .map_or(0, Vec::len);
-    if files.is_empty() {
-        if errors > 0 {
-            let _ = writeln!(
-                out,
-                "nothing scanned: {} unreadable",
-                plural(errors, "file")
-            );
-        }
-        return out;
-    }
-    let name = |f: &FileSummary| match &f.part {
-        Some(p) => format!("{}:{p}", f.file),
-        None => f.file.clone(),
-    };
-    let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
-    let shown = if g.verbose {
-        files.len()
-    } else {
-        files.len().min(TABLE_ROWS)
-    };
-    let rows: Vec<[String; 6]> = files[..shown]
-        .iter()
-        .map(|f| {
-            [
-                name(f),
-                f.format.clone(),
-                f.dtype.clone(),
-                f.values.to_string(),
-                format!("{}..{}", opt(f.min), opt(f.max)),
-                f.out_of_range.to_string(),
-            ]
-        })
-        .collect();
-    let head = [
-        "file",
-        "format",
-        "dtype",
-        "values",
-        "min..max",
-        "out of range",
-    ];
-    let mut w = head.map(str::len);
-    for r in &rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let line = |cells: [&str; 6]| {
-        let mut s = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            if i >= 3 {
-                let _ = write!(s, "{c:>width$}  ", width = w[i]);
-            } else {
-                let _ = write!(s, "{c:<width$}  ", width = w[i]);
-            }
-        }
-        s.trim_end().to_string()
-    };
-    let _ = writeln!(out, "{}", line(head));
-    for r in &rows {
-        let _ = writeln!(out, "{}", line([&r[0], &r[1], &r[2], &r[3], &r[4], &r[5]]));
-    }
-    if files.len() > shown {
-        let _ = writeln!(
-            out,
-            "… {} more (-v shows all; --format json lists every file)",
-            files.len() - shown
-        );
-    }
-    let total: u64 = files.iter().map(|f| f.values).sum();
-    let bad: u64 = files.iter().map(|f| f.out_of_range).sum();
-    let _ = write!(
-        out,
-        "{} scanned, {total} values, {bad} out of range",
-        plural(files.len(), "array")
-    );
-    if errors > 0 {
-        let _ = write!(out, ", {} unreadable", plural(errors, "file"));
-    }
-    out.push('\n');
-    for f in &report.findings {
-        for h in f
-            .evidence
-            .get("hints")
-            .and_then(|v| v.as_array())
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str())
-        {
-            let _ = writeln!(out, "likely: {h}");
-        }
-    }
-    out.push('\n');
-    out
-}
-
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }

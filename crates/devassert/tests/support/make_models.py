@@ -18,6 +18,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pyarrow as pa
 import torch
 import transformers as tf
 from tokenizers import Tokenizer, models, pre_tokenizers, decoders, processors, trainers
@@ -237,8 +238,6 @@ config_dir("default-qwen2-qwen3-tok-base-vocab", tf.Qwen2Config(vocab_size=15164
 expect("default-qwen2-qwen3-tok-base-vocab", "DA101", "added_tokens_no_resize")
 
 # --- data for --data: token ids and labels in an Arrow file ------------------
-import pyarrow as pa
-
 rows = [bert_tok("a short sentence")["input_ids"], bert_tok("another one, a bit longer than that")["input_ids"]]
 good = pa.table({"input_ids": pa.array(rows, pa.list_(pa.int64())), "label": pa.array([0, 2], pa.int64())})
 bad = pa.table({"input_ids": pa.array(rows + [[101, 30525, 102], list(range(600))], pa.list_(pa.int64())), "label": pa.array([0, 2, 3, -100], pa.int64())})

@@ -12,7 +12,6 @@ usage: third_party.py OUT_DIR   (prints the paths as JSON)
 import gzip
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile

@@ -1,0 +1,71 @@
+//! The guard's rule table, generated from the catalog as a Python module
+//! (`python/devassert/_rules.py`), the way `docs/rules/` is: the guard names
+//! its findings with the catalog's words instead of a copy that drifts. A
+//! test fails when the file on disk is not what this writes.
+
+use crate::catalog::Catalog;
+use crate::vocab::BASE_VOCABS;
+use std::fmt::Write;
+
+/// Where the module lives, relative to the repository root.
+pub const PATH: &str = "python/devassert/_rules.py";
+
+/// A Python string literal (a JSON string is one; non-ASCII stays UTF-8).
+fn lit(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+fn list(items: &[String]) -> String {
+    let parts: Vec<String> = items.iter().map(|s| lit(s)).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// The module's text.
+pub fn module(catalog: &Catalog) -> String {
+    let mut s = String::from(
+        "\"\"\"The catalog's rules as the guard needs them: id, name, op family,\n\
+         summary, fixes, and each cause's text and fixes; and the base vocabulary\n\
+         sizes of common tokenizers.\n\n\
+         Generated from catalog/ by `make docs`\n\
+         (`devassert rule --write-python python/devassert/_rules.py`); do not edit.\n\
+         \"\"\"\n\n\
+         # rule id -> {name, op_family, summary, fixes, causes: {cause id -> {why, fixes}}}\n\
+         RULES = {\n",
+    );
+    for r in catalog.rules() {
+        let _ = writeln!(s, "    {}: {{", lit(&r.id));
+        let _ = writeln!(s, "        \"name\": {},", lit(&r.name));
+        let _ = writeln!(s, "        \"op_family\": {},", lit(r.op_family.as_str()));
+        let _ = writeln!(s, "        \"summary\": {},", lit(&r.summary));
+        let _ = writeln!(s, "        \"fixes\": {},", list(&r.fixes));
+        if r.causes.is_empty() {
+            let _ = writeln!(s, "        \"causes\": {{}},");
+        } else {
+            let _ = writeln!(s, "        \"causes\": {{");
+            for c in &r.causes {
+                let _ = writeln!(
+                    s,
+                    "            {}: {{\"why\": {}, \"fixes\": {}}},",
+                    lit(&c.id),
+                    lit(&c.why),
+                    list(&c.fixes)
+                );
+            }
+            let _ = writeln!(s, "        }},");
+        }
+        let _ = writeln!(s, "    }},");
+    }
+    s.push_str("}\n\n");
+    s.push_str(
+        "# Vocabulary sizes of common base tokenizers (catalog/base-vocabs.toml): a\n\
+         # table of exactly this size with ids a little past it means tokens were\n\
+         # added without resizing the embeddings.\n\
+         BASE_VOCABS = frozenset({\n",
+    );
+    for chunk in BASE_VOCABS.chunks(8) {
+        let row: Vec<String> = chunk.iter().map(i64::to_string).collect();
+        let _ = writeln!(s, "    {},", row.join(", "));
+    }
+    s.push_str("})\n");
+    s
+}
