@@ -23,7 +23,6 @@ import argparse
 import concurrent.futures
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile

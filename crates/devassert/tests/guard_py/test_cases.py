@@ -8,7 +8,6 @@ Run: python -m unittest test_cases (PYTHONPATH must hold python/).
 import json
 import os
 import pickle
-import resource
 import subprocess
 import sys
 import tempfile
