@@ -171,7 +171,7 @@ mod tests {
             format!("{new_family}\n{unknown_rule}\n{}\n", line(0, 5)),
         )
         .unwrap();
-        let collected = collect_findings(dir.path());
+        let collected = collect_findings(dir.path(), false);
         assert_eq!(collected.findings.len(), 1);
         assert_eq!(collected.warnings.len(), 2, "{:?}", collected.warnings);
         assert!(

@@ -152,7 +152,7 @@ mod tests {
     #[test]
     fn an_unstopped_assert_gets_the_exact_rerun_command() {
         let a = argv(&["python", "train.py", "--name", "my run"]);
-        let mut log = Report::new("run");
+        let mut log = Report::new(devassert_core::Command::Run);
         log.findings
             .push(log_finding("DA001", OpFamily::Unknown, false));
         assert!(annotate_unstopped(&mut log, &[], &flags(&a, false, false)));
@@ -169,7 +169,7 @@ mod tests {
     #[test]
     fn a_compiled_assert_points_to_eager() {
         let a = argv(&["python", "train.py"]);
-        let mut log = Report::new("run");
+        let mut log = Report::new(devassert_core::Command::Run);
         log.findings
             .push(log_finding("DA401", OpFamily::Inductor, true));
         assert!(annotate_unstopped(&mut log, &[], &flags(&a, false, false)));
@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn an_uncaught_guard_finding_or_a_clean_exit_is_not_annotated() {
         let a = argv(&["python", "t.py"]);
-        let mut log = Report::new("run");
+        let mut log = Report::new(devassert_core::Command::Run);
         log.findings
             .push(log_finding("DA101", OpFamily::IndexSelect, true));
         let guard = vec![Finding::new("DA101", "n", OpFamily::IndexSelect, "s")];
@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn host_errors_are_not_device_asserts() {
         let a = argv(&["python", "t.py"]);
-        let mut log = Report::new("run");
+        let mut log = Report::new(devassert_core::Command::Run);
         let mut f = Finding::new("DA101", "n", OpFamily::IndexSelect, "s");
         f.evidence.insert(
             "message".into(),
@@ -224,7 +224,7 @@ mod tests {
     #[test]
     fn nothing_new_to_turn_on_gives_no_command() {
         let a = argv(&["python", "t.py"]);
-        let mut log = Report::new("run");
+        let mut log = Report::new(devassert_core::Command::Run);
         log.findings
             .push(log_finding("DA004", OpFamily::CustomKernel, true));
         assert!(annotate_unstopped(&mut log, &[], &flags(&a, true, true)));
@@ -239,7 +239,7 @@ mod tests {
         let a = argv(&["python", "t.py"]);
         let mut run = flags(&a, true, true);
         run.level = GuardLevel::Off;
-        let mut log = Report::new("run");
+        let mut log = Report::new(devassert_core::Command::Run);
         log.findings
             .push(log_finding("DA001", OpFamily::Unknown, false));
         assert!(annotate_unstopped(&mut log, &[], &run));
