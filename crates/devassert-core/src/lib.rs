@@ -7,6 +7,7 @@ pub mod docs;
 pub mod finding;
 pub mod lazy_regex;
 pub mod render;
+pub mod source;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};
 pub use finding::{

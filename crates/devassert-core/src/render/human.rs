@@ -2,9 +2,9 @@
 
 use super::RenderOptions;
 use crate::finding::{Fallout, Finding, Report, Severity, SourceLocation};
+use crate::source::SourceRoot;
 use serde_json::Value;
 use std::fmt::Write;
-use std::path::Path;
 
 struct Paint {
     on: bool,
@@ -42,6 +42,8 @@ impl Paint {
 
 pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
     let p = Paint { on: opts.color };
+    // One root (and one read budget) for every snippet of the run.
+    let src = opts.source_root.as_deref().and_then(SourceRoot::new);
     let mut out = String::new();
     if report.findings.is_empty() {
         let what = match report.command.as_str() {
@@ -54,7 +56,7 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
         if i > 0 {
             out.push('\n');
         }
-        finding(&mut out, &p, f, opts);
+        finding(&mut out, &p, f, opts, src.as_ref());
     }
     if !report.fallout.is_empty() {
         fallout(&mut out, &p, &report.fallout, opts);
@@ -62,7 +64,13 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
     out
 }
 
-fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
+fn finding(
+    out: &mut String,
+    p: &Paint,
+    f: &Finding,
+    opts: &RenderOptions,
+    src: Option<&SourceRoot>,
+) {
     let _ = writeln!(
         out,
         "{}{} {}",
@@ -73,7 +81,7 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
     let gutter = p.blue("   |");
     if let Some(loc) = &f.location {
         let _ = writeln!(out, "  {} {loc}", p.blue("-->"));
-        snippet(out, p, loc, opts);
+        snippet(out, p, loc, src);
         if let Some(n) = &f.noticed_at {
             let _ = writeln!(out, "{gutter} noticed later at {n}");
         }
@@ -84,7 +92,7 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
             p.blue("-->"),
             p.dim("(where Python noticed it)")
         );
-        snippet(out, p, n, opts);
+        snippet(out, p, n, src);
         let _ = writeln!(
             out,
             "{gutter} {}",
@@ -192,22 +200,12 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
     }
 }
 
-fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, opts: &RenderOptions) {
+fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, src: Option<&SourceRoot>) {
     let gutter = p.blue("   |");
-    let path = Path::new(&loc.file);
-    let resolved = match &opts.source_root {
-        Some(_) if path.is_absolute() => Some(path.to_path_buf()),
-        Some(root) => Some(root.join(path)),
-        None => None,
-    };
-    let text = resolved
-        .filter(|p| p.is_file())
-        .and_then(|p| std::fs::read(p).ok());
-    let lines: Vec<String> = match &text {
-        Some(bytes) => String::from_utf8_lossy(bytes)
-            .lines()
-            .map(str::to_string)
-            .collect(),
+    // The log names the file; only a `.py` under the source root is read (see `source`).
+    let text = src.and_then(|s| s.read(&loc.file));
+    let lines: Vec<&str> = match &text {
+        Some(t) => t.lines().collect(),
         None => Vec::new(),
     };
     let idx = loc.line as usize;

@@ -17,6 +17,12 @@ pub struct ExplainArgs {
     /// Log files or folders (read recursively) of one crash; `-` or nothing reads stdin.
     #[arg(value_name = "LOG")]
     pub logs: Vec<PathBuf>,
+    /// Show source lines from `.py` files under DIR (default: the current directory); files outside it, or reached through a symlink leaving it, are never read.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_source")]
+    pub source_root: Option<PathBuf>,
+    /// Read no source file at all (for logs from someone else, e.g. in CI).
+    #[arg(long)]
+    pub no_source: bool,
 }
 
 pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
@@ -39,7 +45,18 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     if g.format == FormatArg::Human && !g.quiet {
         print!("{}", header(&report));
     }
-    output::emit(&report, g, &output::render_options(g))?;
+    let mut opts = output::render_options(g);
+    if args.no_source {
+        opts.source_root = None;
+    } else if let Some(dir) = args.source_root {
+        anyhow::ensure!(
+            dir.is_dir(),
+            "{}: --source-root is not a directory",
+            dir.display()
+        );
+        opts.source_root = Some(dir);
+    }
+    output::emit(&report, g, &opts)?;
     Ok(report.exit_code)
 }
 
