@@ -66,8 +66,7 @@ pub fn rule_for<'c>(
     if !fallbacks.contains(&matched.id.as_str()) {
         return None;
     }
-    let custom = matched.id == fallback::CUSTOM_KERNEL;
-    if custom {
+    if matched.id == fallback::CUSTOM_KERNEL && !pytorch_name(a.file) {
         // A user's own kernel may assert anything; its path says it is theirs.
         return None;
     }
@@ -81,6 +80,16 @@ pub fn rule_for<'c>(
                 rule,
                 how: "a Triton kernel's index bound (`tmpN`)".into(),
             });
+    }
+    // With no kernel printed, a source file's name is surer than an assertion
+    // shared by several kernels (`SpatialClassNLLCriterion.c` is the 2d loss).
+    if a.kernel.is_none() {
+        if let Some((rule, what)) = by_name(catalog, a) {
+            return Some(Inferred {
+                rule,
+                how: format!("named by the {what}, not by a known assertion"),
+            });
+        }
     }
     if let Some(rule) = catalog.match_assert_any_file(a) {
         return Some(Inferred {
@@ -112,6 +121,14 @@ pub fn rule_for<'c>(
         });
     }
     None
+}
+
+/// Whether a path cut to its file name (`Indexing.cu`, a paste that starts
+/// mid-path) names one of PyTorch's own kernel sources.
+fn pytorch_name(file: &str) -> bool {
+    let base = |f: &str| f.rsplit(['/', '\\']).next().unwrap_or(f).to_string();
+    let b = base(file);
+    !b.is_empty() && reference().iter().any(|r| base(&r.file) == b)
 }
 
 /// The op family a kernel or file name gives, for a rule whose patterns

@@ -24,6 +24,12 @@ pub fn full_width(raw: &[u8]) -> bool {
     raw.strip_suffix(b"\r").unwrap_or(raw).len() >= MIN_WIDTH
 }
 
+/// Whether a row may go on in the next: as wide as a terminal, or padded
+/// with spaces to its width by a word-wrapping viewer.
+fn may_continue(raw: &[u8]) -> bool {
+    full_width(raw) || raw.ends_with(b" ")
+}
+
 /// Two rows as one: a padded first row (a word-wrapping terminal) broke at
 /// a space, a full one anywhere.
 fn join(a: &str, b: &str) -> String {
@@ -79,7 +85,9 @@ fn path_may_be_cut(row: &str) -> bool {
         return !t.starts_with("block: [");
     }
     let b = first.as_bytes();
-    let rooted = matches!(b.first(), Some(b'/' | b'.' | b'\\' | b'[' | b'(' | b'`'))
+    let rooted = matches!(b.first(), Some(b'/' | b'\\' | b'[' | b'(' | b'`'))
+        || first.starts_with("./")
+        || first.starts_with("../")
         || (b.len() > 2
             && b[0].is_ascii_alphabetic()
             && b[1] == b':'
@@ -97,6 +105,9 @@ pub enum Kind {
     Frame,
     /// The code line under a frame.
     Code,
+    /// A whole assertion with no place (XPU's `AssertHandler::printMessage`):
+    /// the place may follow alone on the next row.
+    Placeless,
 }
 
 /// What the next row does to a waiting one.
@@ -117,18 +128,25 @@ fn frame_done(s: &str) -> bool {
 /// as a terminal and does not parse alone. `in_traceback`: a traceback is
 /// being read (a code row is only waited on inside one).
 pub fn cut(cur: &str, in_traceback: bool) -> Option<Kind> {
+    let placeless = cur.contains("ssertion")
+        && device_line::parse_all(cur)
+            .last()
+            .is_some_and(|d| d.file.is_none() && d.block.is_none() && !d.rocm);
+    if placeless {
+        return Some(Kind::Placeless);
+    }
+    if has_marker(cur) && may_continue(cur.as_bytes()) {
+        let s = score(cur);
+        // A path the log itself left dangling before the coordinates is
+        // reassembled by the reader (other output may sit between them).
+        return (s.0 == 0 && s.2 == 0).then_some(Kind::Device);
+    }
     if !full_width(cur.as_bytes()) {
         return None;
     }
     let t = cur.trim_start();
     if t.starts_with("File \"") {
         return (!frame_done(t)).then_some(Kind::Frame);
-    }
-    if has_marker(cur) {
-        let s = score(cur);
-        // A path the log itself left dangling before the coordinates is
-        // reassembled by the reader (other output may sit between them).
-        return (s.0 == 0 && s.2 == 0).then_some(Kind::Device);
     }
     (in_traceback && t.len() < cur.len()).then_some(Kind::Code)
 }
@@ -137,13 +155,25 @@ pub fn cut(cur: &str, in_traceback: bool) -> Option<Kind> {
 pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
     let joined = join(text, next);
     let more = |j: String| {
-        if full_width(next.as_bytes()) && rows + 1 < MAX_ROWS {
+        if may_continue(next.as_bytes()) && rows + 1 < MAX_ROWS {
             Resume::More(j)
         } else {
             Resume::Apart
         }
     };
     match kind {
+        Kind::Placeless => {
+            // The place alone on the next row, or the rest of a place the terminal cut.
+            let placed = |t: &String| {
+                device_line::parse_all(t)
+                    .last()
+                    .is_some_and(|d| d.file.is_some())
+            };
+            [joined, format!("{} {}", text.trim_end(), next.trim())]
+                .into_iter()
+                .find(placed)
+                .map_or(Resume::Apart, Resume::Joined)
+        }
         Kind::Device => {
             if score(&joined).0 > 0 {
                 Resume::Joined(joined)
@@ -354,6 +384,25 @@ mod tests {
                 1,
                 "RuntimeError: CUDA error: device-side assert triggered"
             ),
+            Resume::Apart
+        ));
+    }
+
+    #[test]
+    fn a_place_on_the_next_row() {
+        let a = "AssertHandler::printMessage: Assertion `srcIndex < srcSelectDimSize` failed";
+        assert_eq!(cut(a, false), Some(Kind::Placeless));
+        let Resume::Joined(t) = resume(
+            Kind::Placeless,
+            a,
+            1,
+            "/x/aten/src/ATen/native/xpu/sycl/Indexing.cpp:1234",
+        ) else {
+            panic!("not joined");
+        };
+        assert_eq!(device_line::parse_all(&t)[0].line, Some(1234));
+        assert!(matches!(
+            resume(Kind::Placeless, a, 1, "Aborted (core dumped)"),
             Resume::Apart
         ));
     }
