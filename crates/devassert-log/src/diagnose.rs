@@ -258,6 +258,8 @@ fn frames_text<'a>(tbs: &[&'a Traceback]) -> Vec<&'a str> {
             .iter()
             .filter(|f| !f.file.replace('\\', "/").contains("/torch/"))
         {
+            // The module's name says which model ran (`modeling_roberta.py`).
+            v.push(f.file.rsplit(['/', '\\']).next().unwrap_or(&f.file));
             v.push(f.function.as_str());
             if let Some(c) = &f.code {
                 v.push(c.as_str());
