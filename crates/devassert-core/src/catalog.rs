@@ -561,6 +561,8 @@ impl Catalog {
                 confidence,
                 order,
                 Cause {
+                    established: false,
+                    proof: None,
                     id: cause.spec.id.clone(),
                     confidence,
                     why,

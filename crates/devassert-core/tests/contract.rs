@@ -35,6 +35,8 @@ fn sample() -> Report {
             ..Default::default()
         }],
         causes: vec![Cause {
+            established: false,
+            proof: None,
             id: "added_tokens_no_resize".into(),
             confidence: 0.6,
             why: "…".into(),
@@ -147,4 +149,21 @@ fn human_output_names_rule_location_and_next_steps() {
     assert!(out.contains("next steps:"), "{out}");
     assert!(out.contains("fallout:"), "{out}");
     assert!(!out.contains('\x1b'), "no color unless asked");
+}
+
+#[test]
+fn causes_say_whether_they_are_established() {
+    let mut c = Cause::new("added_tokens_no_resize", 0.6, "why");
+    let v = serde_json::to_value(&c).expect("json");
+    assert_eq!(v["established"], false);
+    assert!(v.get("proof").is_none());
+    c.established = true;
+    c.proof = Some("train.py:5 adds tokens".into());
+    let v = serde_json::to_value(&c).expect("json");
+    assert_eq!(v["established"], true);
+    assert_eq!(v["proof"], "train.py:5 adds tokens");
+    // Reports written before the field existed still read.
+    let old: Cause =
+        serde_json::from_str(r#"{"id": "unknown", "confidence": 0.1, "why": "w"}"#).expect("old");
+    assert!(!old.established && old.proof.is_none());
 }

@@ -159,16 +159,36 @@ fn finding(
         let _ = writeln!(out, "{gutter} … {} more places", f.locations.len() - 5);
     }
     if !f.causes.is_empty() {
-        let _ = writeln!(out, "{}", p.bold("likely causes:"));
+        let title = if f.causes.iter().any(|c| c.established) {
+            "causes:"
+        } else {
+            "likely causes:"
+        };
+        let _ = writeln!(out, "{}", p.bold(title));
         for (i, c) in f.causes.iter().take(4).enumerate() {
-            let _ = writeln!(
-                out,
-                "  {}. {} ({:.0}%): {}",
-                i + 1,
-                p.bold(&c.id),
-                c.confidence * 100.0,
-                c.why
-            );
+            match (&c.proof, c.established) {
+                (Some(proof), true) => {
+                    let _ = writeln!(
+                        out,
+                        "  {}. {} ({}): {}\n     {} {proof}",
+                        i + 1,
+                        p.bold(&c.id),
+                        p.sev(Severity::Error, "established"),
+                        c.why,
+                        p.bold("proof:")
+                    );
+                }
+                _ => {
+                    let _ = writeln!(
+                        out,
+                        "  {}. {} ({:.0}%): {}",
+                        i + 1,
+                        p.bold(&c.id),
+                        c.confidence * 100.0,
+                        c.why
+                    );
+                }
+            }
         }
     }
     let _ = writeln!(out, "{}", p.bold("next steps:"));
