@@ -523,7 +523,7 @@ impl Reader {
         }
         let cur = unwrap::row(raw);
         let device = unwrap::has_marker(&cur);
-        if device {
+        if device && unwrap::path_may_be_cut(&cur) {
             let before = unwrap::rows_before(region, start, &self.earlier);
             if let Some(text) = unwrap::backward(&before, &cur) {
                 self.take_line(text.as_bytes(), true);

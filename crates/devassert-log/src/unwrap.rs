@@ -77,7 +77,7 @@ fn score(text: &str) -> (usize, usize, usize) {
 
 /// Whether a row's first whole device line starts with a path that may be
 /// the tail of one broken on the row before (`ing.cu:1289: …`).
-fn path_may_be_cut(row: &str) -> bool {
+pub fn path_may_be_cut(row: &str) -> bool {
     let t = row.trim_start();
     let first = t.split_whitespace().next().unwrap_or("");
     if !first.contains(':') {
@@ -128,18 +128,22 @@ fn frame_done(s: &str) -> bool {
 /// as a terminal and does not parse alone. `in_traceback`: a traceback is
 /// being read (a code row is only waited on inside one).
 pub fn cut(cur: &str, in_traceback: bool) -> Option<Kind> {
-    let placeless = cur.contains("ssertion")
-        && device_line::parse_all(cur)
-            .last()
-            .is_some_and(|d| d.file.is_none() && d.block.is_none() && !d.rocm);
-    if placeless {
-        return Some(Kind::Placeless);
-    }
-    if has_marker(cur) && may_continue(cur.as_bytes()) {
-        let s = score(cur);
+    if has_marker(cur) {
+        let found = device_line::parse_all(cur);
+        if found.last().is_some_and(|d| !whole(d)) {
+            return Some(Kind::Placeless);
+        }
         // A path the log itself left dangling before the coordinates is
         // reassembled by the reader (other output may sit between them).
-        return (s.0 == 0 && s.2 == 0).then_some(Kind::Device);
+        let cut = found.is_empty()
+            && may_continue(cur.as_bytes())
+            && device_line::dangling_path(cur).is_none();
+        if cut {
+            return Some(Kind::Device);
+        }
+        if !found.is_empty() {
+            return None;
+        }
     }
     if !full_width(cur.as_bytes()) {
         return None;
