@@ -114,7 +114,10 @@ struct CompiledAssert {
 
 impl CompiledAssert {
     fn matches(&self, a: &DeviceAssert<'_>) -> bool {
-        let file_ok = self.file.as_ref().is_none_or(|r| r.is_match(a.file));
+        self.file.as_ref().is_none_or(|r| r.is_match(a.file)) && self.matches_any_file(a)
+    }
+
+    fn matches_any_file(&self, a: &DeviceAssert<'_>) -> bool {
         // Windows builds print no function: a kernel pattern cannot reject them.
         let kernel_ok = match (&self.kernel, a.kernel) {
             (Some(r), Some(k)) => r.is_match(k),
@@ -124,7 +127,7 @@ impl CompiledAssert {
             .assertion
             .as_ref()
             .is_none_or(|r| r.is_match(a.assertion));
-        file_ok && kernel_ok && assertion_ok
+        kernel_ok && assertion_ok
     }
 }
 
@@ -409,6 +412,32 @@ impl Catalog {
         self.get(id).unwrap_or(&self.rules[0])
     }
 
+    /// The rule whose kernel and assertion patterns own the line whatever
+    /// its path says (torn, interleaved or Windows lines garble or drop the
+    /// path). Only patterns that name an assertion count, and never the
+    /// Inductor and fallback rules, whose patterns are about the path.
+    pub fn match_assert_any_file(&self, a: &DeviceAssert<'_>) -> Option<&CompiledRule> {
+        let path_rules = [
+            fallback::UNRECOGNISED_ASSERT,
+            fallback::INDUCTOR_ASSERT,
+            fallback::CUSTOM_KERNEL,
+            "DA401",
+        ];
+        self.rules
+            .iter()
+            .filter(|r| !path_rules.contains(&r.id.as_str()))
+            .find(|r| {
+                r.asserts.iter().any(|p| {
+                    // A pattern that takes any text (DA508's messages) says nothing without its path.
+                    let specific = p
+                        .assertion
+                        .as_ref()
+                        .is_some_and(|re| !re.is_match("\u{1}any text\u{1}"));
+                    specific && p.matches_any_file(a)
+                })
+            })
+    }
+
     /// Every rule whose patterns (not a fallback) own the line; a sound
     /// catalog has at most one.
     pub fn owners(&self, a: &DeviceAssert<'_>) -> Vec<&CompiledRule> {
@@ -523,6 +552,8 @@ impl Catalog {
                 confidence,
                 order,
                 Cause {
+                    established: false,
+                    proof: None,
                     id: cause.spec.id.clone(),
                     confidence,
                     why,

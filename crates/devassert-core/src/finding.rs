@@ -265,6 +265,26 @@ pub struct Cause {
     pub id: String,
     pub confidence: f64,
     pub why: String,
+    /// Shown by measured facts (the user's own script, model directory or
+    /// data), not only likely from the log.
+    #[serde(default)]
+    pub established: bool,
+    /// What establishes it: the file and line, or the data place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<String>,
+}
+
+impl Cause {
+    /// A likely cause (not established).
+    pub fn new(id: impl Into<String>, confidence: f64, why: impl Into<String>) -> Self {
+        Cause {
+            id: id.into(),
+            confidence,
+            why: why.into(),
+            established: false,
+            proof: None,
+        }
+    }
 }
 
 /// One root failure, tied to a catalog rule.

@@ -10,6 +10,7 @@ pub mod python_rules;
 pub mod render;
 pub mod rule_id;
 pub mod sections;
+pub mod source;
 pub mod vocab;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};

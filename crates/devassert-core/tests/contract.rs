@@ -37,6 +37,8 @@ fn sample() -> Report {
             ..Default::default()
         }],
         causes: vec![Cause {
+            established: false,
+            proof: None,
             id: "added_tokens_no_resize".into(),
             confidence: 0.6,
             why: "…".into(),
@@ -262,4 +264,21 @@ fn uncertain_samples_say_so() {
         out.contains("the batch could not be tied to its dataset samples"),
         "{out}"
     );
+}
+
+#[test]
+fn causes_say_whether_they_are_established() {
+    let mut c = Cause::new("added_tokens_no_resize", 0.6, "why");
+    let v = serde_json::to_value(&c).expect("json");
+    assert_eq!(v["established"], false);
+    assert!(v.get("proof").is_none());
+    c.established = true;
+    c.proof = Some("train.py:5 adds tokens".into());
+    let v = serde_json::to_value(&c).expect("json");
+    assert_eq!(v["established"], true);
+    assert_eq!(v["proof"], "train.py:5 adds tokens");
+    // Reports written before the field existed still read.
+    let old: Cause =
+        serde_json::from_str(r#"{"id": "unknown", "confidence": 0.1, "why": "w"}"#).expect("old");
+    assert!(!old.established && old.proof.is_none());
 }

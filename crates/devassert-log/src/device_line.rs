@@ -59,7 +59,14 @@ pub fn parse_all(line: &str) -> Vec<DeviceLine<'_>> {
             continue;
         };
         let head = &line[head_start..at];
-        if let Some(d) = parse_head(head, assertion, rocm, printf_message) {
+        if let Some(mut d) = parse_head(head, assertion, rocm, printf_message) {
+            if d.file.is_none() && d.block.is_none() {
+                // THNN's host-side form and XPU's bare one name the place after it:
+                // ``Assertion `…' failed.  at …/SpatialClassNLLCriterion.c:111``.
+                if let Some((file, l)) = trailing_place(&line[end..]) {
+                    (d.file, d.line) = (Some(file), Some(l));
+                }
+            }
             out.push(d);
         }
         from = end.max(expr_start);
@@ -118,6 +125,19 @@ fn expression(line: &str, s: usize, rocm: bool) -> Option<(&str, Option<&str>, u
     let debris = tail.len() - tail.trim_start_matches(['.', '*']).len();
     end += debris;
     Some((assertion, None, end))
+}
+
+/// `[at ]PATH:LINE` and nothing else after an assertion.
+pub fn trailing_place(rest: &str) -> Option<(&str, u64)> {
+    let t = rest.trim();
+    let t = t.strip_prefix("at ").map_or(t, str::trim_start);
+    if t.contains(char::is_whitespace) {
+        return None;
+    }
+    let (file, line) = t.rsplit_once(':')?;
+    let line = line.parse().ok()?;
+    let path_like = (file.contains('/') || file.contains('\\')) && file.contains('.');
+    path_like.then_some((file, line))
 }
 
 /// The part before `Assertion`: `[prefix]FILE:LINE: FUNC: block: […], thread: […] `.
@@ -398,6 +418,19 @@ mod tests {
         assert_eq!(d.assertion, "input_val >= zero && input_val <= one");
         let d = one("/pytorch/aten/src/ATen/native/cuda/Loss.cu:111: operator(): block: [62,0,0], thread: [2,0,0] Assertion `**input_val >= zero && input_val <= one` failed.**");
         assert_eq!(d.assertion, "input_val >= zero && input_val <= one");
+    }
+
+    #[test]
+    fn place_after_the_assertion() {
+        let d = one("RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at /pytorch/aten/src/THNN/generic/SpatialClassNLLCriterion.c:111");
+        assert_eq!(
+            d.file,
+            Some("/pytorch/aten/src/THNN/generic/SpatialClassNLLCriterion.c")
+        );
+        assert_eq!(d.line, Some(111));
+        assert_eq!(d.assertion, "cur_target >= 0 && cur_target < n_classes");
+        let d = one("Assertion `a < b` failed. at the end of the day");
+        assert_eq!(d.file, None);
     }
 
     #[test]

@@ -260,6 +260,8 @@ fn frames_text<'a>(tbs: &[&'a Traceback]) -> Vec<&'a str> {
             .iter()
             .filter(|f| !f.file.replace('\\', "/").contains("/torch/"))
         {
+            // The module's name says which model ran (`modeling_roberta.py`).
+            v.push(f.file.rsplit(['/', '\\']).next().unwrap_or(&f.file));
             v.push(f.function.as_str());
             if let Some(c) = &f.code {
                 v.push(c.as_str());
@@ -274,6 +276,7 @@ fn frames_text<'a>(tbs: &[&'a Traceback]) -> Vec<&'a str> {
 
 fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding> {
     let mut evidence = Map::new();
+    let mut family: Option<OpFamily> = None;
     let (rule, assertion, ranks, cpu_text): (
         &CompiledRule,
         Option<String>,
@@ -294,7 +297,16 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
                 kernel: g.kernel.as_deref(),
                 assertion: &g.assertion,
             };
-            let rule = catalog.match_assert(&a);
+            let mut rule = catalog.match_assert(&a);
+            if let Some(i) = crate::infer::rule_for(catalog, &a, rule) {
+                rule = i.rule;
+                evidence.insert("inferred".into(), json!(i.how));
+            } else if rule.internal {
+                // An internal guard of a known kernel (the NLL overflow check) is still that op.
+                if let Some(fam) = crate::infer::family_by_name(catalog, &a) {
+                    family = Some(fam);
+                }
+            }
             if let Some(k) = &g.kernel {
                 evidence.insert("kernel".into(), json!(k));
             }
@@ -364,6 +376,9 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         }
     };
     let mut f = catalog.finding(rule);
+    if let Some(fam) = family {
+        f.op_family = fam;
+    }
     let tb = pick_traceback(facts, &ranks, cpu_text);
     let mut tbs: Vec<&Traceback> = tb.into_iter().collect();
     if let Some(prev) = tb.and_then(|t| chain_before(facts, t)) {

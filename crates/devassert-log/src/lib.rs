@@ -18,10 +18,12 @@ mod clean;
 mod device_line;
 pub mod diagnose;
 mod errors;
+mod infer;
 mod literal_dfa;
 mod prefilter;
 pub mod reader;
 mod traceback;
+mod unwrap;
 mod values;
 
 use devassert_core::{Catalog, Report};

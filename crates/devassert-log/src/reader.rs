@@ -9,6 +9,7 @@ use crate::device_line::{self, DeviceLine};
 use crate::errors::{self, HostKind};
 use crate::prefilter::{Line, Prefilter, Target};
 use crate::traceback::{self, Builder, Step, Traceback};
+use crate::unwrap;
 use devassert_core::catalog::{normalize_assertion, normalize_kernel, normalize_path};
 use devassert_core::{Catalog, LogHits};
 use memchr::{memchr, memrchr};
@@ -154,6 +155,22 @@ pub struct Reader {
     last_record: Option<(usize, Option<i64>, bool)>,
     /// The catalog patterns a line matched (kept to reuse its allocation).
     matched: Vec<Target>,
+    /// A row cut by the terminal, waiting for the rest of it (see `unwrap`).
+    waiting: Option<Waiting>,
+    /// The last rows before the region being scanned, for a row that was cut
+    /// from its start.
+    earlier: Vec<Vec<u8>>,
+}
+
+/// A cut row (or rows joined so far) waiting for the next.
+struct Waiting {
+    kind: unwrap::Kind,
+    text: String,
+    rows: usize,
+    /// Its first row's number.
+    line_no: u64,
+    /// The rows before its first row, nearest last.
+    before: Vec<Vec<u8>>,
 }
 
 /// The lines of a stretch of whole lines that may matter, found apart from
@@ -253,6 +270,8 @@ impl Reader {
             records: 0,
             last_record: None,
             matched: Vec::new(),
+            waiting: None,
+            earlier: Vec::new(),
         }
     }
 
@@ -302,8 +321,14 @@ impl Reader {
             let line = std::mem::take(&mut self.carry);
             self.carry_started = false;
             let every = self.wants_every_line() || self.pre.line_matters(&line);
-            self.take_line(&line, every);
+            if every {
+                self.take_row(&line, 0, line.len());
+            } else {
+                self.take_line(&line, false);
+            }
         }
+        self.flush_waiting();
+        self.earlier.clear();
         let builders: Vec<_> = self.builders.drain().collect();
         let mut done: Vec<Traceback> = builders
             .into_iter()
@@ -376,6 +401,7 @@ impl Reader {
     fn wants_every_line(&self) -> bool {
         !self.builders.is_empty()
             || self.pending_path.is_some()
+            || self.waiting.is_some()
             || self.dsa_open
             || self.pre.looks_at_everything()
     }
@@ -403,7 +429,12 @@ impl Reader {
                     let line = std::mem::take(&mut self.carry);
                     self.carry_started = false;
                     let every = self.wants_every_line() || self.pre.line_matters(&line);
-                    self.take_line(&line, every);
+                    if every {
+                        self.take_row(&line, 0, line.len());
+                    } else {
+                        self.take_line(&line, false);
+                    }
+                    unwrap::keep_row(&line, &mut self.earlier);
                     self.carry = line;
                     self.carry.clear();
                     bytes = &bytes[i + 1..];
@@ -443,7 +474,7 @@ impl Reader {
         while p < region.len() {
             if self.wants_every_line() {
                 let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
-                self.take_line(&region[p..e], true);
+                self.take_row(region, p, e);
                 p = e + 1;
                 continue;
             }
@@ -453,11 +484,81 @@ impl Reader {
             }
             let Some(l) = lines.get(next) else { break };
             self.line_no = base + l.before;
-            self.take_line(&region[l.start..l.end.min(l.start + MAX_LINE)], true);
+            self.take_row(region, l.start, l.end.min(l.start + MAX_LINE));
             p = l.end + 1;
             next += 1;
         }
         self.line_no = base + total;
+        unwrap::keep_last(region, &mut self.earlier);
+    }
+
+    /// Row `region[start..end]`: read alone, or joined with the rows the
+    /// terminal cut it from (see `unwrap`), or kept waiting for the next row.
+    fn take_row(&mut self, region: &[u8], start: usize, end: usize) {
+        let raw = &region[start..end];
+        if let Some(w) = self.waiting.take() {
+            let next = unwrap::row(raw);
+            match unwrap::resume(w.kind, &w.text, w.rows, &next) {
+                unwrap::Resume::Joined(text) => {
+                    let text = unwrap::backward(&w.before, &text).unwrap_or(text);
+                    self.take_line(text.as_bytes(), true);
+                    return;
+                }
+                unwrap::Resume::More(text) => {
+                    self.line_no += 1;
+                    self.waiting = Some(Waiting {
+                        text,
+                        rows: w.rows + 1,
+                        ..w
+                    });
+                    return;
+                }
+                unwrap::Resume::Apart => self.read_waiting(w),
+            }
+        }
+        // A repeat of the last thread line is whole.
+        if raw.len() >= MAX_LINE || self.echo.as_ref().is_some_and(|e| e.repeat(raw).is_some()) {
+            self.take_line(raw, true);
+            return;
+        }
+        let cur = unwrap::row(raw);
+        let device = unwrap::has_marker(&cur);
+        if device && unwrap::path_may_be_cut(&cur) {
+            let before = unwrap::rows_before(region, start, &self.earlier);
+            if let Some(text) = unwrap::backward(&before, &cur) {
+                self.take_line(text.as_bytes(), true);
+                return;
+            }
+        }
+        let in_tb = !self.builders.is_empty();
+        if device || unwrap::full_width(raw) {
+            if let Some(kind) = unwrap::cut(&cur, in_tb) {
+                self.line_no += 1;
+                self.waiting = Some(Waiting {
+                    kind,
+                    text: cur.into_owned(),
+                    rows: 1,
+                    line_no: self.line_no,
+                    before: unwrap::rows_before(region, start, &self.earlier),
+                });
+                return;
+            }
+        }
+        self.take_line(raw, true);
+    }
+
+    /// A waiting row that the next row did not finish, read as it is at its own place.
+    fn read_waiting(&mut self, w: Waiting) {
+        let now = self.line_no;
+        self.line_no = w.line_no - 1;
+        self.take_line(w.text.as_bytes(), true);
+        self.line_no = now;
+    }
+
+    fn flush_waiting(&mut self) {
+        if let Some(w) = self.waiting.take() {
+            self.read_waiting(w);
+        }
     }
 
     fn take_line(&mut self, raw: &[u8], look: bool) {

@@ -25,6 +25,8 @@ fn finding(
     f.evidence = evidence;
     if let Some((id, why)) = cause {
         f.causes = vec![Cause {
+            established: false,
+            proof: None,
             id: id.into(),
             confidence: SURE,
             why,

@@ -21,6 +21,8 @@ pub struct Explained {
 
 fn cause(id: &str, share: f64, scale: f64, why: String) -> Cause {
     Cause {
+        established: false,
+        proof: None,
         id: id.into(),
         confidence: ((share * scale * 100.0).round() / 100.0).clamp(0.05, 0.95),
         why,
@@ -202,6 +204,8 @@ pub fn explain(
     causes.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
     if causes.is_empty() {
         causes.push(Cause {
+            established: false,
+            proof: None,
             id: "unknown".into(),
             confidence: 0.5,
             why: "values outside the range with no recognisable pattern".into(),

@@ -180,6 +180,8 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
             json!([format!("u16 token files cannot hold ids >= 65536, and the vocabulary has {}: ids were silently wrapped when written", b.high)]),
         );
         f.causes = vec![Cause {
+            established: false,
+            proof: None,
             id: "index_overflow".into(),
             confidence: 0.9,
             why: format!(
@@ -228,6 +230,8 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
             )]),
         );
         f.causes = vec![Cause {
+            established: false,
+            proof: None,
             id: "seq_len_gt_max_positions".into(),
             confidence: 0.9,
             why: format!("{long} rows are longer than {max}: their position ids reach past the position embedding table"),
@@ -256,6 +260,8 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
             json!([format!("{short} rows shorter than {min}")]),
         );
         f.causes = vec![Cause {
+            established: false,
+            proof: None,
             id: "unknown".into(),
             confidence: 0.3,
             why: "short or empty rows are not an out-of-range index on their own, but indexing the last token of an empty row (index -1 of size 0) is".into(),

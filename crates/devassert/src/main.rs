@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod establish;
 mod global;
 mod output;
 

@@ -3,9 +3,9 @@
 use super::RenderOptions;
 use crate::finding::{Fallout, Finding, Report, Sample, Severity, SourceLocation};
 use crate::sections::Command;
+use crate::source::SourceRoot;
 use serde_json::Value;
 use std::fmt::Write;
-use std::path::Path;
 
 struct Paint {
     on: bool,
@@ -43,6 +43,8 @@ impl Paint {
 
 pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
     let p = Paint { on: opts.color };
+    // One root (and one read budget) for every snippet of the run.
+    let src = opts.source_root.as_deref().and_then(SourceRoot::new);
     let mut out = sections(report, opts);
     if report.findings.is_empty() {
         let what = match report.command {
@@ -55,7 +57,7 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
         if i > 0 {
             out.push('\n');
         }
-        finding(&mut out, &p, f, opts);
+        finding(&mut out, &p, f, opts, src.as_ref());
     }
     if !report.fallout.is_empty() {
         fallout(&mut out, &p, &report.fallout, opts);
@@ -75,7 +77,13 @@ fn sections(report: &Report, opts: &RenderOptions) -> String {
     }
 }
 
-fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
+fn finding(
+    out: &mut String,
+    p: &Paint,
+    f: &Finding,
+    opts: &RenderOptions,
+    src: Option<&SourceRoot>,
+) {
     let sev = f.shown_severity();
     let caught = if f.caught {
         format!(" {}", p.dim("(caught by the program)"))
@@ -92,7 +100,7 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
     let gutter = p.blue("   |");
     if let Some(loc) = &f.location {
         let _ = writeln!(out, "  {} {loc}", p.blue("-->"));
-        snippet(out, p, loc, opts);
+        snippet(out, p, loc, src);
         if let Some(n) = &f.noticed_at {
             let _ = writeln!(out, "{gutter} noticed later at {n}");
         }
@@ -103,7 +111,7 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
             p.blue("-->"),
             p.dim("(where Python noticed it)")
         );
-        snippet(out, p, n, opts);
+        snippet(out, p, n, src);
         let _ = writeln!(
             out,
             "{gutter} {}",
@@ -191,16 +199,36 @@ fn finding(out: &mut String, p: &Paint, f: &Finding, opts: &RenderOptions) {
         let _ = writeln!(out, "{gutter} … {} more places", places - shown);
     }
     if !f.causes.is_empty() {
-        let _ = writeln!(out, "{}", p.bold("likely causes:"));
+        let title = if f.causes.iter().any(|c| c.established) {
+            "causes:"
+        } else {
+            "likely causes:"
+        };
+        let _ = writeln!(out, "{}", p.bold(title));
         for (i, c) in f.causes.iter().take(4).enumerate() {
-            let _ = writeln!(
-                out,
-                "  {}. {} ({:.0}%): {}",
-                i + 1,
-                p.bold(&c.id),
-                c.confidence * 100.0,
-                c.why
-            );
+            match (&c.proof, c.established) {
+                (Some(proof), true) => {
+                    let _ = writeln!(
+                        out,
+                        "  {}. {} ({}): {}\n     {} {proof}",
+                        i + 1,
+                        p.bold(&c.id),
+                        p.sev(Severity::Error, "established"),
+                        c.why,
+                        p.bold("proof:")
+                    );
+                }
+                _ => {
+                    let _ = writeln!(
+                        out,
+                        "  {}. {} ({:.0}%): {}",
+                        i + 1,
+                        p.bold(&c.id),
+                        c.confidence * 100.0,
+                        c.why
+                    );
+                }
+            }
         }
     }
     let _ = writeln!(out, "{}", p.bold("next steps:"));
@@ -277,22 +305,12 @@ fn samples(f: &Finding) -> Option<String> {
     (!line.is_empty()).then_some(line)
 }
 
-fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, opts: &RenderOptions) {
+fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, src: Option<&SourceRoot>) {
     let gutter = p.blue("   |");
-    let path = Path::new(&loc.file);
-    let resolved = match &opts.source_root {
-        Some(_) if path.is_absolute() => Some(path.to_path_buf()),
-        Some(root) => Some(root.join(path)),
-        None => None,
-    };
-    let text = resolved
-        .filter(|p| p.is_file())
-        .and_then(|p| std::fs::read(p).ok());
-    let lines: Vec<String> = match &text {
-        Some(bytes) => String::from_utf8_lossy(bytes)
-            .lines()
-            .map(str::to_string)
-            .collect(),
+    // The log names the file; only a `.py` under the source root is read (see `source`).
+    let text = src.and_then(|s| s.read(&loc.file));
+    let lines: Vec<&str> = match &text {
+        Some(t) => t.lines().collect(),
         None => Vec::new(),
     };
     let idx = loc.line as usize;

@@ -4,7 +4,10 @@
 use crate::global::{FormatArg, Global};
 use crate::output;
 use clap::Args;
-use devassert_core::{Catalog, Report};
+use devassert_core::source::SourceRoot;
+use devassert_core::{Catalog, OpFamily, Report};
+use devassert_model::ModelDir;
+use devassert_scan::{Bounds, ScanOptions, Target};
 use serde_json::Value;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -17,6 +20,24 @@ pub struct ExplainArgs {
     /// Log files or folders (read recursively) of one crash; `-` or nothing reads stdin.
     #[arg(value_name = "LOG")]
     pub logs: Vec<PathBuf>,
+    /// Show source lines from `.py` files under DIR (default: the current directory); files outside it, or reached through a symlink leaving it, are never read.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_source")]
+    pub source_root: Option<PathBuf>,
+    /// Read no source file at all (for logs from someone else, e.g. in CI).
+    #[arg(long)]
+    pub no_source: bool,
+    /// The model directory the crash used: its `check` findings can establish a cause.
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
+    /// The data the crash read: its `scan` findings can establish a cause (bounds from --vocab / --classes, else from --model).
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    pub data: Vec<PathBuf>,
+    /// Token ids in --data must be below N.
+    #[arg(long, value_name = "N", requires = "data", conflicts_with = "classes")]
+    pub vocab: Option<u64>,
+    /// Labels in --data must be below N (-100 is ignored, as cross_entropy does).
+    #[arg(long, value_name = "N", requires = "data")]
+    pub classes: Option<u64>,
 }
 
 pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
@@ -29,14 +50,109 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         }
         vec![PathBuf::from("-")]
     } else {
-        args.logs
+        args.logs.clone()
     };
-    let report = devassert_log::explain_paths(&logs, Catalog::builtin())?;
+    let mut report = devassert_log::explain_paths(&logs, Catalog::builtin())?;
     if g.format == FormatArg::Human && !g.quiet {
         print!("{}", header(&report));
     }
-    output::emit(&report, g, &output::render_options(g))?;
+    let mut opts = output::render_options(g);
+    if args.no_source {
+        opts.source_root = None;
+    } else if let Some(dir) = &args.source_root {
+        anyhow::ensure!(
+            dir.is_dir(),
+            "{}: --source-root is not a directory",
+            dir.display()
+        );
+        opts.source_root = Some(dir.clone());
+    }
+    establish(&mut report, &args, opts.source_root.as_deref())?;
+    output::emit(&report, g, &opts)?;
     Ok(report.exit_code)
+}
+
+/// Establish causes from the user's own files: the scripts the frames name
+/// (under the source root), `--model`, `--data`.
+fn establish(
+    report: &mut Report,
+    args: &ExplainArgs,
+    source_root: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let sources = source_root.and_then(SourceRoot::new);
+    let model = match &args.model {
+        Some(dir) => Some(ModelDir::read(dir)?),
+        None => None,
+    };
+    let model_findings = model
+        .as_ref()
+        .map(devassert_model::check)
+        .unwrap_or_default();
+    let data = if args.data.is_empty() {
+        None
+    } else {
+        let family = report.findings.first().map(|f| f.op_family);
+        Some(devassert_scan::scan_paths(
+            &args.data,
+            &data_options(args, model.as_ref(), family)?,
+        ))
+    };
+    crate::establish::establish(
+        report,
+        &crate::establish::Facts {
+            sources: sources.as_ref(),
+            model: model.as_ref(),
+            model_findings: &model_findings,
+            data: data.as_ref(),
+        },
+    );
+    Ok(())
+}
+
+/// What the data must hold: --vocab / --classes, else the model's sizes for
+/// the failed op (labels for the losses, token ids otherwise).
+fn data_options(
+    args: &ExplainArgs,
+    model: Option<&ModelDir>,
+    family: Option<OpFamily>,
+) -> anyhow::Result<ScanOptions> {
+    let labels = |n: u64| ScanOptions {
+        bounds: Bounds::new(0, n as i64),
+        ignore: vec![-100],
+        target: Target::Labels,
+        ..Default::default()
+    };
+    let tokens = |n: u64, max_len: Option<u64>| ScanOptions {
+        bounds: Bounds::new(0, n as i64),
+        max_len,
+        target: Target::Tokens,
+        ..Default::default()
+    };
+    if let Some(n) = args.classes {
+        return Ok(labels(n));
+    }
+    if let Some(n) = args.vocab {
+        return Ok(tokens(n, None));
+    }
+    let Some(m) = model else {
+        anyhow::bail!("--data needs the valid range: --vocab N, --classes N, or --model DIR");
+    };
+    let label_op = matches!(
+        family,
+        Some(OpFamily::NllLoss | OpFamily::NllLoss2d | OpFamily::OneHot | OpFamily::GatherScatter)
+    );
+    if label_op {
+        if let Some(c) = m.num_classes() {
+            return Ok(labels(c.value));
+        }
+    }
+    match m.embedding_rows() {
+        Some(rows) => Ok(tokens(rows.value, m.usable_positions().map(|u| u.value))),
+        None => anyhow::bail!(
+            "{}: no embedding size or classes known: give --vocab N or --classes N for --data",
+            m.path.display()
+        ),
+    }
 }
 
 /// One line naming what was read: files, lines, ranks.

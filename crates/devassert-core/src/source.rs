@@ -1,0 +1,153 @@
+//! Reading the user's source files named by an untrusted log.
+//!
+//! A log is often not the user's own (a CI job explaining a contributor's
+//! log and posting the result), and its frames name any path it likes
+//! (`File "/root/.gitconfig", line 2`). Source is therefore read only from
+//! regular `.py` files under one root directory, after symlinks are
+//! resolved, each at most [`FILE_CAP`] bytes, text only, and at most
+//! [`BUDGET`] bytes in all through one [`SourceRoot`].
+
+use std::cell::Cell;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The largest source file read (a training script is far smaller).
+pub const FILE_CAP: u64 = 256 * 1024;
+/// Bytes read in all through one [`SourceRoot`] (one run).
+pub const BUDGET: usize = 320 * 1024;
+
+/// The directory source may be read from, and what is left of the budget.
+#[derive(Debug)]
+pub struct SourceRoot {
+    root: PathBuf,
+    left: Cell<usize>,
+}
+
+impl SourceRoot {
+    /// `None` when `dir` does not resolve to a directory.
+    pub fn new(dir: &Path) -> Option<Self> {
+        let root = std::fs::canonicalize(dir).ok()?;
+        root.is_dir().then(|| SourceRoot {
+            root,
+            left: Cell::new(BUDGET),
+        })
+    }
+
+    /// The resolved root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where `file` (as a log names it) resolves to, when it may be read: a
+    /// regular `.py` file under the root, symlinks resolved.
+    pub fn resolve(&self, file: &str) -> Option<PathBuf> {
+        let named = Path::new(file);
+        if !is_py(named) {
+            return None;
+        }
+        let joined = if named.is_absolute() {
+            named.to_path_buf()
+        } else {
+            self.root.join(named)
+        };
+        let real = std::fs::canonicalize(&joined).ok()?;
+        if !real.starts_with(&self.root) || !is_py(&real) {
+            return None;
+        }
+        std::fs::metadata(&real)
+            .ok()
+            .filter(|m| m.is_file() && m.len() <= FILE_CAP)
+            .map(|_| real)
+    }
+
+    /// The text of `file` when it may be read and the budget allows it;
+    /// `None` for anything else (missing, outside, too big, binary).
+    pub fn read(&self, file: &str) -> Option<String> {
+        let real = self.resolve(file)?;
+        let f = std::fs::File::open(&real).ok()?;
+        // The file may have been swapped since it was resolved: check what was opened.
+        let meta = f.metadata().ok()?;
+        if !meta.is_file() || meta.len() > FILE_CAP || meta.len() as usize > self.left.get() {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        f.take(FILE_CAP + 1).read_to_end(&mut bytes).ok()?;
+        if bytes.len() as u64 > FILE_CAP || bytes.len() > self.left.get() {
+            return None;
+        }
+        self.left.set(self.left.get() - bytes.len());
+        if bytes.contains(&0) {
+            return None;
+        }
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
+fn is_py(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "py")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("devassert-source-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("temp dir");
+        d
+    }
+
+    #[test]
+    fn reads_py_under_root_only() {
+        let d = tmp("root");
+        let root = d.join("proj");
+        std::fs::create_dir_all(root.join("pkg")).expect("mkdir");
+        std::fs::write(root.join("pkg/train.py"), "x = 1\n").expect("write");
+        std::fs::write(root.join("notes.txt"), "secret\n").expect("write");
+        std::fs::write(d.join("outside.py"), "secret = 1\n").expect("write");
+        let s = SourceRoot::new(&root).expect("root");
+        assert_eq!(s.read("pkg/train.py").as_deref(), Some("x = 1\n"));
+        let abs = root.join("pkg/train.py");
+        assert!(s.read(&abs.to_string_lossy()).is_some());
+        assert_eq!(s.read("notes.txt"), None);
+        assert_eq!(s.read("../outside.py"), None);
+        assert_eq!(s.read(&d.join("outside.py").to_string_lossy()), None);
+        assert_eq!(s.read("/etc/passwd"), None);
+        assert_eq!(s.read("missing.py"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_leaving_the_root_are_not_followed() {
+        let d = tmp("link");
+        let root = d.join("proj");
+        std::fs::create_dir_all(&root).expect("mkdir");
+        std::fs::write(d.join("secret.py"), "token = 'x'\n").expect("write");
+        std::fs::write(root.join("real.py"), "y = 2\n").expect("write");
+        std::os::unix::fs::symlink(d.join("secret.py"), root.join("link.py")).expect("link");
+        std::os::unix::fs::symlink(&d, root.join("up")).expect("link");
+        std::os::unix::fs::symlink(root.join("real.py"), root.join("inside.py")).expect("link");
+        let s = SourceRoot::new(&root).expect("root");
+        assert_eq!(s.read("link.py"), None);
+        assert_eq!(s.read("up/secret.py"), None);
+        assert_eq!(s.read("inside.py").as_deref(), Some("y = 2\n"));
+    }
+
+    #[test]
+    fn size_cap_binary_and_budget() {
+        let d = tmp("cap");
+        std::fs::write(d.join("big.py"), vec![b'#'; FILE_CAP as usize + 1]).expect("write");
+        std::fs::write(d.join("bin.py"), b"a\0b").expect("write");
+        let chunk = vec![b'#'; FILE_CAP as usize];
+        std::fs::write(d.join("a.py"), &chunk).expect("write");
+        std::fs::write(d.join("b.py"), &chunk).expect("write");
+        let s = SourceRoot::new(&d).expect("root");
+        assert_eq!(s.read("big.py"), None);
+        assert_eq!(s.read("bin.py"), None);
+        assert!(s.read("a.py").is_some());
+        // The second whole file would pass the run's budget.
+        assert_eq!(s.read("b.py"), None);
+    }
+}

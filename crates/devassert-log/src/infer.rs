@@ -1,0 +1,349 @@
+//! When no rule's patterns own a device line as printed: what is left of it
+//! still says which op failed. In order: the rule whose kernel and assertion
+//! match whatever the path says; the reference assertion (every one PyTorch
+//! wheels print) nearest to a retyped one, by edit distance; the kernel's or
+//! the source file's name. Inductor's rules are taken only on Triton's own
+//! signatures (`tmpN`, `ks0`, a generated `.py` kernel, `unknown:0:`), never
+//! because an unknown assertion says "index out of bounds".
+
+use devassert_core::catalog::{fallback, normalize_kernel, normalize_path};
+use devassert_core::{Catalog, CompiledRule, DeviceAssert, OpFamily};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// Every assertion PyTorch's wheels print: file, function, assertion.
+const REFERENCE: &str =
+    include_str!("../../devassert-core/tests/fixtures/pytorch-device-asserts-lines.tsv");
+
+/// Kernel names and source files that name their op whatever the assertion
+/// says (first match wins: the specific before the general).
+const NAMES: &[(&str, &str)] = &[
+    (r"(?i)embedding_?bag", "DA102"),
+    (r"(?i)multinomial|renormRows|Distributions", "DA301"),
+    (r"(?i)ctc", "DA205"),
+    (
+        r"(?i)Spatial\w*ClassNLLCriterion|nll_loss2d|NLLLoss2d",
+        "DA202",
+    ),
+    (r"(?i)ClassNLLCriterion|nll_loss", "DA201"),
+    (r"(?i)scatter|gather", "DA121"),
+    (
+        r"(?i)indexSelect|embedding|(^|/)Indexing\.cu$|THCTensorIndex",
+        "DA101",
+    ),
+];
+
+/// Signs that a line comes from a Triton kernel.
+fn triton(a: &DeviceAssert<'_>) -> bool {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE.get_or_init(|| Regex::new(r"\b(tmp|ks|xindex|rindex|r0_index)\d*\b").ok());
+    a.file.contains("torchinductor")
+        || a.file.ends_with(".py")
+        || a.file == "unknown"
+        || a.kernel == Some("unknown")
+        || re.as_ref().is_some_and(|r| r.is_match(a.assertion))
+}
+
+/// How a rule was found for a line no rule's patterns own.
+pub struct Inferred<'c> {
+    pub rule: &'c CompiledRule,
+    /// What the finding says about it.
+    pub how: String,
+}
+
+/// The rule for a line whose exact match was the fallback `matched`;
+/// `None` keeps it.
+pub fn rule_for<'c>(
+    catalog: &'c Catalog,
+    a: &DeviceAssert<'_>,
+    matched: &CompiledRule,
+) -> Option<Inferred<'c>> {
+    let fallbacks = [
+        fallback::UNRECOGNISED_ASSERT,
+        fallback::INDUCTOR_ASSERT,
+        fallback::CUSTOM_KERNEL,
+    ];
+    if !fallbacks.contains(&matched.id.as_str()) {
+        return None;
+    }
+    if matched.id == fallback::CUSTOM_KERNEL && !pytorch_name(a.file) {
+        // A user's own kernel may assert anything; its path says it is theirs.
+        return None;
+    }
+    if triton(a) {
+        // A Triton index bound whose path was lost is still Inductor's index rule.
+        let bound = a.assertion.contains("index out of bounds");
+        return (bound && matched.id != "DA401")
+            .then(|| catalog.get("DA401"))
+            .flatten()
+            .map(|rule| Inferred {
+                rule,
+                how: "a Triton kernel's index bound (`tmpN`)".into(),
+            });
+    }
+    // With no kernel printed, a source file's name is surer than an assertion
+    // shared by several kernels (`SpatialClassNLLCriterion.c` is the 2d loss).
+    if a.kernel.is_none() {
+        if let Some((rule, what)) = by_name(catalog, a) {
+            return Some(Inferred {
+                rule,
+                how: format!("named by the {what}, not by a known assertion"),
+            });
+        }
+    }
+    if let Some(rule) = catalog.match_assert_any_file(a) {
+        return Some(Inferred {
+            rule,
+            how: format!(
+                "kernel and assertion of {} (the path is garbled or missing)",
+                rule.id
+            ),
+        });
+    }
+    if let Some((rule, text)) = nearest_reference(catalog, a) {
+        return Some(Inferred {
+            rule,
+            how: format!("the assertion reads like PyTorch's `{text}` (retyped or cut)"),
+        });
+    }
+    if let Some((rule, what)) = by_name(catalog, a) {
+        return Some(Inferred {
+            rule,
+            how: format!("named by the {what}, not by a known assertion"),
+        });
+    }
+    if matched.id == fallback::INDUCTOR_ASSERT {
+        // No Triton signature: not Inductor's.
+        let rule = catalog.get(fallback::UNRECOGNISED_ASSERT)?;
+        return Some(Inferred {
+            rule,
+            how: "an assertion no rule knows, with no sign of a Triton kernel".into(),
+        });
+    }
+    None
+}
+
+/// Whether a path cut to its file name (`Indexing.cu`, a paste that starts
+/// mid-path) names one of PyTorch's own kernel sources.
+fn pytorch_name(file: &str) -> bool {
+    let base = |f: &str| f.rsplit(['/', '\\']).next().unwrap_or(f).to_string();
+    let b = base(file);
+    !b.is_empty() && reference().iter().any(|r| base(&r.file) == b)
+}
+
+/// The op family a kernel or file name gives, for a rule whose patterns
+/// own the line but which names no family of its own (PyTorch's internal
+/// invariants: the NLL overflow guard `input_index >= 0` is still an NLL 2d).
+pub fn family_by_name(catalog: &Catalog, a: &DeviceAssert<'_>) -> Option<OpFamily> {
+    by_name(catalog, a).map(|(r, _)| r.op_family)
+}
+
+fn by_name<'c>(
+    catalog: &'c Catalog,
+    a: &DeviceAssert<'_>,
+) -> Option<(&'c CompiledRule, &'static str)> {
+    static RE: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    let table = RE.get_or_init(|| {
+        NAMES
+            .iter()
+            .filter_map(|(p, id)| Regex::new(p).ok().map(|r| (r, *id)))
+            .collect()
+    });
+    let file = a.file.rsplit(['/', '\\']).next().unwrap_or(a.file);
+    for (what, text) in [
+        ("kernel name", a.kernel.unwrap_or("")),
+        ("source file", file),
+    ] {
+        if text.is_empty() || text == "unknown" {
+            continue;
+        }
+        if let Some((_, id)) = table.iter().find(|(r, _)| r.is_match(text)) {
+            if let Some(rule) = catalog.get(id) {
+                return Some((rule, what));
+            }
+        }
+    }
+    None
+}
+
+/// One reference assertion, squashed for comparison (no spaces, backticks
+/// or quotes, lower case).
+struct RefRow {
+    file: String,
+    kernel: String,
+    assertion: String,
+    squashed: Vec<char>,
+}
+
+fn squash(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|c| !c.is_whitespace() && !matches!(c, '`' | '\'' | '"' | '*'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+fn reference() -> &'static [RefRow] {
+    static ROWS: OnceLock<Vec<RefRow>> = OnceLock::new();
+    ROWS.get_or_init(|| {
+        REFERENCE
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("file\t"))
+            .filter_map(|l| {
+                let mut cols = l.split('\t');
+                let (file, kernel, assertion) = (cols.next()?, cols.next()?, cols.next()?);
+                if assertion.starts_with('<') {
+                    // `<runtime message>`: the text comes at run time.
+                    return None;
+                }
+                Some(RefRow {
+                    file: normalize_path(file),
+                    kernel: normalize_kernel(kernel),
+                    assertion: assertion.to_string(),
+                    squashed: squash(assertion),
+                })
+            })
+            .collect()
+    })
+}
+
+/// Edit distance between `a` and `b`, or `None` once it must exceed `max`.
+fn distance(a: &[char], b: &[char], max: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > max {
+        return None;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        let mut row_min = cur[0];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+            row_min = row_min.min(cur[j + 1]);
+        }
+        if row_min > max {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    (prev[b.len()] <= max).then_some(prev[b.len()])
+}
+
+/// The rule of the reference assertion nearest to a retyped one: at most
+/// one edit in six (short assertions must match exactly, squashed).
+fn nearest_reference<'c>(
+    catalog: &'c Catalog,
+    a: &DeviceAssert<'_>,
+) -> Option<(&'c CompiledRule, String)> {
+    let s = squash(a.assertion);
+    if s.is_empty() {
+        return None;
+    }
+    let max = if s.len() < 12 { 0 } else { s.len() / 6 };
+    let mut best: Option<(usize, bool, &RefRow)> = None;
+    for r in reference() {
+        let Some(d) = distance(&s, &r.squashed, max) else {
+            continue;
+        };
+        // The same kernel breaks a tie.
+        let same = a.kernel.is_some_and(|k| k == r.kernel);
+        if best.is_none_or(|(bd, bs, _)| (d, !same) < (bd, !bs)) {
+            best = Some((d, same, r));
+        }
+    }
+    let (_, _, r) = best?;
+    let rule = catalog.match_assert(&DeviceAssert {
+        file: &r.file,
+        kernel: Some(&r.kernel),
+        assertion: &r.assertion,
+    });
+    let fallbacks = [
+        fallback::UNRECOGNISED_ASSERT,
+        fallback::INDUCTOR_ASSERT,
+        fallback::CUSTOM_KERNEL,
+    ];
+    (!fallbacks.contains(&rule.id.as_str())).then(|| (rule, r.assertion.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(file: &str, kernel: Option<&str>, assertion: &str) -> String {
+        let c = Catalog::builtin();
+        let a = DeviceAssert {
+            file,
+            kernel,
+            assertion,
+        };
+        let m = c.match_assert(&a);
+        rule_for(c, &a, m).map_or(m.id.clone(), |i| i.rule.id.clone())
+    }
+
+    #[test]
+    fn distances() {
+        let d = |a: &str, b: &str| distance(&squash(a), &squash(b), 5);
+        assert_eq!(
+            d("srcIndex < srcSelectDimSize", "srcIndex<srcSelectDimsize"),
+            Some(0)
+        );
+        assert_eq!(
+            d("t >= 0 && t < n_classes", "t >= 0 && t < n_clases"),
+            Some(1)
+        );
+        assert_eq!(d("abc", "completely different text"), None);
+    }
+
+    #[test]
+    fn retyped_and_pathless_lines_find_their_rule() {
+        // A typo in the assertion, no path.
+        assert_eq!(rule("", None, "srcIndex < srcSelectDimSise"), "DA101");
+        assert_eq!(rule("", None, "t >= 0 && t < n_clases"), "DA201");
+        // No path at all, kernel and assertion known.
+        assert_eq!(
+            rule(
+                "",
+                Some("indexSelectLargeIndex"),
+                "srcIndex < srcSelectDimSize"
+            ),
+            "DA101"
+        );
+        // Kernel names alone.
+        assert_eq!(
+            rule("", Some("sampleMultinomialOnce"), "val >= zero"),
+            "DA301"
+        );
+        assert_eq!(
+            rule(
+                "",
+                Some("cunn_SpatialClassNLLCriterion_updateOutput_kernel"),
+                "x"
+            ),
+            "DA202"
+        );
+        assert_eq!(
+            rule(
+                "",
+                Some("THCudaTensor_scatterFillKernel"),
+                "indexValue >= 0 && indexValue < tensor.sizes[dim]"
+            ),
+            "DA121"
+        );
+    }
+
+    #[test]
+    fn inductor_only_on_triton_signatures() {
+        assert_eq!(
+            rule(
+                "unknown",
+                Some("unknown"),
+                "index out of bounds: 0 <= tmp7 < 50304"
+            ),
+            "DA401"
+        );
+        // An unknown assertion that says "index out of bounds" is not Inductor's.
+        let r = rule("", None, "my index out of bounds check");
+        assert_ne!(r, "DA401");
+        assert_ne!(r, "DA402");
+    }
+}

@@ -1,0 +1,435 @@
+//! Terminal-wrapped logs: a log copied from a terminal (or a CI viewer) is
+//! hard-wrapped at its width, so one assertion line becomes two to four
+//! rows, broken anywhere (`…TensorInfo<T, In` / `dexType>, …`, before
+//! ` failed.`), the first rows sometimes padded with spaces. A row that holds
+//! part of a device line but does not parse as one on its own is joined with
+//! its neighbours when the joined text parses where the parts do not.
+
+use crate::device_line::{self, DeviceLine};
+use crate::traceback;
+
+/// A row shorter than this is not a wrapped one (terminals are wider).
+pub const MIN_WIDTH: usize = 60;
+/// Rows one device line spans at most (a prefixed THC signature at 80 columns: five).
+pub const MAX_ROWS: usize = 6;
+
+/// The row as text, without its line end.
+pub fn row(raw: &[u8]) -> std::borrow::Cow<'_, str> {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    String::from_utf8_lossy(raw)
+}
+
+/// Whether a row may continue on the next one: as wide as a terminal.
+pub fn full_width(raw: &[u8]) -> bool {
+    raw.strip_suffix(b"\r").unwrap_or(raw).len() >= MIN_WIDTH
+}
+
+/// Whether a row may go on in the next: as wide as a terminal, or padded
+/// with spaces to its width by a word-wrapping viewer.
+fn may_continue(raw: &[u8]) -> bool {
+    full_width(raw) || raw.ends_with(b" ")
+}
+
+/// Two rows as one: a padded first row (a word-wrapping terminal) broke at
+/// a space, a full one anywhere.
+fn join(a: &str, b: &str) -> String {
+    let t = a.trim_end();
+    if t.len() < a.len() {
+        format!("{t} {b}")
+    } else {
+        format!("{a}{b}")
+    }
+}
+
+/// Whether a row holds a piece of a device assertion line.
+pub fn has_marker(row: &str) -> bool {
+    [
+        "ssertion",
+        ".cu",
+        "block: [",
+        "thread: [",
+        "global id: [",
+        "local id: [",
+    ]
+    .iter()
+    .any(|m| row.contains(m))
+}
+
+/// A parsed device line that stands on its own (a place or coordinates).
+fn whole(d: &DeviceLine<'_>) -> bool {
+    d.file.is_some() || d.block.is_some() || d.rocm
+}
+
+/// How well `text` parses: whole device lines, the first one's path
+/// length, and the length of a path left dangling at its end (the
+/// assertion follows on the next line of the log).
+fn score(text: &str) -> (usize, usize, usize) {
+    let found = device_line::parse_all(text);
+    let n = found.iter().filter(|d| whole(d)).count();
+    let path = found
+        .iter()
+        .find(|d| whole(d))
+        .and_then(|d| d.file)
+        .map_or(0, str::len);
+    let dangling = device_line::dangling_path(text).map_or(0, str::len);
+    (n, path, dangling)
+}
+
+/// Whether a row's first whole device line starts with a path that may be
+/// the tail of one broken on the row before (`ing.cu:1289: …`).
+pub fn path_may_be_cut(row: &str) -> bool {
+    let t = row.trim_start();
+    let first = t.split_whitespace().next().unwrap_or("");
+    if !first.contains(':') {
+        // No place at the start: a row that begins inside the coordinates or the assertion.
+        return !t.starts_with("block: [");
+    }
+    let b = first.as_bytes();
+    let rooted = matches!(b.first(), Some(b'/' | b'\\' | b'[' | b'(' | b'`'))
+        || first.starts_with("./")
+        || first.starts_with("../")
+        || (b.len() > 2
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'/' | b'\\'))
+        || first.starts_with("unknown:");
+    !rooted
+}
+
+/// What kind of cut row is waiting for the rest of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A device assertion line whose assertion has not closed yet.
+    Device,
+    /// A frame's `File "…", line` without its `, in f`.
+    Frame,
+    /// The code line under a frame.
+    Code,
+    /// A whole assertion with no place (XPU's `AssertHandler::printMessage`):
+    /// the place may follow alone on the next row.
+    Placeless,
+}
+
+/// What the next row does to a waiting one.
+pub enum Resume {
+    /// The joined text is whole: read it as one line.
+    Joined(String),
+    /// Still cut: wait for one more row.
+    More(String),
+    /// The next row starts something else: read the waiting text alone.
+    Apart,
+}
+
+fn frame_done(s: &str) -> bool {
+    traceback::parse_frame(s.trim()).is_some_and(|f| !f.function.is_empty())
+}
+
+/// Whether row `cur` may go on in the next row, and as what: it is as wide
+/// as a terminal and does not parse alone. `in_traceback`: a traceback is
+/// being read (a code row is only waited on inside one).
+pub fn cut(cur: &str, in_traceback: bool) -> Option<Kind> {
+    if has_marker(cur) {
+        let found = device_line::parse_all(cur);
+        if found.last().is_some_and(|d| !whole(d)) {
+            return Some(Kind::Placeless);
+        }
+        // A path the log itself left dangling before the coordinates is
+        // reassembled by the reader (other output may sit between them).
+        let cut = found.is_empty()
+            && may_continue(cur.as_bytes())
+            && device_line::dangling_path(cur).is_none();
+        if cut {
+            return Some(Kind::Device);
+        }
+        if !found.is_empty() {
+            return None;
+        }
+    }
+    if !full_width(cur.as_bytes()) {
+        return None;
+    }
+    let t = cur.trim_start();
+    if t.starts_with("File \"") {
+        return (!frame_done(t)).then_some(Kind::Frame);
+    }
+    (in_traceback && t.len() < cur.len()).then_some(Kind::Code)
+}
+
+/// Row `next` after a waiting `text` of `rows` rows.
+pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
+    let joined = join(text, next);
+    let more = |j: String| {
+        if may_continue(next.as_bytes()) && rows + 1 < MAX_ROWS {
+            Resume::More(j)
+        } else {
+            Resume::Apart
+        }
+    };
+    match kind {
+        Kind::Placeless => {
+            // The place alone on the next row, or the rest of a place the terminal cut.
+            let placed = |t: &String| {
+                device_line::parse_all(t)
+                    .last()
+                    .is_some_and(|d| d.file.is_some())
+            };
+            [joined, format!("{} {}", text.trim_end(), next.trim())]
+                .into_iter()
+                .find(placed)
+                .map_or(Resume::Apart, Resume::Joined)
+        }
+        Kind::Device => {
+            if score(&joined).0 > 0 {
+                Resume::Joined(joined)
+            } else {
+                more(joined)
+            }
+        }
+        Kind::Frame => {
+            if frame_done(&joined) {
+                Resume::Joined(joined)
+            } else if rows < 3 {
+                more(joined)
+            } else {
+                Resume::Apart
+            }
+        }
+        Kind::Code => {
+            // The code under a frame is indented; a row after it that is not,
+            // and is no frame, header or exception, is the rest of it.
+            let n = next.trim();
+            let starts_new = next.starts_with([' ', '\t'])
+                || n.is_empty()
+                || n.starts_with("File \"")
+                || traceback::is_header(n)
+                || traceback::CHAIN_MARKERS.iter().any(|m| n.starts_with(m))
+                || looks_like_exception(n);
+            if starts_new {
+                Resume::Apart
+            } else {
+                Resume::Joined(joined)
+            }
+        }
+    }
+}
+
+/// `RuntimeError: …`, `torch.AcceleratorError: …`, `KeyboardInterrupt`.
+fn looks_like_exception(t: &str) -> bool {
+    let name = t.split([':', ' ']).next().unwrap_or("");
+    let last = name.rsplit('.').next().unwrap_or("");
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+        && ["Error", "Exception", "Warning", "Interrupt", "Exit"]
+            .iter()
+            .any(|k| last.ends_with(k))
+}
+
+/// Row `cur` (or rows already joined) with the rows before it that the
+/// terminal cut off its start (`…/native/cuda/Loss.c` / `u:95: operator(): …`),
+/// when that makes it parse better. `before` holds the rows before it,
+/// nearest last.
+pub fn backward<R: AsRef<[u8]>>(before: &[R], cur: &str) -> Option<String> {
+    if !path_may_be_cut(cur) {
+        return None;
+    }
+    let alone = score(cur);
+    let mut best = alone;
+    let mut text = None;
+    let mut t = cur.to_string();
+    for (i, prev) in before.iter().rev().take(MAX_ROWS - 1).enumerate() {
+        let prev = prev.as_ref();
+        // A log may break the line itself right before the coordinates
+        // (`…Kernel.cu:367:` / `block: […]…`): that row need not be full.
+        let log_break = i == 0 && device_line::continues_path(cur);
+        if !full_width(prev) && !log_break {
+            break;
+        }
+        let p = row(prev);
+        if score(&p).0 > 0 {
+            break;
+        }
+        t = join(&p, &t);
+        let s = score(&t);
+        if s.0 > best.0
+            || (s.0 == best.0 && s.0 > 0 && s.1 > best.1)
+            || (s.0 == 0 && best.0 == 0 && s.2 > best.2)
+        {
+            text = Some(t.clone());
+            best = s;
+        }
+    }
+    text
+}
+
+/// Up to `MAX_ROWS - 1` rows before `region[start..]` (nearest last),
+/// continuing into `earlier` (the rows before the region, nearest last).
+pub fn rows_before(region: &[u8], start: usize, earlier: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    let mut at = start;
+    while out.len() < MAX_ROWS - 1 && at > 0 {
+        let e = at - 1;
+        let s = memchr::memrchr(b'\n', &region[..e]).map_or(0, |i| i + 1);
+        out.push(region[s..e].to_vec());
+        at = s;
+    }
+    if at == 0 {
+        let need = (MAX_ROWS - 1).saturating_sub(out.len());
+        out.extend(earlier.iter().rev().take(need).cloned());
+    }
+    out.reverse();
+    out
+}
+
+/// What the rows after `region` (whole rows, each ending in `\n`) look
+/// back at: its last rows, continuing into `earlier`.
+pub fn keep_last(region: &[u8], earlier: &mut Vec<Vec<u8>>) {
+    if !region.is_empty() {
+        *earlier = rows_before(region, region.len(), earlier);
+    }
+}
+
+/// One more row (a line completed from pieces) to look back at.
+pub fn keep_row(row: &[u8], earlier: &mut Vec<Vec<u8>>) {
+    earlier.push(row.to_vec());
+    if earlier.len() > MAX_ROWS - 1 {
+        earlier.remove(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = "/pytorch/aten/src/THC/THCTensorIndex.cu:362: void indexSelectLargeIndex(TensorInfo<T, IndexType>, TensorInfo<T, IndexType>, TensorInfo<long, IndexType>, int, int, IndexType, IndexType, long) [with T = float, IndexType = unsigned int, DstDim = 2, SrcDim = 2, IdxDim = -2, IndexIsMajor = true]: block: [12,0,0], thread: [7,0,0] Assertion `srcIndex < srcSelectDimSize` failed.";
+
+    fn rows(s: &str, w: usize) -> Vec<Vec<u8>> {
+        s.as_bytes().chunks(w).map(<[u8]>::to_vec).collect()
+    }
+
+    /// The rows read as the reader does: waiting on a cut row, else looking back.
+    fn first_unwrapped(rows: &[Vec<u8>]) -> String {
+        let mut waiting: Option<(Kind, String, usize)> = None;
+        for (i, r) in rows.iter().enumerate() {
+            let cur = row(r);
+            if let Some((kind, text, n)) = waiting.take() {
+                match resume(kind, &text, n, &cur) {
+                    Resume::Joined(t) => {
+                        return backward(&rows[..i - n], &t).unwrap_or(t);
+                    }
+                    Resume::More(t) => {
+                        waiting = Some((kind, t, n + 1));
+                        continue;
+                    }
+                    Resume::Apart => {}
+                }
+            }
+            if let Some(t) = backward(&rows[..i], &cur) {
+                return t;
+            }
+            if let Some(kind) = cut(&cur, false) {
+                waiting = Some((kind, cur.into_owned(), 1));
+            }
+        }
+        String::new()
+    }
+
+    #[test]
+    fn a_wrapped_line_is_whole_again() {
+        for w in [80, 100, 120] {
+            let r = rows(LINE, w);
+            let t = first_unwrapped(&r);
+            let d = device_line::parse_all(&t);
+            assert_eq!(d.len(), 1, "{w}: {t}");
+            assert_eq!(d[0].file, Some("/pytorch/aten/src/THC/THCTensorIndex.cu"));
+            assert_eq!(d[0].assertion, "srcIndex < srcSelectDimSize");
+        }
+    }
+
+    #[test]
+    fn padded_rows_break_at_a_space() {
+        let a = format!(
+            "{:<80}",
+            "x.cu:9: k: block: [1,0,0], thread: [2,0,0] Assertion"
+        );
+        assert_eq!(cut(&a, false), Some(Kind::Device));
+        let Resume::Joined(t) = resume(Kind::Device, &a, 1, "`t < n` failed.") else {
+            panic!("not joined");
+        };
+        assert_eq!(device_line::parse_all(&t)[0].assertion, "t < n");
+    }
+
+    #[test]
+    fn traceback_rows() {
+        let f =
+            "  File \"/usr/local/lib/python3.10/dist-packages/torch/nn/modules/loss.py\", line ";
+        assert_eq!(cut(f, false), Some(Kind::Frame));
+        let Resume::Joined(t) = resume(Kind::Frame, f, 1, "1779, in forward") else {
+            panic!("not joined");
+        };
+        let fr = traceback::parse_frame(t.trim());
+        assert_eq!(
+            fr.map(|f| (f.line, f.function)),
+            Some((1779, "forward".to_string()))
+        );
+        let code =
+            "    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.bl";
+        assert_eq!(cut(code, true), Some(Kind::Code));
+        assert_eq!(cut(code, false), None);
+        assert!(matches!(
+            resume(Kind::Code, code, 1, "ank, self.reduction,"),
+            Resume::Joined(_)
+        ));
+        assert!(matches!(
+            resume(
+                Kind::Code,
+                code,
+                1,
+                "RuntimeError: CUDA error: device-side assert triggered"
+            ),
+            Resume::Apart
+        ));
+    }
+
+    #[test]
+    fn a_place_on_the_next_row() {
+        let a = "AssertHandler::printMessage: Assertion `srcIndex < srcSelectDimSize` failed";
+        assert_eq!(cut(a, false), Some(Kind::Placeless));
+        let Resume::Joined(t) = resume(
+            Kind::Placeless,
+            a,
+            1,
+            "/x/aten/src/ATen/native/xpu/sycl/Indexing.cpp:1234",
+        ) else {
+            panic!("not joined");
+        };
+        assert_eq!(device_line::parse_all(&t)[0].line, Some(1234));
+        assert!(matches!(
+            resume(Kind::Placeless, a, 1, "Aborted (core dumped)"),
+            Resume::Apart
+        ));
+    }
+
+    #[test]
+    fn whole_lines_are_left_alone() {
+        let l = "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [71,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.";
+        assert_eq!(cut(l, false), None);
+        assert_eq!(backward(&[l.as_bytes()], l), None);
+        // A short row is not a wrapped one.
+        assert_eq!(cut("x.cu:9: k: block: [1", false), None);
+    }
+
+    #[test]
+    fn rows_before_cross_regions() {
+        let earlier = vec![b"a".to_vec(), b"b".to_vec()];
+        let r = rows_before(b"c\nd\n", 2, &earlier);
+        assert_eq!(r, vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        let mut e = earlier.clone();
+        keep_last(b"c\nd\n", &mut e);
+        assert_eq!(
+            e,
+            vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]
+        );
+    }
+}

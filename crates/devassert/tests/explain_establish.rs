@@ -1,0 +1,150 @@
+//! A crash log with the user's own files beside it (the script, a model
+//! directory, a data file): the cause is established, with the file and
+//! line or the data place that proves it, and ranks first. Without the
+//! files the same log gives the old "likely" ranking.
+
+mod common;
+
+use serde_json::Value;
+use std::path::Path;
+
+fn causes(cwd: &Path, extra: &[&str], log: &Path) -> Vec<Value> {
+    let out = common::bin()
+        .current_dir(cwd)
+        .args(["explain", "--format", "json"])
+        .arg(log)
+        .args(extra)
+        .output()
+        .expect("run devassert");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    v["findings"][0]["causes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn ids(c: &[Value]) -> Vec<String> {
+    c.iter()
+        .filter_map(|c| c["id"].as_str())
+        .map(String::from)
+        .collect()
+}
+
+/// Project `name`: with `extra`, `cause` is established first with a proof
+/// holding `proof`; the log alone establishes nothing and ranks as before.
+fn check(name: &str, extra: &[&str], cause: &str, proof: &str) {
+    let dir = common::fixtures().join("projects").join(name);
+    let log = dir.join("crash.log");
+    let with = causes(&dir, extra, &log);
+    assert_eq!(with[0]["id"], cause, "{name}: {with:?}");
+    assert_eq!(with[0]["established"], true, "{name}: {with:?}");
+    let p = with[0]["proof"].as_str().unwrap_or_default();
+    assert!(p.contains(proof), "{name}: proof {p:?} lacks {proof:?}");
+    // The log alone, read elsewhere: nothing established, no proof, the likely ranking.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let alone = causes(elsewhere.path(), &[], &log);
+    assert!(
+        alone
+            .iter()
+            .all(|c| c["established"] == false && c.get("proof").is_none()),
+        "{name}: {alone:?}"
+    );
+    assert_eq!(ids(&alone), ids(&causes(&dir, &["--no-source"], &log)));
+}
+
+#[test]
+fn added_tokens_without_resize() {
+    check(
+        "added-tokens",
+        &[],
+        "added_tokens_no_resize",
+        "train.py:5 adds tokens",
+    );
+}
+
+#[test]
+fn pad_token_set_to_a_new_token() {
+    let dir = common::fixtures().join("projects/pad-token");
+    let c = causes(&dir, &[], &dir.join("crash.log"));
+    let pad = c
+        .iter()
+        .find(|c| c["id"] == "pad_token_id_out_of_range")
+        .expect("pad cause");
+    assert_eq!(pad["established"], true);
+    assert!(pad["proof"]
+        .as_str()
+        .is_some_and(|p| p.starts_with("train.py:5 ")));
+}
+
+#[test]
+fn bce_without_sigmoid() {
+    check("bce-logits", &[], "bce_on_logits", "train.py:5 uses a loss");
+}
+
+#[test]
+fn masks_with_a_loss_that_ignores_nothing() {
+    check(
+        "mask-no-ignore",
+        &["--data", "mask_0042.npy", "--classes", "3"],
+        "ignore_label_not_ignored",
+        "data holds 255 at mask_0042.npy",
+    );
+    // 255 is the void label: the hard-coded num_classes is not what it proves.
+    let dir = common::fixtures().join("projects/mask-no-ignore");
+    let c = causes(
+        &dir,
+        &["--data", "mask_0042.npy", "--classes", "3"],
+        &dir.join("crash.log"),
+    );
+    assert!(c
+        .iter()
+        .all(|c| c["id"] != "label_ge_num_classes" || c["established"] == false));
+}
+
+#[test]
+fn hard_coded_num_classes() {
+    check(
+        "num-classes",
+        &[],
+        "label_ge_num_classes",
+        "train.py:4 hard-codes `num_classes = 5` but label 7",
+    );
+}
+
+#[test]
+fn generation_past_the_position_table() {
+    check(
+        "long-generate",
+        &["--model", "model"],
+        "seq_len_gt_max_positions",
+        "chat.py:6 generates up to 2048 tokens",
+    );
+}
+
+#[test]
+fn token_ids_past_the_vocabulary_in_the_data() {
+    check(
+        "data-tokens",
+        &["--data", "tokens.npy", "--vocab", "1000"],
+        "token_id_ge_vocab",
+        "data holds 1001, 1003 at tokens.npy",
+    );
+}
+
+#[test]
+fn data_without_a_range_is_a_clear_error() {
+    let dir = common::fixtures().join("projects/data-tokens");
+    let out = common::bin()
+        .current_dir(&dir)
+        .args(["explain", "crash.log", "--data", "tokens.npy"])
+        .output()
+        .expect("run devassert");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--vocab N, --classes N, or --model DIR"));
+}

@@ -1,0 +1,96 @@
+//! Causes ranked from evidence that means what it says: each log line below
+//! is evidence for what the message really implies.
+
+mod common;
+
+use serde_json::Value;
+
+fn causes(log: &str) -> (Vec<String>, Vec<String>) {
+    let out = common::bin()
+        .args(["explain", "--format", "json", "--no-source", "-"])
+        .write_stdin(log)
+        .output()
+        .expect("run devassert");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let f = &v["findings"][0];
+    let ids = f["causes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["id"].as_str())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    let fixes = f["fixes"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    (ids, fixes)
+}
+
+const EMBEDDING: &str = "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [7,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n";
+const NLL: &str = "../aten/src/ATen/native/cuda/Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [1,0,0] Assertion `t >= 0 && t < n_classes` failed.\n";
+
+#[test]
+fn pad_set_to_eos_means_generation_not_a_bad_pad_id() {
+    let log = format!("Setting `pad_token_id` to `eos_token_id`:50256 for open-end generation.\n{EMBEDDING}RuntimeError: CUDA error: device-side assert triggered\n");
+    let (ids, _) = causes(&log);
+    assert!(
+        ids[..2].contains(&"seq_len_gt_max_positions".to_string())
+            && ids[..2].contains(&"token_id_ge_vocab".to_string()),
+        "{ids:?}"
+    );
+    assert!(
+        !ids[..3].contains(&"pad_token_id_out_of_range".to_string()),
+        "{ids:?}"
+    );
+}
+
+#[test]
+fn roberta_with_token_type_ids_is_type_vocab_size() {
+    let log = format!(
+        "Some weights of XLMRobertaForSequenceClassification were not initialized from the model checkpoint at xlm-roberta-base\n{EMBEDDING}\
+         Traceback (most recent call last):\n  File \"/home/u/cls.py\", line 40, in <module>\n    out = model(input_ids=ids, token_type_ids=tt)\n\
+         RuntimeError: CUDA error: device-side assert triggered\n"
+    );
+    assert_eq!(causes(&log).0[0], "type_vocab_size");
+    // The model's module in the traceback says the same without the log line.
+    let log = format!(
+        "{EMBEDDING}Traceback (most recent call last):\n  File \"/home/u/cls.py\", line 40, in <module>\n    out = model(ids, token_type_ids=tt)\n\
+         \x20 File \"/venv/lib/python3.11/site-packages/transformers/models/camembert/modeling_camembert.py\", line 120, in forward\n    x = self.token_type_embeddings(token_type_ids)\n\
+         RuntimeError: CUDA error: device-side assert triggered\n"
+    );
+    assert_eq!(causes(&log).0[0], "type_vocab_size");
+}
+
+#[test]
+fn target_minus_one_ranks_both_ignore_and_negative() {
+    for hint in [
+        "labels: tensor([ 3, -1,  0,  2], device='cuda:0')\n",
+        "IndexError: Target -1 is out of bounds.\n",
+    ] {
+        let log = format!("{hint}{NLL}RuntimeError: CUDA error: device-side assert triggered\n");
+        let (ids, _) = causes(&log);
+        let top: Vec<&str> = ids.iter().take(3).map(String::as_str).collect();
+        assert!(
+            top.contains(&"ignore_label_not_ignored") && top.contains(&"negative_label"),
+            "{hint}: {top:?}"
+        );
+    }
+}
+
+#[test]
+fn target_255_is_a_void_label_not_a_class_count() {
+    let (ids, fixes) = causes("IndexError: Target 255 is out of bounds.\n");
+    assert_eq!(ids[0], "ignore_label_not_ignored");
+    assert!(fixes[0].contains("ignore_index"), "{fixes:?}");
+    // Any other target is a class count.
+    let (ids, _) = causes("IndexError: Target 12 is out of bounds.\n");
+    assert_eq!(ids[0], "label_ge_num_classes");
+}
