@@ -12,7 +12,7 @@ RULES = {
         "name": "device-assert-no-kernel-line",
         "op_family": "unknown",
         "summary": "the log says `device-side assert triggered` but holds no kernel assertion line, so the failing op is not named",
-        "fixes": ["rerun under `devassert run -- python train.py ...` (keeps stdout, where CUDA prints the assertion lines, sets CUDA_LAUNCH_BLOCKING=1 and installs the guard)", "or rerun with `CUDA_LAUNCH_BLOCKING=1` and capture both stdout and stderr (`python train.py > log.txt 2>&1`)", "or run the failing batch on CPU: the same op raises a readable IndexError / RuntimeError with the value"],
+        "fixes": ["rerun under `devassert run -- python train.py ...` (keeps stdout, where CUDA prints the assertion lines, and installs the guard; `--blocking` adds CUDA_LAUNCH_BLOCKING=1 for an op the guard does not check)", "or rerun with `CUDA_LAUNCH_BLOCKING=1` and capture both stdout and stderr (`python train.py > log.txt 2>&1`)", "or run the failing batch on CPU: the same op raises a readable IndexError / RuntimeError with the value"],
         "causes": {
             "unknown": {"why": "the log does not say which kernel failed; the evidence below only guesses from the traceback", "fixes": ["rerun under `devassert run -- python train.py ...` to capture the assertion line and stop at the real op"]},
             "ignore_label_not_ignored": {"why": "a label map with 255 / -1 borders reached a loss or F.one_hot", "fixes": ["map void labels to ignore_index (e.g. `mask[mask == 255] = -100`) or pass `ignore_index=255`"]},
@@ -42,7 +42,7 @@ RULES = {
         "name": "illegal-memory-access",
         "op_family": "unknown",
         "summary": "a kernel read or wrote outside its memory (`an illegal memory access was encountered`) with no assertion: often an out-of-range index in an op that does not check it",
-        "fixes": ["rerun under `devassert run -- python train.py ...` (CUDA_LAUNCH_BLOCKING=1 plus the guard)", "run with `compute-sanitizer --tool memcheck python train.py` to name the kernel and the bad address", "run the failing batch on CPU to get the readable error"],
+        "fixes": ["rerun under `devassert run --blocking -- python train.py ...` (CUDA_LAUNCH_BLOCKING=1 plus the guard)", "run with `compute-sanitizer --tool memcheck python train.py` to name the kernel and the bad address", "run the failing batch on CPU to get the readable error"],
         "causes": {
             "unknown": {"why": "an out-of-bounds access in a kernel without a bounds check (custom / fused op), a race, use-after-free or a kernel bug", "fixes": ["run `compute-sanitizer --tool memcheck` on a small repro", "update the extension / library that owns the kernel"]},
             "index_ge_dim_size": {"why": "an index past the end of the tensor reached an op that does not check it", "fixes": ["check index tensors against the size of the indexed dim before the op"]},
@@ -55,7 +55,7 @@ RULES = {
         "name": "unrecognised-device-assert",
         "op_family": "unknown",
         "summary": "a device assertion from PyTorch's own sources that no catalog rule knows (a new or rare kernel)",
-        "fixes": ["read the assertion text: it is the C++ condition that failed (e.g. `idx < size`), and the file/function name the op", "rerun with `CUDA_LAUNCH_BLOCKING=1` (or `devassert run -- ...`) so the traceback shows the op", "run the failing batch on CPU: most ops raise a readable error there"],
+        "fixes": ["read the assertion text: it is the C++ condition that failed (e.g. `idx < size`), and the file/function name the op", "rerun with `CUDA_LAUNCH_BLOCKING=1` (or `devassert run --blocking -- ...`) so the traceback shows the op", "run the failing batch on CPU: most ops raise a readable error there"],
         "causes": {
             "unknown": {"why": "no rule describes this assertion yet", "fixes": ["open an issue for devassert with the assertion line and the PyTorch version"]},
             "index_ge_dim_size": {"why": "the assertion compares an index with a size: an index past the end of the indexed dim", "fixes": ["check the index tensor of the op against the size of the indexed dim"]},
