@@ -178,7 +178,8 @@ def call(original, check, args, kwargs, strict, capture):
     try:
         while True:
             found = check.before(args, kwargs, strict)
-            if found is None:
+            # A repeat: an index given as a list is a new tensor at every call.
+            if found is None or any(f.argument == found.argument for f in founds):
                 break
             founds.append(found)
             skip.add(id(found.tensor))
