@@ -101,7 +101,7 @@ def capturing():
 
 
 class _Entry:
-    __slots__ = ("found", "host", "event", "frames", "check", "original", "args", "kwargs", "strict", "version", "captured", "valid", "reported")
+    __slots__ = ("args", "captured", "check", "event", "found", "frames", "host", "kwargs", "original", "reported", "strict", "valid", "version")
 
     def done(self, wait):
         if self.event is None:
@@ -151,7 +151,7 @@ def _enqueue(found, frames, check, original, args, kwargs, strict, valid, captur
         e.host.copy_(packed, non_blocking=True)
         if not capture:
             e.event = torch.cuda.Event()
-            e.event.record()
+            e.event.record(torch.cuda.current_stream(packed.device))
     if capture:
         # The graph may replay long after: keep no user tensors alive.
         e.args, e.kwargs = None, None
@@ -374,7 +374,7 @@ def _at_exit():
         return
     try:
         poll(wait=True)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         ids = _report._raise_ids(exc)
         if ids:
             _report._uncaught.extend(ids)
