@@ -13,6 +13,10 @@ pub const PACKAGE: &[(&str, &str)] = &[
         include_str!("../../../python/devassert/__init__.py"),
     ),
     (
+        "_async.py",
+        include_str!("../../../python/devassert/_async.py"),
+    ),
+    (
         "_check_embedding.py",
         include_str!("../../../python/devassert/_check_embedding.py"),
     ),
@@ -41,9 +45,10 @@ pub const PACKAGE: &[(&str, &str)] = &[
         include_str!("../../../python/devassert/_intercept.py"),
     ),
     (
-        "_ops.py",
-        include_str!("../../../python/devassert/_ops.py"),
+        "_notes.py",
+        include_str!("../../../python/devassert/_notes.py"),
     ),
+    ("_ops.py", include_str!("../../../python/devassert/_ops.py")),
     (
         "_report.py",
         include_str!("../../../python/devassert/_report.py"),
