@@ -3,7 +3,10 @@
 1. Per call: an unguarded op (`x[3]`, which still passes the __getitem__
    wrapper's first test) and a guarded op on valid input (`gather`), with the
    guard's wrappers, on its accelerator path forced on CPU (one amin/amax and a
-   sync, as on a GPU), and, for comparison, under a TorchFunctionMode that
+   sync, as on a GPU), on the async path forced on CPU (the check computed
+   on the device, the op run on safe values, no sync: on CPU a plain copy
+   stands for the pinned copy and the event is done at once, so this is the
+   host-side launch cost a GPU pays), and, for comparison, under a TorchFunctionMode that
    declines every op it does not guard (the interception devassert used to use).
 2. Per training step: a nanoGPT-sized model (2 layers, d=64, the size where
    per-call cost shows) and a 4-layer d=256 transformer.
@@ -28,7 +31,7 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
-from devassert import _intercept, _violation  # noqa: E402
+from devassert import _async, _intercept, _violation  # noqa: E402
 
 
 class DecliningMode(TorchFunctionMode):
@@ -51,10 +54,14 @@ class Variant:
 def _level(level, precheck=False):
     def enter():
         _violation.PRECHECK_CPU = precheck
+        _async.FAKE_DEVICE = level == "async"
         _intercept.set_level(level)
 
     def leave():
+        _async.poll(wait=True)
         _violation.PRECHECK_CPU = False
+        _async.FAKE_DEVICE = False
+        _async.reset()
         _intercept.set_level("off")
 
     return enter, leave
@@ -77,8 +84,10 @@ VARIANTS = [
     Variant("plain", lambda: None, lambda: None),
     Variant("guard", *_level("on")),
     Variant("guard, accelerator path", *_level("on", precheck=True)),
+    Variant("async, accelerator path", *_level("async", precheck=True)),
     Variant("declining mode", *_mode()),
 ]
+STEP_VARIANTS = ("plain", "guard", "guard, accelerator path", "async, accelerator path")
 
 
 def per_call(reps, number):
@@ -152,7 +161,7 @@ def per_step(name, model, batch, reps, steps):
             opt.step()
         return (time.perf_counter() - t) / steps
 
-    variants = VARIANTS[:3]
+    variants = [v for v in VARIANTS if v.name in STEP_VARIANTS]
     for v in variants:
         v.enter()
         try:
@@ -181,12 +190,12 @@ def main():
     torch.manual_seed(0)
     _intercept.install()
     print(f"torch {torch.__version__}, {args.threads} thread(s), medians of {args.reps} alternating blocks")
-    print("\nper call (µs)                plain    guard  (added)   accel path  (added)   declining mode  (added)")
+    print("\nper call (µs)                plain    guard  (added)   accel path  (added)   async path  (added)   declining mode  (added)")
     for label, t in per_call(args.reps, args.number).items():
         p = t["plain"]
         cells = [f"{t[v.name]:8.2f} ({t[v.name] - p:+6.2f})" for v in VARIANTS[1:]]
         print(f"  {label:24} {p:8.2f}  " + "   ".join(cells))
-    print("\nper training step (ms)       plain    guard (ratio)   accel path (ratio)   goal <= 1.05")
+    print("\nper training step (ms)       plain    guard (ratio)   accel path (ratio)   async path (ratio)   goal <= 1.05")
     models = [
         ("nanoGPT-sized 2L d=64", GPT(65, 64, 2, 4, 64), (12, 64)),
         ("4-layer d=256", GPT(8000, 256, 4, 4, 128), (8, 128)),
@@ -194,7 +203,7 @@ def main():
     for name, model, batch in models:
         _, t = per_step(name, model, batch, args.reps, args.steps)
         p = t["plain"]
-        ratios = "   ".join(f"{t[k] * 1e3:8.2f} ({t[k] / p:.3f})" for k in ("guard", "guard, accelerator path"))
+        ratios = "   ".join(f"{t[k] * 1e3:8.2f} ({t[k] / p:.3f})" for k in STEP_VARIANTS[1:])
         print(f"  {name:24} {p * 1e3:8.2f}  {ratios}")
 
 

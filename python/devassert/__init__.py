@@ -14,7 +14,7 @@ the CUDA context stays healthy.
     with devassert.guard():        # only inside the block
         ...
 
-``DEVASSERT_GUARD=off|on|strict`` sets the level ``devassert run`` installs and
+``DEVASSERT_GUARD=off|on|async|strict`` sets the level ``devassert run`` installs and
 the default of ``guard()``. Importing this package never imports torch.
 """
 
@@ -22,7 +22,7 @@ import os
 
 __all__ = ["guard", "unguard", "DeviceAssertPrevented", "LEVELS"]
 
-LEVELS = ("off", "on", "strict")
+LEVELS = ("off", "on", "async", "strict")
 
 
 class DeviceAssertPrevented(Exception):
@@ -112,7 +112,10 @@ class _Guard:
 def guard(level=None):
     """Check every catalogued op from now on, in every thread of this process.
 
-    `level` is "on" (default, or the DEVASSERT_GUARD variable), "strict" (also
+    `level` is "on" (default, or the DEVASSERT_GUARD variable), "async" (on
+    a CUDA tensor the check runs on the device with no host sync and the op
+    runs on values made safe; a violation is raised at a later guarded op or
+    at exit, naming the line that launched it; on CPU tensors as "on"), "strict" (also
     ops with no device assert on current PyTorch: take_along_dim values, CTC
     targets equal to blank; and checks CPU tensors before the op, as on a GPU)
     or "off". Returns a handle; ``with devassert.guard():`` restores the

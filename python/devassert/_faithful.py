@@ -89,11 +89,20 @@ def explain(original, check, args, kwargs, error, strict):
 
 
 def _raise(found, error):
-    frames = _report.caller_frames()
+    exc = build(found, error, _report.caller_frames())
+    _report.emit(exc.finding)
+    raise exc from None
+
+
+def build(found, error, frames, samples=None):
+    """The exception for `found`: a DeviceAssertPrevented subclass of the type
+    of torch's `error` (None: the RuntimeError an unchecked op dies of on an
+    accelerator), located at `frames`; `samples` as _samples.find gives them
+    (found here when None)."""
     location, inner = _report.locate(frames)
     desc = _violation.describe(found)
     causes, fixes = found.explain(desc, frames)
-    samples, certain, worker = _samples.find(found)
+    samples, certain, worker = _samples.find(found) if samples is None else samples
     evidence = {"pid": os.getpid(), "raise_id": _report.next_raise_id()}
     rank = _report.rank()
     if rank is not None:
@@ -117,5 +126,4 @@ def _raise(found, error):
         exc.args = (text,)
     exc.finding = finding
     exc.rule = found.rule
-    _report.emit(finding)
-    raise exc from None
+    return exc

@@ -14,7 +14,12 @@ The wrapper:
   and raise. Only when they raise does the guard look at the values, and then
   it re-raises torch's exception with the details appended. Valid CPU code pays
   one Python call;
-- under torch.compile / FX / TorchScript tracing calls the op unchanged.
+- at level "async" on a CUDA tensor, and at every level while a CUDA graph
+  is being captured, checks on the device with no host sync and launches the
+  op on values made safe (`_async.py`); the finding is raised at a later
+  guarded op or at exit;
+- under torch.compile / FX / TorchScript tracing calls the op unchanged (a
+  hook on torch.compile says once that compiled regions are unchecked).
 
 Python-level functionals (``F.cross_entropy``, ``F.embedding``) are not wrapped
 themselves: the C ops they call are, so their own warnings keep their
@@ -25,10 +30,10 @@ import functools
 
 import torch
 
-from . import _faithful, _ops, _samples, _violation
+from . import _async, _faithful, _notes, _ops, _samples, _violation
 
-OFF, ON, STRICT = 0, 1, 2
-_NAMES = {"off": OFF, "on": ON, "strict": STRICT}
+OFF, ON, STRICT, ASYNC = 0, 1, 2, 3
+_NAMES = {"off": OFF, "on": ON, "strict": STRICT, "async": ASYNC}
 
 # The level of the whole process (one global read on the fast path).
 _level = OFF
@@ -54,6 +59,39 @@ def set_level(level):
     _level = value
 
 
+def _checked(original, check, args, kwargs, level, first):
+    """The path of an op whose values are checked before it runs."""
+    if _is_compiling() or _is_tracing():
+        return original(*args, **kwargs)
+    if _async.armed:
+        _async.poll()
+    strict = level == STRICT
+    if _async.on_device(first):
+        capture = _async.capturing()
+        if level == ASYNC or capture:
+            done, result = _async.call(original, check, args, kwargs, strict, capture)
+            if done:
+                return result
+    try:
+        found = check.before(args, kwargs, strict)
+    except Exception:
+        # A check must never break the program: fake, meta and
+        # functorch tensors and unusual arguments go unchecked.
+        found = None
+    if found is not None:
+        _faithful.stop(original, check, args, kwargs, found)
+    return _run(original, check, args, kwargs, strict)
+
+
+def _run(original, check, args, kwargs, strict):
+    try:
+        return original(*args, **kwargs)
+    except Exception as error:
+        if not _is_compiling():
+            _faithful.explain(original, check, args, kwargs, error, strict)
+        raise
+
+
 def _wrap(original, check):
     """The wrapper of one entry point."""
     strict_only = check.strict_only
@@ -64,25 +102,16 @@ def _wrap(original, check):
         if level == OFF or (strict_only and level != STRICT):
             return original(*args, **kwargs)
         # The kernel runs where the first tensor argument lives. On CPU at
-        # level "on" the op checks its own values: nothing to do before it.
+        # level "on" or "async" the op checks its own values: nothing to do before it.
         first = args[0] if args else None
-        if not (level == ON and cpu_checks and type(first) in _TENSOR_TYPES and first.is_cpu and not _violation.PRECHECK_CPU):
-            if _is_compiling() or _is_tracing():
-                return original(*args, **kwargs)
+        if level != STRICT and cpu_checks and type(first) in _TENSOR_TYPES and first.is_cpu and not _violation.PRECHECK_CPU:
             try:
-                found = check.before(args, kwargs, level == STRICT)
-            except Exception:
-                # A check must never break the program: fake, meta and
-                # functorch tensors and unusual arguments go unchecked.
-                found = None
-            if found is not None:
-                _faithful.stop(original, check, args, kwargs, found)
-        try:
-            return original(*args, **kwargs)
-        except Exception as error:
-            if not _is_compiling():
-                _faithful.explain(original, check, args, kwargs, error, level == STRICT)
-            raise
+                return original(*args, **kwargs)
+            except Exception as error:
+                if not _is_compiling():
+                    _faithful.explain(original, check, args, kwargs, error, False)
+                raise
+        return _checked(original, check, args, kwargs, level, first)
 
     try:
         functools.update_wrapper(guarded, original)
@@ -101,21 +130,14 @@ def _wrap_getitem(original, check):
         if level == OFF or type(key) in _SIMPLE_KEYS:
             return original(self, key, *value)
         args = (self, key, *value)
-        if not (level == ON and self.is_cpu and not _violation.PRECHECK_CPU):
-            if _is_compiling() or _is_tracing():
-                return original(self, key, *value)
+        if level != STRICT and self.is_cpu and not _violation.PRECHECK_CPU:
             try:
-                found = check.before(args, {}, level == STRICT)
-            except Exception:
-                found = None
-            if found is not None:
-                _faithful.stop(original, check, args, {}, found)
-        try:
-            return original(self, key, *value)
-        except Exception as error:
-            if not _is_compiling():
-                _faithful.explain(original, check, args, {}, error, level == STRICT)
-            raise
+                return original(self, key, *value)
+            except Exception as error:
+                if not _is_compiling():
+                    _faithful.explain(original, check, args, {}, error, False)
+                raise
+        return _checked(original, check, args, {}, level, self)
 
     functools.update_wrapper(guarded, original)
     guarded.__devassert_original__ = original
@@ -132,6 +154,9 @@ def install():
     if _installed:
         return
     _samples.install()
+    original = _notes.hook_compile(torch)
+    if original is not None:
+        _installed.append((torch, "compile", original))
     for owner, attr, check in _ops.entry_points():
         original = getattr(owner, attr, None)
         if original is None or hasattr(original, "__devassert_original__"):

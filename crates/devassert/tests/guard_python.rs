@@ -1,6 +1,7 @@
 //! The guard's own Python tests, on real PyTorch (CPU): PyTorch's OpInfo
 //! database run plain vs guarded (`guard_py/opinfo_conformance.py`), and the
-//! programs a user writes (`guard_py/test_cases.py`).
+//! programs a user writes (`guard_py/test_cases.py`), and the sync-free
+//! `async` level, CUDA graph capture and torch.compile (`guard_py/test_async.py`).
 
 mod common;
 
@@ -34,6 +35,6 @@ fn opinfo_samples_and_error_inputs_are_unchanged_by_the_guard() {
 
 #[test]
 fn real_programs_behave_the_same_guarded() {
-    let text = run_python(&["-m", "unittest", "-v", "test_cases"]);
+    let text = run_python(&["-m", "unittest", "-v", "test_cases", "test_async"]);
     assert!(text.contains("\nOK"), "{text}");
 }

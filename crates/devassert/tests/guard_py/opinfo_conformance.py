@@ -2,9 +2,10 @@
 every sample input of every guarded op variant, in several dtypes, gives the
 same results, dtypes, shapes, strides and gradients guarded as plain, and
 raises nothing; every error input raises the same exception type with torch's
-own message. Both guard paths run: the CPU path (the op checks itself; the
-guard only explains) and the accelerator path (checked before the op), forced
-on CPU tensors.
+own message. Every guard path runs: the CPU path (the op checks itself; the
+guard only explains), the accelerator path (checked before the op) and the
+async path (checked on the device, the op run on safe values, the finding
+raised when the summary is polled), the last two forced on CPU tensors.
 
 Prints one line per op and a summary; exits 1 on any difference.
 """
@@ -17,7 +18,7 @@ import warnings
 import torch
 
 import devassert
-from devassert import _intercept, _ops, _violation
+from devassert import _async, _intercept, _ops, _violation
 
 warnings.filterwarnings("ignore")
 torch.set_num_threads(1)
@@ -62,15 +63,18 @@ for _check in {id(c): c for _, _, c in _ops.entry_points()}.values():
 
 
 MODES = {
-    "plain": ("off", False),
-    "guard-cpu": ("on", False),
-    "guard-precheck": ("on", True),
+    "plain": ("off", False, False),
+    "guard-cpu": ("on", False, False),
+    "guard-precheck": ("on", True, False),
+    "guard-async": ("async", True, True),
 }
+GUARDED_MODES = ("guard-cpu", "guard-precheck", "guard-async")
 
 
 def _set_mode(mode):
-    level, precheck = MODES[mode]
+    level, precheck, fake = MODES[mode]
     _violation.PRECHECK_CPU = precheck
+    _async.FAKE_DEVICE = fake
     _intercept.set_level(level)
 
 
@@ -120,10 +124,13 @@ def _run(op, sample, mode, grad, inplace=False):
             if outs and ins:
                 total = sum(o.sum() for o in outs)
                 grads = torch.autograd.grad(total, ins, allow_unused=True)
+        # The async path raises when its summary is polled: at the latest, at exit.
+        _async.poll(wait=True)
         return out, grads, None
     except Exception as e:  # noqa: BLE001
         return None, None, e
     finally:
+        _async.reset()
         _set_mode("plain")
 
 
@@ -178,7 +185,7 @@ def check_op(op, failures, timing):
             base = _run(op, sample, "plain", grad and not inplace, inplace)
             t1 = time.perf_counter()
             timing["plain"] += t1 - t0
-            for mode in ("guard-cpu", "guard-precheck"):
+            for mode in GUARDED_MODES:
                 t2 = time.perf_counter()
                 got = _run(op, sample, mode, grad and not inplace, inplace)
                 timing[mode] += time.perf_counter() - t2
@@ -200,7 +207,7 @@ def check_op(op, failures, timing):
             base = _run(op, s, "plain", False)[2]
             if base is None:
                 continue
-            for mode in ("guard-cpu", "guard-precheck"):
+            for mode in GUARDED_MODES:
                 got = _run(op, s, mode, False)[2]
                 where = f"{op.name} error input {i} {mode}"
                 if got is None:
@@ -229,7 +236,8 @@ def main():
         print(f"{op.name:36} {op.variant_test_name:6} samples {n:4}  error inputs {e:3}  {'ok' if len(failures) == before else 'FAILED'}")
     print(f"{len(ops)} op variants in {time.perf_counter() - start:.1f} s; "
           f"guarded/plain wall time: cpu path {timing['guard-cpu'] / timing['plain']:.2f}x, "
-          f"precheck path {timing['guard-precheck'] / timing['plain']:.2f}x")
+          f"precheck path {timing['guard-precheck'] / timing['plain']:.2f}x, "
+          f"async path {timing['guard-async'] / timing['plain']:.2f}x")
     for f in failures:
         print("FAIL", f)
     print(f"{len(failures)} failed")

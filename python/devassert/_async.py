@@ -1,0 +1,390 @@
+"""The sync-free check (level "async", and every check inside a CUDA graph capture).
+
+The exact path asks the device whether an index is bad (one sync) before the
+op launches. Here nothing waits for the device on the happy path:
+- the check runs with `_violation.deferring` set, so a range check returns its
+  Found with the device mask of bad elements, never asking if it is empty;
+- the op is launched on arguments made safe: `found.replace` puts a valid
+  value (0, or the low bound) where the mask is set (`torch.where`, on the
+  device); on valid inputs that is the user's own values, so results are
+  bit-identical;
+- a summary (count, min, max, the first positions and their values) is
+  computed on the device into one int64 vector, copied `non_blocking` into
+  pinned host memory behind a CUDA event; the launch line is noted (code
+  objects and line numbers up to the user's frame: frames themselves change);
+- later guarded ops and the exit poll the events (`event.query()`: never
+  blocking; at exit they are waited for) and raise DeviceAssertPrevented for a
+  summary with a nonzero count: the launch line, the values, the bound, and
+  that the op ran on substituted values.
+Inside a capture no event is recorded (the graph replays the copy): the
+summary's host memory is read when the guard is next called outside it.
+
+Checks that need a sync (BCE / multinomial values, embedding_bag offsets,
+CTC) take the exact path, or are skipped with a note inside a capture.
+
+`FAKE_DEVICE` (tests, benchmarks) runs this path on CPU tensors: a plain copy
+stands for the pinned copy, and the "event" is done at once.
+"""
+
+import atexit
+import collections
+import sys
+import threading
+
+import torch
+
+from . import _faithful, _notes, _report, _violation
+
+FAKE_DEVICE = False
+
+_queue = collections.deque()  # launched, not yet polled: oldest first
+_captured = []  # entries recorded inside a CUDA graph capture: read at every poll
+armed = False  # True while there is anything to poll (read by the wrappers)
+_exit_hooked = False
+
+
+class _Frame:
+    """What `_report.where` reads of a frame, kept at launch."""
+
+    __slots__ = ("f_code", "f_lineno")
+
+    def __init__(self, code, lineno):
+        self.f_code = code
+        self.f_lineno = lineno
+
+
+_kinds = {}  # code object -> 0 torch/devassert, 1 installed library, 2 user code
+
+
+def _launch_frames():
+    """The calling frames outside torch and devassert, innermost first, up to
+    and including the user's innermost frame: what `_report.locate` needs."""
+    out = []
+    f = sys._getframe(2)
+    while f is not None:
+        code = f.f_code
+        kind = _kinds.get(code)
+        if kind is None:
+            name = code.co_filename
+            kind = 0 if _report._is_internal(name) else 1 if _report._is_library(name) else 2
+            if len(_kinds) > 50000:
+                _kinds.clear()
+            _kinds[code] = kind
+        if kind:
+            out.append(_Frame(code, f.f_lineno))
+            if kind == 2:
+                break
+        f = f.f_back
+    return out
+
+
+def on_device(t):
+    """Whether `t` is a tensor this path handles (a CUDA tensor; CPU when faked)."""
+    if not isinstance(t, torch.Tensor):
+        return False
+    return t.is_cuda or (FAKE_DEVICE and t.is_cpu)
+
+
+_REAL_PROBE = torch.cuda.is_current_stream_capturing
+
+
+def capturing():
+    """Whether the current CUDA stream is capturing a graph: asked only when a
+    CUDA context exists (or a test replaced the probe), so CPU runs pay nothing."""
+    probe = torch.cuda.is_current_stream_capturing
+    if probe is _REAL_PROBE and not torch.cuda.is_initialized():
+        return False
+    try:
+        return bool(probe())
+    except Exception:  # noqa: BLE001 - no CUDA driver: nothing captures
+        return False
+
+
+class _Entry:
+    __slots__ = ("args", "captured", "check", "event", "found", "frames", "host", "kwargs", "original", "reported", "strict", "valid", "version")
+
+    def done(self, wait):
+        if self.event is None:
+            return True
+        if wait:
+            self.event.synchronize()
+            return True
+        return self.event.query()
+
+
+def _summary(found):
+    """[count, min, max, first positions (k), their values (k)] of the bad
+    elements, as one int64 device vector; no host sync. Positions are flat
+    offsets into collapse(tensor); past-the-end ones mean none."""
+    t = _violation.collapse(found.tensor)
+    mask = found.mask
+    if t.shape != mask.shape:
+        t = found.tensor.detach()
+    flat = t.reshape(-1).to(torch.int64)
+    bad = mask.reshape(-1)
+    n = flat.numel()
+    k = min(_violation.MAX_POSITIONS, n)
+    top = torch.iinfo(torch.int64).max
+    count = bad.sum(dtype=torch.int64).reshape(1)
+    lo = torch.where(bad, flat, top).amin().reshape(1)
+    hi = torch.where(bad, flat, -top - 1).amax().reshape(1)
+    order = torch.where(bad, torch.arange(n, device=flat.device), n)
+    first = order.topk(k, largest=False).values
+    # aten directly: Tensor.__getitem__ is guarded.
+    values = torch.ops.aten.index_select.default(flat, 0, first.clamp(max=n - 1))
+    return torch.cat([count, lo, hi, first, values])
+
+
+def _enqueue(found, frames, check, original, args, kwargs, strict, valid, capture):
+    global armed
+    packed = _summary(found)
+    e = _Entry()
+    e.found, e.frames, e.check, e.original, e.strict, e.valid = found, frames, check, original, strict, valid
+    e.version = found.tensor._version
+    e.captured = capture
+    e.reported = False
+    e.event = None
+    if packed.is_cpu:
+        e.host = packed.clone()
+    else:
+        e.host = torch.zeros(packed.shape, dtype=packed.dtype, pin_memory=True)
+        e.host.copy_(packed, non_blocking=True)
+        if not capture:
+            e.event = torch.cuda.Event()
+            e.event.record(torch.cuda.current_stream(packed.device))
+    if capture:
+        # The graph may replay long after: keep no user tensors alive.
+        e.args, e.kwargs = None, None
+        _captured.append(e)
+    else:
+        e.args, e.kwargs = args, kwargs
+        _queue.append(e)
+    armed = True
+    _hook_exit()
+
+
+def call(original, check, args, kwargs, strict, capture):
+    """Run the op through the sync-free path. Returns (True, result), or
+    (False, None) when the exact path must run instead (a check that needs a
+    sync, outside a capture)."""
+    if not check.deferrable:
+        if capture:
+            _notes.capture_skipped(getattr(original, "__name__", "an op"))
+            return True, original(*args, **kwargs)
+        return False, None
+    skip = set()
+    founds = []
+    _violation.deferring.skip = skip
+    try:
+        while True:
+            found = check.before(args, kwargs, strict)
+            # A repeat: an index given as a list is a new tensor at every call.
+            if found is None or any(f.argument == found.argument for f in founds):
+                break
+            founds.append(found)
+            skip.add(id(found.tensor))
+            if not check.multi:
+                break
+    except Exception:  # noqa: BLE001 - fake/meta/functorch tensors go unchecked
+        founds = []
+    finally:
+        _violation.deferring.skip = None
+    if not founds:
+        return True, original(*args, **kwargs)
+    safe_args, safe_kwargs = args, kwargs
+    for found in founds:
+        safe = found.replace(safe_args, safe_kwargs, found) if found.replace is not None else None
+        if safe is None:
+            # No valid value exists (an empty dimension): the exact path
+            # raises what torch raises; inside a capture, no check.
+            if capture:
+                _notes.capture_skipped(found.op)
+                return True, original(*args, **kwargs)
+            return False, None
+        safe_args, safe_kwargs = safe
+    try:
+        frames = _launch_frames()
+        for found in founds:
+            _enqueue(found, frames, check, original, args, kwargs, strict, _valid_of(found), capture)
+    except Exception:  # noqa: BLE001 - e.g. no pinned memory inside a capture
+        if capture:
+            _notes.capture_skipped(founds[0].op)
+            return True, original(*args, **kwargs)
+        return False, None
+    return True, original(*safe_args, **safe_kwargs)
+
+
+def _valid_of(found):
+    low = found.bound.get("low") if isinstance(found.bound, dict) else None
+    return 0 if not isinstance(low, int) or low <= 0 else low
+
+
+# --- polling ---------------------------------------------------------------------
+
+
+_busy = threading.local()  # set while polling: the report's own tensor ops poll no more
+
+
+def poll(wait=False):
+    """Raise for the oldest finished summary that holds a bad value. Never
+    blocks unless `wait` (at exit); never touches the device while capturing."""
+    if getattr(_busy, "on", False) or (not wait and capturing()):
+        return
+    _busy.on = True
+    try:
+        _poll(wait)
+    finally:
+        _busy.on = False
+
+
+def _poll(wait):
+    global armed
+    while _queue:
+        e = _queue[0]
+        if not e.done(wait):
+            break
+        try:
+            _queue.popleft()
+        except IndexError:  # another thread took it
+            break
+        if int(e.host.numpy()[0]):
+            armed = bool(_queue or _captured)
+            raise _exception(e) from None
+    for e in _captured:
+        if not e.reported and int(e.host.numpy()[0]):
+            e.reported = True  # each captured check is reported once
+            raise _exception(e) from None
+    armed = bool(_queue or _captured)
+
+
+def _describe(e):
+    """The finding's facts: the exact description when the tensor still holds
+    the launch values (same version, same count / min / max), else the
+    device summary."""
+    h = [int(v) for v in e.host.numpy()]
+    count, lo, hi = h[0], h[1], h[2]
+    k = (len(h) - 3) // 2
+    found, error = e.found, None
+    if e.args is not None and found.tensor._version == e.version:
+        try:
+            exact = e.check.after(e.args, e.kwargs, e.strict)
+            if exact is not None and exact.tensor is found.tensor:
+                d = _violation.describe(exact)
+                if (d["count"], d["value_min"], d["value_max"]) == (count, lo, hi):
+                    return exact, _faithful._attempt(e.original, e.args, e.kwargs), True
+        except Exception:  # noqa: BLE001 - fall back to the summary
+            pass
+    t = found.tensor
+    shape = list(_violation.collapse(t).shape) if found.mask.shape == _violation.collapse(t).shape else list(t.shape)
+    repeat = max(t.numel(), 1) // max(_numel(shape), 1)
+    places = []
+    for pos, value in zip(h[3 : 3 + k], h[3 + k :]):
+        if pos >= _numel(shape):
+            break
+        coords = _unravel(pos, shape)
+        places.append({"index": _flat(coords, list(t.shape)), "position": coords, "value": value})
+    sample = sorted({p["value"] for p in places} | {lo, hi})
+    seen = collections.Counter(p["value"] for p in places)
+    found.desc = {
+        "values": sample,
+        # Counts among the first places only (the device summary has no more).
+        "value_counts": [max(seen.get(v, 0), 1) * repeat for v in sample],
+        "count": count * repeat,
+        "value_min": lo,
+        "value_max": hi,
+        "locations": places,
+    }
+    return found, error, False
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _unravel(i, shape):
+    out = []
+    for s in reversed(shape):
+        out.append(i % s if s else 0)
+        i = i // s if s else 0
+    return out[::-1]
+
+
+def _flat(pos, shape):
+    idx = 0
+    for p, s in zip(pos, shape):
+        idx = idx * s + p
+    return idx
+
+
+def _exception(e):
+    found, error, exact = _describe(e)
+    explain = found.explain
+
+    def safe_explain(desc, frames):
+        try:
+            return explain(desc, frames)
+        except Exception:  # noqa: BLE001 - a cause that needs the values again
+            return [], []
+
+    found.explain = safe_explain
+    samples = (None, False, None)
+    if exact:
+        try:
+            from . import _samples
+
+            samples = _samples.find(found)
+        except Exception:  # noqa: BLE001
+            pass
+    exc = _faithful.build(found, error, e.frames, samples)
+    noticed, _ = _report.locate(_report.caller_frames())
+    f = exc.finding
+    f["noticed_at"] = noticed if noticed != f["location"] else None
+    f["evidence"]["async"] = True
+    launch = f["location"]
+    at = f" at {launch['file']}:{launch['line']}" if launch else ""
+    note = (
+        f"  async: {found.op} was launched{at} with these values replaced by {e.valid} "
+        f"(checked on the device{', inside a CUDA graph' if e.captured else ''}); its results, and everything computed from them, "
+        "are not to be trusted"
+    )
+    if not exact:
+        note += "; values are the min, the max and those at the first places (counts among those places)"
+    exc.args = (exc.args[0] + "\n" + note,) + tuple(exc.args[1:])
+    _report.emit(f)
+    return exc
+
+
+# --- exit ---------------------------------------------------------------------------
+
+
+def _hook_exit():
+    global _exit_hooked
+    if not _exit_hooked:
+        _exit_hooked = True
+        atexit.register(_at_exit)
+
+
+def _at_exit():
+    """Wait for what is still queued, and raise for the first violation (Python
+    prints it); it counts as uncaught for `devassert run`."""
+    if not armed:
+        return
+    try:
+        poll(wait=True)
+    except Exception as exc:
+        ids = _report._raise_ids(exc)
+        if ids:
+            _report._uncaught.extend(ids)
+            _report._write_exit_record()
+        raise
+
+
+def reset():
+    """Forget everything queued (tests)."""
+    global armed
+    _queue.clear()
+    _captured.clear()
+    armed = False
