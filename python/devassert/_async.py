@@ -282,7 +282,7 @@ def _describe(e):
         if pos >= _numel(shape):
             break
         coords = _unravel(pos, shape)
-        places.append({"index": _flat(coords, list(t.shape)), "position": coords, "value": value})
+        places.append({"index": _violation.flat(coords, list(t.shape)), "position": coords, "value": value})
     sample = sorted({p["value"] for p in places} | {lo, hi})
     seen = collections.Counter(p["value"] for p in places)
     found.desc = {
@@ -310,13 +310,6 @@ def _unravel(i, shape):
         out.append(i % s if s else 0)
         i = i // s if s else 0
     return out[::-1]
-
-
-def _flat(pos, shape):
-    idx = 0
-    for p, s in zip(pos, shape):
-        idx = idx * s + p
-    return idx
 
 
 def _exception(e):

@@ -102,7 +102,8 @@ def _wrap(original, check):
         if level == OFF or (strict_only and level != STRICT):
             return original(*args, **kwargs)
         # The kernel runs where the first tensor argument lives. On CPU at
-        # level "on" or "async" the op checks its own values: nothing to do before it.
+        # level "on" or "async" the op checks its own values: nothing to do
+        # before it (written out here, not via _run: one frame less per op).
         first = args[0] if args else None
         if level != STRICT and cpu_checks and type(first) in _TENSOR_TYPES and first.is_cpu and not _violation.PRECHECK_CPU:
             try:

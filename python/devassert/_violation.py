@@ -180,7 +180,8 @@ def cause(cid, confidence, why):
 # --- describing the bad values --------------------------------------------------
 
 
-def _flat(pos, shape):
+def flat(pos, shape):
+    """The row-major flat index of a position."""
     idx = 0
     for p, s in zip(pos, shape):
         idx = idx * s + p
@@ -229,7 +230,7 @@ def describe(found):
     else:
         for pos in mask.nonzero()[:MAX_POSITIONS].tolist():
             value = t[tuple(pos)].item()
-            positions.append({"index": _flat(pos, list(found.tensor.shape)), "position": pos, "value": _report.scalar(value)})
+            positions.append({"index": flat(pos, list(found.tensor.shape)), "position": pos, "value": _report.scalar(value)})
     found.desc = {
         "values": [_report.scalar(v) for v in values],
         "value_counts": [c * repeat for c in counts],
