@@ -11,14 +11,14 @@ from ._violation import (
     cause,
     collapse,
     extrema,
+    index_replace,
     int_tensor,
     int_values,
     is_tensor,
     outside,
     precheck,
     range_mask,
-    replaced,
-    with_valid,
+    valid_replace,
 )
 
 _IGNORE_LIKE = (255, -1, -100)
@@ -76,13 +76,8 @@ def nll(op, ignore_pos):
             fixes.append(f"check the {what} before training: {_scan_hint(c, ignore_like[0] if ignore_like else None)}")
             return causes, fixes
 
-        def replace(args, kwargs, found):
-            if c == 0:
-                return None
-            return replaced(args, kwargs, 1, "target", with_valid(found.tensor, found.mask, 0))
-
         rule = "DA202" if spatial else "DA201"
-        return Found(op, "target", target, mask, rule, {"low": 0, "high": c}, explain, replace)
+        return Found(op, "target", target, mask, rule, {"low": 0, "high": c}, explain, index_replace(1, "target", 0, c))
 
     return find
 
@@ -98,13 +93,6 @@ def _unit_mask(t, pre):
     d = collapse(t)
     mask = ~((d >= 0) & (d <= 1))
     return mask if bool(mask.any()) else None
-
-
-def _half_replace(i, name):
-    def replace(args, kwargs, found):
-        return replaced(args, kwargs, i, name, with_valid(found.tensor, found.mask, 0.5))
-
-    return replace
 
 
 _UNIT = {"low": 0.0, "high": 1.0, "high_inclusive": True}
@@ -126,7 +114,7 @@ def bce(args, kwargs, pre, strict):
                     causes.append(cause("bce_on_logits", 0.85, "inputs outside [0, 1]: raw logits were passed to binary_cross_entropy / BCELoss, which expects probabilities"))
                 return causes, ["use F.binary_cross_entropy_with_logits / nn.BCEWithLogitsLoss on the logits (numerically stable), or apply torch.sigmoid first"]
 
-            return Found("binary_cross_entropy", "input", x, mask, "DA203", _UNIT, explain, _half_replace(0, "input"))
+            return Found("binary_cross_entropy", "input", x, mask, "DA203", _UNIT, explain, valid_replace(0, "input", 0.5))
     if is_tensor(target) and target.is_floating_point() and precheck(target, pre, strict):
         mask = _unit_mask(target, pre)
         if mask is not None:
@@ -137,7 +125,7 @@ def bce(args, kwargs, pre, strict):
                     causes.append(cause("nan_in_input", 0.6, "the targets hold NaN"))
                 return causes, ["scale or binarise the targets to [0, 1] (e.g. mask / 255, or (labels == k).float())"]
 
-            return Found("binary_cross_entropy", "target", target, mask, "DA204", _UNIT, explain, _half_replace(1, "target"))
+            return Found("binary_cross_entropy", "target", target, mask, "DA204", _UNIT, explain, valid_replace(1, "target", 0.5))
     return None
 
 
@@ -152,6 +140,20 @@ def _as_int_tensor(x):
 _CTC_FIX = "targets must be class ids in [0, C) other than blank, and each length within its tensor; reserve the blank index (usually 0) in the label map"
 
 
+def _length(argument, lengths, limit, what, pre, strict):
+    """A CTC length tensor must lie in [0, limit]."""
+    if not lengths.numel() or not precheck(lengths, pre, strict):
+        return None
+    mask = range_mask(lengths, 0, limit + 1)
+    if mask is None:
+        return None
+
+    def explain(desc, frames):
+        return [cause("index_ge_dim_size", 0.6, f"{argument} outside [0, {limit}] ({what})")], [_CTC_FIX]
+
+    return Found("ctc_loss", argument, lengths, mask, "DA205", {"low": 0, "high": limit, "high_inclusive": True}, explain, None)
+
+
 def ctc(args, kwargs, pre, strict):
     """torch.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, ...).
     The CPU kernel checks the lengths but not the targets' values."""
@@ -164,25 +166,14 @@ def ctc(args, kwargs, pre, strict):
         return None
     c = log_probs.size(-1)
     t_max = log_probs.size(0)
-    if input_lengths.numel() and precheck(input_lengths, pre, strict):
-        mask = range_mask(input_lengths, 0, t_max + 1)
-        if mask is not None:
-
-            def explain(desc, frames):
-                return [cause("index_ge_dim_size", 0.6, f"input_lengths outside [0, {t_max}] (the time steps of log_probs)")], [_CTC_FIX]
-
-            return Found("ctc_loss", "input_lengths", input_lengths, mask, "DA205", {"low": 0, "high": t_max, "high_inclusive": True}, explain, None)
+    found = _length("input_lengths", input_lengths, t_max, "the time steps of log_probs", pre, strict)
+    if found is not None:
+        return found
     t = targets.detach()
     if t.dim() == 2:
-        s = t.size(1)
-        if target_lengths.numel() and precheck(target_lengths, pre, strict):
-            mask = range_mask(target_lengths, 0, s + 1)
-            if mask is not None:
-
-                def explain(desc, frames):
-                    return [cause("index_ge_dim_size", 0.6, f"target_lengths outside [0, {s}] (the width of the padded targets)")], [_CTC_FIX]
-
-                return Found("ctc_loss", "target_lengths", target_lengths, mask, "DA205", {"low": 0, "high": s, "high_inclusive": True}, explain, None)
+        found = _length("target_lengths", target_lengths, t.size(1), "the width of the padded targets", pre, strict)
+        if found is not None:
+            return found
     if t.numel() == 0 or not precheck(t, pre, strict, cpu_checks=False):
         return None
     if t.dim() == 2:
@@ -231,9 +222,4 @@ def multi_margin(args, kwargs, pre, strict):
         fixes = [f"targets of multi_margin_loss must lie in [0, {c}); it has no ignore_index, so drop padding targets first"]
         return index_causes(desc, c, "class dimension"), fixes
 
-    def replace(args, kwargs, found):
-        if c == 0:
-            return None
-        return replaced(args, kwargs, 1, "target", with_valid(found.tensor, found.mask, 0))
-
-    return Found("multi_margin_loss", "target", target, mask, "DA206", {"low": 0, "high": c}, explain, replace)
+    return Found("multi_margin_loss", "target", target, mask, "DA206", {"low": 0, "high": c}, explain, index_replace(1, "target", 0, c))

@@ -11,6 +11,7 @@ from ._violation import (
     cause,
     collapse,
     extrema,
+    index_replace,
     int_tensor,
     int_values,
     is_tensor,
@@ -18,7 +19,7 @@ from ._violation import (
     precheck,
     range_mask,
     replaced,
-    with_valid,
+    valid_replace,
 )
 
 _MULTINOMIAL_FIX = "find where the logits become NaN/inf (fp16 overflow, temperature 0, all -inf after masking); sample from torch.softmax(logits.float() / max(t, 1e-5), -1)"
@@ -43,10 +44,7 @@ def multinomial(args, kwargs, pre, strict):
                 causes.append(cause("unknown", 0.5, "negative probabilities: logits passed where probabilities are expected (apply softmax first)"))
             return causes, [_MULTINOMIAL_FIX]
 
-        def replace(args, kwargs, found):
-            return replaced(args, kwargs, 0, "input", with_valid(p, found.mask, 1.0))
-
-        return Found("multinomial", "input", p, mask, "DA301", {"low": 0.0, "high": "inf"}, explain, replace)
+        return Found("multinomial", "input", p, mask, "DA301", {"low": 0.0, "high": "inf"}, explain, valid_replace(0, "input", 1.0))
     sums = p.detach().sum(dim=-1)
     if float(sums.min()) > 0:
         return None
@@ -98,10 +96,7 @@ def bernoulli(args, kwargs, pre, strict):
         causes = [cause(cid, 0.6, "probabilities outside [0, 1]: logits passed where probabilities are expected, or NaN from an earlier step")]
         return causes, ["pass probabilities (torch.sigmoid(logits)) in [0, 1]"]
 
-    def replace(args, kwargs, found):
-        return replaced(args, kwargs, pos, name, with_valid(p, found.mask, 0.5))
-
-    return Found("bernoulli", "p", p, mask, "DA303", {"low": 0.0, "high": 1.0, "high_inclusive": True}, explain, replace)
+    return Found("bernoulli", "p", p, mask, "DA303", {"low": 0.0, "high": 1.0, "high_inclusive": True}, explain, valid_replace(pos, name, 0.5))
 
 
 def poisson(args, kwargs, pre, strict):
@@ -123,10 +118,7 @@ def poisson(args, kwargs, pre, strict):
         cid = "nan_in_input" if "nan" in desc["values"] else "unknown"
         return [cause(cid, 0.6, "negative or NaN rates reach torch.poisson")], ["pass non-negative rates (e.g. softplus or exp of the prediction)"]
 
-    def replace(args, kwargs, found):
-        return replaced(args, kwargs, 0, "input", with_valid(rate, found.mask, 1.0))
-
-    return Found("poisson", "input", rate, mask, "DA304", {"low": 0.0, "high": None}, explain, replace)
+    return Found("poisson", "input", rate, mask, "DA304", {"low": 0.0, "high": None}, explain, valid_replace(0, "input", 1.0))
 
 
 def one_hot(args, kwargs, pre, strict):
@@ -153,12 +145,8 @@ def one_hot(args, kwargs, pre, strict):
         fixes = [f"pass values in [0, num_classes); mask ignore labels first: F.one_hot(t.clamp_min(0), {n if n > 0 else 'C'}) * (t >= 0).unsqueeze(-1)"]
         return causes, fixes
 
-    def replace(args, kwargs, found):
-        if n == 0:
-            return None
-        return replaced(args, kwargs, 0, "tensor", with_valid(t, found.mask, 0))
 
-    return Found("one_hot", "tensor", t, mask, "DA122", {"low": 0, "high": high}, explain, replace)
+    return Found("one_hot", "tensor", t, mask, "DA122", {"low": 0, "high": high}, explain, index_replace(0, "tensor", 0, n if n >= 0 else None))
 
 
 def bincount(args, kwargs, pre, strict):
@@ -177,10 +165,7 @@ def bincount(args, kwargs, pre, strict):
         causes = [cause("negative_index", 0.7, "negative values passed to bincount: ignore/padding labels (-1, -100) counted as classes")]
         return causes, ["drop negative values first: torch.bincount(t[t >= 0], minlength=C)"]
 
-    def replace(args, kwargs, found):
-        return replaced(args, kwargs, 0, "input", with_valid(t, found.mask, 0))
-
-    return Found("bincount", "input", t, mask, "DA123", {"low": 0, "high": None}, explain, replace)
+    return Found("bincount", "input", t, mask, "DA123", {"low": 0, "high": None}, explain, valid_replace(0, "input", 0))
 
 
 def repeat_interleave(args, kwargs, pre, strict):
@@ -203,7 +188,4 @@ def repeat_interleave(args, kwargs, pre, strict):
         causes = index_causes(desc, 2**62, "repeat count")
         return causes, ["repeat counts must be >= 0 (clamp_min(0) or fix how they are computed)"]
 
-    def replace(args, kwargs, found):
-        return replaced(args, kwargs, pos, name, with_valid(repeats, found.mask, 0))
-
-    return Found("repeat_interleave", "repeats", repeats, mask, "DA501", {"low": 0, "high": None}, explain, replace)
+    return Found("repeat_interleave", "repeats", repeats, mask, "DA501", {"low": 0, "high": None}, explain, valid_replace(pos, name, 0))

@@ -161,16 +161,21 @@ def with_valid(t, mask, valid):
     return fixed.expand(t.shape) if fixed.shape != t.shape else fixed
 
 
-def index_replace(i, name, low, high):
-    """A `replace` for an index argument with the range [low, high)."""
+def valid_replace(i, name, valid):
+    """A `replace` that sets the bad elements of argument `i` / `name` to `valid`."""
 
     def replace(args, kwargs, found):
-        if high is not None and low is not None and high <= max(low, 0):
-            return None
-        valid = 0 if low is None or low <= 0 else low
         return replaced(args, kwargs, i, name, with_valid(found.tensor, found.mask, valid))
 
     return replace
+
+
+def index_replace(i, name, low, high):
+    """A `replace` for an index argument with the range [low, high): None
+    when the range is empty (no valid index exists)."""
+    if high is not None and low is not None and high <= max(low, 0):
+        return lambda args, kwargs, found: None
+    return valid_replace(i, name, 0 if low is None or low <= 0 else low)
 
 
 def cause(cid, confidence, why):
