@@ -8,16 +8,22 @@ op launches. Here nothing waits for the device on the happy path:
   value (0, or the low bound) where the mask is set (`torch.where`, on the
   device); on valid inputs that is the user's own values, so results are
   bit-identical;
-- a summary (count, min, max, the first positions and their values) is
-  computed on the device into one int64 vector, copied `non_blocking` into
-  pinned host memory behind a CUDA event; the launch line is noted (code
-  objects and line numbers up to the user's frame: frames themselves change);
+- the count of bad elements is computed on the device and copied
+  `non_blocking` into pinned host memory behind a CUDA event; the launch line
+  is noted (code objects and line numbers up to the user's frame: frames
+  themselves change);
 - later guarded ops and the exit poll the events (`event.query()`: never
   blocking; at exit they are waited for) and raise DeviceAssertPrevented for a
-  summary with a nonzero count: the launch line, the values, the bound, and
-  that the op ran on substituted values.
+  nonzero count: the launch line, the values, the bound, and that the op ran on
+  substituted values.
+The happy path costs a handful of kernel launches (the mask, the substitution,
+the count, the copy), so the values are described only on the violation path,
+from the checked tensor and the mask kept with the entry (exact while the
+tensor is unchanged since the launch). The entry keeps no other tensor of the
+user alive: a loss's logits can be most of the memory a training step has;
+torch's own message is reproduced with same-shaped stand-ins for them.
 Inside a capture no event is recorded (the graph replays the copy): the
-summary's host memory is read when the guard is next called outside it.
+count's host memory is read when the guard is next called outside it.
 
 Checks that need a sync (BCE / multinomial values, embedding_bag offsets,
 CTC) take the exact path, or are skipped with a note inside a capture.
@@ -101,7 +107,7 @@ def capturing():
 
 
 class _Entry:
-    __slots__ = ("args", "captured", "check", "event", "found", "frames", "host", "kwargs", "original", "reported", "strict", "valid", "version")
+    __slots__ = ("captured", "check", "event", "found", "frames", "host", "original", "reported", "spec", "strict", "valid", "version")
 
     def done(self, wait):
         if self.event is None:
@@ -112,52 +118,66 @@ class _Entry:
         return self.event.query()
 
 
-def _summary(found):
-    """[count, min, max, first positions (k), their values (k)] of the bad
-    elements, as one int64 device vector; no host sync. Positions are flat
-    offsets into collapse(tensor); past-the-end ones mean none."""
-    t = _violation.collapse(found.tensor)
-    mask = found.mask
-    if t.shape != mask.shape:
-        t = found.tensor.detach()
-    flat = t.reshape(-1).to(torch.int64)
-    bad = mask.reshape(-1)
-    n = flat.numel()
-    k = min(_violation.MAX_POSITIONS, n)
-    top = torch.iinfo(torch.int64).max
-    count = bad.sum(dtype=torch.int64).reshape(1)
-    lo = torch.where(bad, flat, top).amin().reshape(1)
-    hi = torch.where(bad, flat, -top - 1).amax().reshape(1)
-    order = torch.where(bad, torch.arange(n, device=flat.device), n)
-    first = order.topk(k, largest=False).values
-    # aten directly: Tensor.__getitem__ is guarded.
-    values = torch.ops.aten.index_select.default(flat, 0, first.clamp(max=n - 1))
-    return torch.cat([count, lo, hi, first, values])
+class _Standin:
+    """The shape and dtype of a tensor the entry does not keep alive."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, t):
+        self.shape, self.dtype = tuple(t.shape), t.dtype
+
+
+def _spec(x, keep):
+    """`x` with every tensor but the index-like ones (integer or bool: the
+    values the op objects to) replaced by a `_Standin`."""
+    if isinstance(x, torch.Tensor):
+        return x if keep(x) else _Standin(x)
+    if type(x) in (list, tuple):
+        return type(x)(_spec(v, keep) for v in x)
+    return x
+
+
+def _index_like(t):
+    return not t.is_floating_point() and not t.is_complex()
+
+
+def _materialize(x):
+    """A `_spec` made whole again, stand-ins as uninitialised CPU tensors (only
+    the index values matter for the message torch gives)."""
+    if isinstance(x, _Standin):
+        return torch.empty(x.shape, dtype=x.dtype)
+    if type(x) in (list, tuple):
+        return type(x)(_materialize(v) for v in x)
+    return x
+
+
+def _count(found):
+    """The number of bad elements as an int64 device tensor; no host sync."""
+    return found.mask.sum(dtype=torch.int64)
 
 
 def _enqueue(found, frames, check, original, args, kwargs, strict, valid, capture):
     global armed
-    packed = _summary(found)
+    count = _count(found)
     e = _Entry()
     e.found, e.frames, e.check, e.original, e.strict, e.valid = found, frames, check, original, strict, valid
     e.version = found.tensor._version
     e.captured = capture
     e.reported = False
     e.event = None
-    if packed.is_cpu:
-        e.host = packed.clone()
+    if count.is_cpu:
+        e.host = count
     else:
-        e.host = torch.zeros(packed.shape, dtype=packed.dtype, pin_memory=True)
-        e.host.copy_(packed, non_blocking=True)
+        e.host = torch.empty((), dtype=torch.int64, pin_memory=True)
+        e.host.copy_(count, non_blocking=True)
         if not capture:
             e.event = torch.cuda.Event()
-            e.event.record(torch.cuda.current_stream(packed.device))
+            e.event.record(torch.cuda.current_stream(count.device))
+    # The graph may replay long after a capture: keep nothing of its arguments.
+    e.spec = None if capture else (_spec(args, _index_like), _spec(kwargs, _index_like))
     if capture:
-        # The graph may replay long after: keep no user tensors alive.
-        e.args, e.kwargs = None, None
         _captured.append(e)
     else:
-        e.args, e.kwargs = args, kwargs
         _queue.append(e)
     armed = True
     _hook_exit()
@@ -247,73 +267,40 @@ def _poll(wait):
             _queue.popleft()
         except IndexError:  # another thread took it
             break
-        if int(e.host.numpy()[0]):
+        if _host_count(e):
             armed = bool(_queue or _captured)
             raise _exception(e) from None
     for e in _captured:
-        if not e.reported and int(e.host.numpy()[0]):
+        if not e.reported and _host_count(e):
             e.reported = True  # each captured check is reported once
             raise _exception(e) from None
     armed = bool(_queue or _captured)
 
 
+def _host_count(e):
+    """The bad-element count the device copied to host memory: read through
+    numpy, which is a plain memory read, never a device sync."""
+    return int(e.host.numpy())
+
+
 def _describe(e):
-    """The finding's facts: the exact description when the tensor still holds
-    the launch values (same version, same count / min / max), else the
-    device summary."""
-    h = [int(v) for v in e.host.numpy()]
-    count, lo, hi = h[0], h[1], h[2]
-    k = (len(h) - 3) // 2
-    found, error = e.found, None
-    if e.args is not None and found.tensor._version == e.version:
-        try:
-            exact = e.check.after(e.args, e.kwargs, e.strict)
-            if exact is not None and exact.tensor is found.tensor:
-                d = _violation.describe(exact)
-                if (d["count"], d["value_min"], d["value_max"]) == (count, lo, hi):
-                    return exact, _faithful._attempt(e.original, e.args, e.kwargs), True
-        except Exception:  # noqa: BLE001 - fall back to the summary
-            pass
+    """The finding's facts, exact while the checked tensor is unchanged since
+    the launch; else only the count the device gave."""
+    found = e.found
+    if found.tensor._version == e.version:
+        return found, True
     t = found.tensor
-    shape = list(_violation.collapse(t).shape) if found.mask.shape == _violation.collapse(t).shape else list(t.shape)
-    repeat = max(t.numel(), 1) // max(_numel(shape), 1)
-    places = []
-    for pos, value in zip(h[3 : 3 + k], h[3 + k :]):
-        if pos >= _numel(shape):
-            break
-        coords = _unravel(pos, shape)
-        places.append({"index": _violation.flat(coords, list(t.shape)), "position": coords, "value": value})
-    sample = sorted({p["value"] for p in places} | {lo, hi})
-    seen = collections.Counter(p["value"] for p in places)
-    found.desc = {
-        "values": sample,
-        # Counts among the first places only (the device summary has no more).
-        "value_counts": [max(seen.get(v, 0), 1) * repeat for v in sample],
-        "count": count * repeat,
-        "value_min": lo,
-        "value_max": hi,
-        "locations": places,
-    }
-    return found, error, False
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
-def _unravel(i, shape):
-    out = []
-    for s in reversed(shape):
-        out.append(i % s if s else 0)
-        i = i // s if s else 0
-    return out[::-1]
+    repeat = max(t.numel(), 1) // max(found.mask.numel(), 1)
+    found.desc = {"values": [], "value_counts": [], "count": _host_count(e) * repeat, "value_min": None, "value_max": None, "locations": []}
+    return found, False
 
 
 def _exception(e):
-    found, error, exact = _describe(e)
+    found, exact = _describe(e)
+    error = None
+    if e.spec is not None:
+        args, kwargs = (_materialize(x) for x in e.spec)
+        error = _faithful._attempt(e.original, args, kwargs)
     explain = found.explain
 
     def safe_explain(desc, frames):
@@ -344,7 +331,7 @@ def _exception(e):
         "are not to be trusted"
     )
     if not exact:
-        note += "; values are the min, the max and those at the first places (counts among those places)"
+        note += "; the argument was changed in place after the launch, so only the count is known"
     exc.args = (exc.args[0] + "\n" + note,) + tuple(exc.args[1:])
     _report.emit(f)
     return exc

@@ -110,11 +110,16 @@ def outside(t, low, high):
 def range_mask(t, low, high, allowed=None):
     """The mask of values outside [low, high) other than `allowed`, or None."""
     t = collapse(t)
-    mask = torch.zeros_like(t, dtype=torch.bool)
+    # As few tensor ops as possible: on the async path each one is a kernel
+    # launch paid on every valid call.
     if low is not None:
-        mask |= t < low
-    if high is not None:
-        mask |= t >= high
+        mask = t < low
+        if high is not None:
+            mask |= t >= high
+    elif high is not None:
+        mask = t >= high
+    else:
+        mask = torch.zeros_like(t, dtype=torch.bool)
     if allowed is not None:
         mask &= t != allowed
     if getattr(deferring, "skip", None) is not None:
@@ -157,7 +162,8 @@ def replaced(args, kwargs, i, name, value):
 def with_valid(t, mask, valid):
     """`t` with the masked (collapsed) elements set to `valid`."""
     c = collapse(t)
-    fixed = torch.where(mask, torch.full_like(c, valid), c)
+    # A Python scalar keeps `c`'s dtype (scalars do not promote) in one op.
+    fixed = torch.where(mask, valid, c)
     return fixed.expand(t.shape) if fixed.shape != t.shape else fixed
 
 
@@ -329,9 +335,13 @@ def message(found, desc, finding_, torch_message):
     t = found.tensor
     location = finding_["location"]
     shown = desc["locations"]
-    first = ", ".join(str(p.get("position", p["index"])) for p in shown[:3])
-    more = desc["count"] - min(len(shown), 3)
-    first += f" and {more} more" if more > 0 else ""
+    if shown:
+        first = ", ".join(str(p.get("position", p["index"])) for p in shown[:3])
+        more = desc["count"] - min(len(shown), 3)
+        first += f" and {more} more" if more > 0 else ""
+        detail = f": {values_str(desc)}; first at {first}"
+    else:  # only the count is known (async, the argument changed since)
+        detail = ""
     where = f" at {location['file']}:{location['line']}" if location else ""
     span = ""
     if desc["count"] > 1 and desc.get("value_min") != desc.get("value_max"):
@@ -339,7 +349,7 @@ def message(found, desc, finding_, torch_message):
     lines = [torch_message] if torch_message else []
     lines += [
         f"devassert: {found.op}: argument `{found.argument}` (shape {shape_str(t)}, {t.dtype}, {t.device}) holds "
-        f"{desc['count']} value(s) outside {bound_str(found.bound)}{span}: {values_str(desc)}; first at {first}{where}",
+        f"{desc['count']} value(s) outside {bound_str(found.bound)}{span}{detail}{where}",
         f"  this would fail a CUDA device-side assert [{found.rule} {finding_['name']}]",
     ]
     for s in finding_.get("samples", [])[:3]:
