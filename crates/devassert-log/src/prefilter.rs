@@ -333,6 +333,23 @@ mod tests {
     const MAX: usize = 1 << 18;
 
     #[test]
+    fn every_casing_and_every_line_end_is_found() {
+        let p = Prefilter::new(Catalog::builtin());
+        let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX).0.len();
+        // `(?i)…unet…|pspnet|deeplab…`: the casings model names have.
+        for name in ["UNet", "PSPNet", "DeepLabV3", "Pytorch-UNet", "CityScapes"] {
+            assert_eq!(found(&format!("model: {name}\n")), 1, "{name}");
+        }
+        // `is not satisfied\.$` sees the cleaned line: trailing white space,
+        // CRLF and a colour reset are gone by then.
+        for end in ["\n", "\t\n", "\r\n", "\x1b[0m\n", " \u{a0}\n"] {
+            let line = format!("the invariant is not satisfied.{end}");
+            assert_eq!(found(&line), 1, "{end:?}");
+        }
+        assert_eq!(found("it is not satisfied.x\n"), 0);
+    }
+
+    #[test]
     fn a_literal_wanted_at_a_word_boundary_counts_only_there() {
         let p = Prefilter::new(Catalog::builtin());
         let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX).0.len();
@@ -433,5 +450,9 @@ mod tests {
         "CUBLAS_STATUS_EXECUTION_FAILED",
         "Watchdog caught collective operation timeout",
         "E",
+        "UNet",
+        "PSPNet",
+        "is not satisfied.",
+        "\x1b[0m",
     ];
 }
