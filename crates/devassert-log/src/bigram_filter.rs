@@ -154,6 +154,10 @@ fn window(p: &[Vec<u8>]) -> &[Vec<u8>] {
             [c] if b"qxzjkvwy".contains(c) => 2,
             [c] if c.is_ascii_lowercase() || c.is_ascii_digit() => 1,
             [_] => 3,
+            // A letter in either case (a case-insensitive word) as a letter.
+            [a, b] if a.eq_ignore_ascii_case(b) && a.is_ascii_alphabetic() => {
+                1 + u32::from(b"qxzjkvwy".contains(&a.to_ascii_lowercase()))
+            }
             // A class (a word boundary's neighbours) filters little.
             _ => 0,
         }

@@ -38,17 +38,20 @@ pub struct Sought {
     /// Its regex wants a word boundary before / after it.
     before: bool,
     after: bool,
+    /// Its ASCII letters match in either case.
+    fold: bool,
 }
 
 impl Sought {
     /// `literal` (no boundary marks) as a trigger word, or as a catalog
-    /// literal wanted at the word boundaries given.
-    pub fn new(literal: &[u8], trigger: bool, before: bool, after: bool) -> Self {
+    /// literal wanted at the word boundaries given; `fold`: in any case.
+    pub fn new(literal: &[u8], trigger: bool, before: bool, after: bool, fold: bool) -> Self {
         Sought {
             len: literal.len(),
             trigger,
             before,
             after,
+            fold,
         }
     }
 }
@@ -95,10 +98,13 @@ pub fn every_line(hay: &[u8]) -> (Vec<Line>, u64) {
 }
 
 pub struct LineSearch {
+    /// Finds the literals in any case: a literal that is not folded is
+    /// then checked byte for byte (`cased`).
     dfa: LiteralDfa,
     /// Rules out the lines `dfa` need not walk (None: it walks every byte).
     bigrams: Option<BigramFilter>,
     /// Per literal id of `dfa`.
+    literals: Vec<Vec<u8>>,
     sought: Vec<Sought>,
 }
 
@@ -108,12 +114,13 @@ impl LineSearch {
         literals.sort();
         literals.dedup();
         let (literals, sought): (Vec<Vec<u8>>, Vec<Sought>) = literals.into_iter().unzip();
-        let dfa = LiteralDfa::new(&literals)?;
+        let dfa = LiteralDfa::new(&literals, true)?;
         let bigrams =
             filter_patterns(&literals, &sought).and_then(|patterns| BigramFilter::new(&patterns));
         Some(LineSearch {
             dfa,
             bigrams,
+            literals,
             sought,
         })
     }
@@ -181,17 +188,17 @@ impl LineSearch {
         match bigrams {
             // Only the lines the filter cannot rule out are walked.
             Some(filter) => {
-                // A trigger word in the part kept settles the line.
-                let settles = |state| {
-                    any.literals(state)
-                        .iter()
-                        .any(|&id| self.sought[id as usize].trigger)
-                };
                 let mut walk = |start: usize, end: usize| {
                     let line = &hay[start..(end + 1).min(hay.len())];
+                    // A trigger word in the part kept settles the line.
+                    let settles = |at: usize, state| {
+                        any.literals(state)
+                            .iter()
+                            .any(|&id| self.sought[id as usize].trigger && self.cased(line, at, id))
+                    };
                     hits.clear();
                     any.ends_until(&line[..line.len().min(max_line)], &mut hits, settles);
-                    if hits.last().is_none_or(|&(_, s)| !settles(s)) && line.len() > max_line {
+                    if hits.last().is_none_or(|&(at, s)| !settles(at, s)) && line.len() > max_line {
                         hits.clear();
                         any.ends(line, &mut hits);
                     }
@@ -246,7 +253,10 @@ impl LineSearch {
                     let lit = &self.sought[id as usize];
                     // A literal that began on an earlier line (a `\n` inside it) counts as found.
                     let bounded = match (e - lit.len).checked_sub(start) {
-                        Some(at) => at_boundaries(&hay[start..end], at, at + lit.len, lit),
+                        Some(at) => {
+                            self.cased(hay, e, id)
+                                && at_boundaries(&hay[start..end], at, at + lit.len, lit)
+                        }
                         None => true,
                     };
                     if bounded {
@@ -263,6 +273,15 @@ impl LineSearch {
     }
 }
 
+impl LineSearch {
+    /// Whether literal `id`, which the DFA found ending at `hay[..end]` in
+    /// some case, is there in the case it wants.
+    fn cased(&self, hay: &[u8], end: usize, id: u32) -> bool {
+        let i = id as usize;
+        self.sought[i].fold || hay[..end].ends_with(&self.literals[i])
+    }
+}
+
 /// The search's literals as the bigram filter's patterns: a literal wanted
 /// at a word boundary after it brings the bytes that may follow it (those
 /// `at_boundaries` accepts), which keeps `inf` from every `INFO`. None when
@@ -275,7 +294,13 @@ fn filter_patterns(literals: &[Vec<u8>], sought: &[Sought]) -> Option<Vec<Patter
         if body.contains(&b'\n') {
             return None;
         }
-        let mut p: Pattern = l.iter().map(|&b| vec![b]).collect();
+        let mut p: Pattern = l
+            .iter()
+            .map(|&b| match b.is_ascii_alphabetic() && s.fold {
+                true => vec![b.to_ascii_lowercase(), b.to_ascii_uppercase()],
+                false => vec![b],
+            })
+            .collect();
         if s.after && last.is_ascii() {
             p.push(
                 (0..=255u8)

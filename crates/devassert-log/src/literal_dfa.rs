@@ -34,7 +34,9 @@ pub struct LiteralDfa {
 impl LiteralDfa {
     /// None when the literals would need a table too large to be fast, or
     /// one is empty (it would match everywhere; the start state must not).
-    pub fn new<L: AsRef<[u8]>>(literals: &[L]) -> Option<Self> {
+    /// `fold`: ASCII letters are one byte in either case, so every literal
+    /// is found in any case (the caller checks the case it wants).
+    pub fn new<L: AsRef<[u8]>>(literals: &[L], fold: bool) -> Option<Self> {
         if literals.iter().any(|l| l.as_ref().is_empty()) {
             return None;
         }
@@ -43,7 +45,12 @@ impl LiteralDfa {
         for l in literals {
             for &b in l.as_ref() {
                 if classes[usize::from(b)] == 0 {
-                    classes[usize::from(b)] = u8::try_from(columns).ok()?;
+                    let column = u8::try_from(columns).ok()?;
+                    classes[usize::from(b)] = column;
+                    if fold && b.is_ascii_alphabetic() {
+                        classes[usize::from(b.to_ascii_lowercase())] = column;
+                        classes[usize::from(b.to_ascii_uppercase())] = column;
+                    }
                     columns += 1;
                 }
             }
@@ -157,19 +164,19 @@ impl LiteralDfa {
     }
 
     /// Like `ends` on one short stretch (a line), but stops after the first
-    /// match whose state `enough` accepts.
+    /// match (end, state) that `enough` accepts.
     pub fn ends_until(
         &self,
         hay: &[u8],
         out: &mut Vec<(usize, u32)>,
-        enough: impl Fn(u32) -> bool,
+        enough: impl Fn(usize, u32) -> bool,
     ) {
         let mut s = 0;
         for (i, &b) in hay.iter().enumerate() {
             s = self.step(s, b);
             if s >= self.match_from {
                 out.push((i + 1, s));
-                if enough(s) {
+                if enough(i + 1, s) {
                     return;
                 }
             }
@@ -248,12 +255,19 @@ mod tests {
             .iter()
             .map(|s| s.as_bytes().to_vec())
             .collect();
-        let d = LiteralDfa::new(&lits).expect("small");
+        let d = LiteralDfa::new(&lits, false).expect("small");
         let hay = b"INFO info -1, -1\nAssertion inf";
         let mut want = naive(&lits, hay);
         want.sort();
         assert_eq!(found(&d, hay), want);
-        assert!(LiteralDfa::new(&["inf", ""]).is_none());
+        assert!(LiteralDfa::new(&["inf", ""], false).is_none());
+        // Folded, every literal is found in any case.
+        let d = LiteralDfa::new(&lits, true).expect("small");
+        let lower = hay.to_ascii_lowercase();
+        let lits_lower: Vec<Vec<u8>> = lits.iter().map(|l| l.to_ascii_lowercase()).collect();
+        let mut want = naive(&lits_lower, &lower);
+        want.sort();
+        assert_eq!(found(&d, hay), want);
     }
 
     proptest! {
@@ -266,7 +280,7 @@ mod tests {
             reps in 1usize..4000,
         ) {
             let hay: Vec<u8> = seed.iter().cycle().take(seed.len() * reps).copied().collect();
-            let d = LiteralDfa::new(&lits).expect("small");
+            let d = LiteralDfa::new(&lits, false).expect("small");
             let mut want = naive(&lits, &hay);
             want.sort();
             prop_assert_eq!(found(&d, &hay), want);

@@ -12,6 +12,7 @@ use crate::literals::{best_set, pattern_requirement, unmark};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use devassert_core::lazy_regex::LazyRegex;
 use devassert_core::Catalog;
+use std::collections::HashMap;
 
 pub use crate::line_search::Line;
 
@@ -57,13 +58,14 @@ pub struct Prefilter {
     /// line is looked at, see `unfiltered`).
     search: Option<LineSearch>,
     triggers: AhoCorasick,
-    /// Every literal of every catalog requirement, for the per-line check.
-    catalog: Option<AhoCorasick>,
+    /// Every literal of every catalog requirement, for the per-line check:
+    /// the exact ones, and the folded ones.
+    catalog: Vec<CatalogLiterals>,
     /// Literal id → requirement sets it satisfies.
     literal_sets: Vec<Vec<usize>>,
     /// Literals that end a line (`-1` then `$`: `-1\n`), as (what precedes the
-    /// `\n`, literal id): a line handed over alone has no `\n` to find.
-    ends: Vec<(Vec<u8>, usize)>,
+    /// `\n`, folded, literal id): a line handed over alone has no `\n` to find.
+    ends: Vec<(Vec<u8>, bool, usize)>,
     /// Per distinct catalog regex: the set ids it requires (all of them),
     /// run alone on the lines that hold its literals.
     patterns: Vec<(Vec<usize>, CatalogRegex)>,
@@ -104,6 +106,41 @@ fn build<S: AsRef<[u8]>>(pats: &[S], kind: MatchKind) -> Option<AhoCorasick> {
     with(Some(AhoCorasickKind::DFA)).or_else(|| with(None))
 }
 
+/// The literals of one kind (exact or folded) of the per-line check, and
+/// their ids among all the catalog's literals.
+struct CatalogLiterals {
+    ac: AhoCorasick,
+    ids: Vec<usize>,
+}
+
+impl CatalogLiterals {
+    /// Ok(None) when there are none of the kind; Err when they do not build.
+    fn new(literals: &[(Vec<u8>, bool)], folded: bool) -> Result<Option<Self>, ()> {
+        let (ids, pats): (Vec<usize>, Vec<&[u8]>) = literals
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, fold))| *fold == folded)
+            .map(|(i, (l, _))| (i, l.as_slice()))
+            .unzip();
+        if pats.is_empty() {
+            return Ok(None);
+        }
+        // Standard: the per-line check finds every literal, overlapping ones too.
+        let with = |automaton| {
+            AhoCorasickBuilder::new()
+                .kind(automaton)
+                .match_kind(MatchKind::Standard)
+                .ascii_case_insensitive(folded)
+                .build(&pats)
+                .ok()
+        };
+        let ac = with(Some(AhoCorasickKind::DFA))
+            .or_else(|| with(None))
+            .ok_or(())?;
+        Ok(Some(CatalogLiterals { ac, ids }))
+    }
+}
+
 impl Prefilter {
     /// The prefilter of a catalog, built once per process: building it
     /// (deriving literals from every catalog regex) costs far more than
@@ -124,7 +161,9 @@ impl Prefilter {
 
     pub fn new(catalog: &Catalog) -> Self {
         let mut unfiltered = false;
-        let mut literals: Vec<Vec<u8>> = Vec::new();
+        // Every literal of every requirement, with whether it is folded.
+        let mut literals: Vec<(Vec<u8>, bool)> = Vec::new();
+        let mut known: HashMap<(Vec<u8>, bool), usize> = HashMap::new();
         let mut literal_sets: Vec<Vec<usize>> = Vec::new();
         let mut patterns: Vec<(Vec<usize>, CatalogRegex)> = Vec::new();
         let mut bare: Vec<CatalogRegex> = Vec::new();
@@ -133,7 +172,7 @@ impl Prefilter {
             .map(|t| {
                 (
                     t.as_bytes().to_vec(),
-                    Sought::new(t.as_bytes(), true, false, false),
+                    Sought::new(t.as_bytes(), true, false, false, false),
                 )
             })
             .collect();
@@ -145,11 +184,11 @@ impl Prefilter {
                 continue;
             };
             if let Some(best) = best_set(&req) {
-                // The sets hold every casing a case-insensitive regex accepts.
+                // Folded literals stand for every casing a case-insensitive regex accepts.
                 scan.extend(best.iter().map(|l| {
-                    let (bare, before, after) = unmark(l);
-                    let sought = Sought::new(&bare, false, before, after);
-                    (bare, sought)
+                    let l = unmark(l);
+                    let sought = Sought::new(&l.bytes, false, l.before, l.after, l.fold);
+                    (l.bytes, sought)
                 }));
             }
             let mut ids = Vec::new();
@@ -158,15 +197,13 @@ impl Prefilter {
                 sets += 1;
                 ids.push(id);
                 for lit in set {
-                    let lit = unmark(lit).0;
-                    let li = match literals.iter().position(|l| *l == lit) {
-                        Some(i) => i,
-                        None => {
-                            literals.push(lit);
-                            literal_sets.push(Vec::new());
-                            literals.len() - 1
-                        }
-                    };
+                    let lit = unmark(lit);
+                    let next = literals.len();
+                    let li = *known.entry((lit.bytes.clone(), lit.fold)).or_insert(next);
+                    if li == next {
+                        literals.push((lit.bytes, lit.fold));
+                        literal_sets.push(Vec::new());
+                    }
                     literal_sets[li].push(id);
                 }
             }
@@ -180,23 +217,22 @@ impl Prefilter {
                 .unwrap_or_else(|| unreachable!("the empty pattern always builds"))
         };
         let triggers = build(TRIGGERS, MatchKind::Standard).unwrap_or_else(fallback);
-        let catalog_ac = if literals.is_empty() {
-            None
-        } else {
-            // Standard: the per-line check finds every literal, overlapping ones too.
-            build(&literals, MatchKind::Standard)
-        };
+        let catalog_exact = CatalogLiterals::new(&literals, false);
+        let catalog_folded = CatalogLiterals::new(&literals, true);
         let unfiltered =
-            unfiltered || search.is_none() || (!literals.is_empty() && catalog_ac.is_none());
+            unfiltered || search.is_none() || catalog_exact.is_err() || catalog_folded.is_err();
         let ends = literals
             .iter()
             .enumerate()
-            .filter_map(|(i, l)| Some((l.strip_suffix(b"\n")?.to_vec(), i)))
+            .filter_map(|(i, (l, fold))| Some((l.strip_suffix(b"\n")?.to_vec(), *fold, i)))
             .collect();
         Prefilter {
             search,
             triggers,
-            catalog: catalog_ac,
+            catalog: [catalog_exact, catalog_folded]
+                .into_iter()
+                .filter_map(|c| c.ok().flatten())
+                .collect(),
             literal_sets,
             ends,
             patterns,
@@ -234,18 +270,26 @@ impl Prefilter {
 
     /// The requirement sets whose literals `hay` holds, as a bitmap.
     fn sets_seen(&self, hay: &[u8]) -> Option<Vec<u64>> {
-        let ac = self.catalog.as_ref()?;
         let mut seen = vec![0u64; self.sets.div_ceil(64)];
         let mut any = false;
         let trimmed = hay.trim_ascii_end();
         let at_end = self
             .ends
             .iter()
-            .filter(|(stem, _)| trimmed.ends_with(stem))
-            .map(|&(_, i)| i);
-        let found = ac
-            .find_overlapping_iter(hay)
-            .map(|m| m.pattern().as_usize());
+            .filter(|(stem, fold, _)| {
+                let tail = &trimmed[trimmed.len().saturating_sub(stem.len())..];
+                tail.len() == stem.len()
+                    && if *fold {
+                        tail.eq_ignore_ascii_case(stem)
+                    } else {
+                        tail == stem.as_slice()
+                    }
+            })
+            .map(|&(_, _, i)| i);
+        let found = self.catalog.iter().flat_map(|c| {
+            c.ac.find_overlapping_iter(hay)
+                .map(|m| c.ids[m.pattern().as_usize()])
+        });
         for li in found.chain(at_end) {
             for &s in &self.literal_sets[li] {
                 seen[s / 64] |= 1 << (s % 64);
@@ -347,6 +391,11 @@ mod tests {
             assert_eq!(found(&line), 1, "{end:?}");
         }
         assert_eq!(found("it is not satisfied.x\n"), 0);
+        // The search finds every literal in any case, then keeps a
+        // case-sensitive one only in its own case.
+        assert_eq!(found("Class values must be non-negative\n"), 1);
+        assert_eq!(found("class values must be non-negative\n"), 0);
+        assert_eq!(found("a relationship of cuda and fatal\n"), 0);
     }
 
     #[test]
