@@ -228,6 +228,13 @@ impl LineSearch {
         (kept.lines, total)
     }
 
+    /// Whether literal `id`, which the DFA found ending at `hay[..end]` in
+    /// some case, is there in the case it wants.
+    fn cased(&self, hay: &[u8], end: usize, id: u32) -> bool {
+        let i = id as usize;
+        self.sought[i].fold || hay[..end].ends_with(&self.literals[i])
+    }
+
     /// Keep the lines of `hits` (literal ends, in order) that matter.
     fn keep_lines<M>(
         &self,
@@ -270,15 +277,6 @@ impl LineSearch {
                 kept.keep(hay, start, end);
             }
         }
-    }
-}
-
-impl LineSearch {
-    /// Whether literal `id`, which the DFA found ending at `hay[..end]` in
-    /// some case, is there in the case it wants.
-    fn cased(&self, hay: &[u8], end: usize, id: u32) -> bool {
-        let i = id as usize;
-        self.sought[i].fold || hay[..end].ends_with(&self.literals[i])
     }
 }
 
