@@ -484,7 +484,7 @@ impl Catalog {
             fallback::UNRECOGNISED_ASSERT,
             fallback::INDUCTOR_ASSERT,
             fallback::CUSTOM_KERNEL,
-            "DA401",
+            crate::rule_id::ids::INDUCTOR_INDEX_OUT_OF_BOUNDS.as_str(),
         ];
         self.rules
             .iter()

@@ -10,8 +10,8 @@ use crate::traceback::{Frame, Traceback};
 use crate::values;
 use devassert_core::catalog::fallback;
 use devassert_core::{
-    Bound, Catalog, Command, CompiledRule, DeviceAssert, Fallout, Finding, InputSummary, OpFamily,
-    Report, Scalar, SourceLocation,
+    ids, Bound, Catalog, Command, CompiledRule, DeviceAssert, Fallout, Finding, InputSummary,
+    OpFamily, Report, Scalar, SourceLocation,
 };
 use serde_json::{json, Map};
 
@@ -311,8 +311,8 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         Root::NoKernelLine(e) | Root::RocmAbort(e) | Root::IllegalAccess(e) => {
             let id = match root {
                 Root::NoKernelLine(_) => fallback::NO_KERNEL_LINE,
-                Root::RocmAbort(_) => "DA002",
-                _ => "DA003",
+                Root::RocmAbort(_) => ids::ROCM_KERNEL_ABORT.as_str(),
+                _ => ids::ILLEGAL_MEMORY_ACCESS.as_str(),
             };
             let rule = catalog
                 .get(id)
