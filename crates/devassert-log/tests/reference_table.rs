@@ -8,8 +8,7 @@ use devassert_core::catalog::{normalize_assertion, normalize_kernel, normalize_p
 use devassert_core::{Catalog, DeviceAssert};
 use devassert_log::LogAnalyzer;
 
-const TSV: &str =
-    include_str!("../../devassert-core/tests/fixtures/pytorch-device-asserts-lines.tsv");
+const TSV: &str = include_str!("../../../catalog/reference/pytorch-device-asserts-lines.tsv");
 
 struct Row<'a> {
     file: &'a str,
