@@ -1024,8 +1024,8 @@ fn unescape_repr(body: &str) -> Option<Vec<String>> {
         return None;
     }
     let body = body.replace("\\\\n", "\\n");
-    let pieces: Vec<String> = body
-        .split("\\n")
+    let pieces: Vec<String> = split_escaped_newlines(&body)
+        .into_iter()
         .map(|p| {
             p.replace("\\'", "'")
                 .replace("\\\"", "\"")
@@ -1035,6 +1035,39 @@ fn unescape_repr(body: &str) -> Option<Vec<String>> {
         .filter(|p| !p.trim().is_empty() && !matches!(p.trim(), "'" | "\"" | "')" | "\")"))
         .collect();
     (pieces.len() > 1).then_some(pieces)
+}
+
+/// `body` split at its escaped newlines, but not at the `\n` of a Windows
+/// path (`c:\new-builder\…`, `C:\…\aten\src\ATen\native\…`): one inside a
+/// token that starts with a drive and has not reached its `:LINE` yet.
+fn split_escaped_newlines(body: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, _) in body.match_indices("\\n") {
+        if i < start || in_windows_path(&body[..i]) {
+            continue;
+        }
+        out.push(&body[start..i]);
+        start = i + 2;
+    }
+    out.push(&body[start..]);
+    out
+}
+
+fn in_windows_path(before: &str) -> bool {
+    let token = before
+        .rsplit(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '(' | '`'))
+        .next()
+        .unwrap_or("");
+    let b = token.as_bytes();
+    // The `\` of the `\n` itself may be the drive's: `c:` + `\new-builder`.
+    let drive = b.len() >= 2
+        && b[0].is_ascii_alphabetic()
+        && b[1] == b':'
+        && (b.len() == 2 || b[2] == b'\\');
+    // Past `FILE:LINE` the path is over: `…\\x.cpp:12\nframe #0` is a newline.
+    let segment = token.rsplit(['\\', '/']).next().unwrap_or("");
+    drive && (segment.len() == 2 && segment.ends_with(':') || !segment.contains(':'))
 }
 
 #[cfg(test)]
@@ -1055,5 +1088,17 @@ mod tests {
         assert_eq!(p.len(), 3);
         assert!(p[0].ends_with("device-side assert triggered"));
         assert_eq!(unescape_repr("plain line"), None);
+    }
+
+    #[test]
+    fn windows_paths_keep_their_backslash_n() {
+        let line = r"RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at c:\new-builder_3\win-wheel\pytorch\aten\src\thnn\generic/ClassNLLCriterion.c:93";
+        assert_eq!(unescape_repr(line), None);
+        let p = unescape_repr(
+            r"Error('CUDA error at C:\w\aten\src\ATen\native\cuda\x.cu:12\nframe #0: c10::Error')",
+        )
+        .unwrap_or_default();
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].ends_with(r"native\cuda\x.cu:12"), "{p:?}");
     }
 }
