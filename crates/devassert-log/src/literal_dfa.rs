@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 /// Below this a buffer is walked as one stretch.
 const SPLIT_MIN: usize = 64 << 10;
 
-/// Largest table built (entries): the catalog's literals need about 300 K.
+/// Largest table built (entries): the catalog's literals, case folded, fit in 2^18.
 const MAX_ENTRIES: usize = 1 << 24;
 
 pub struct LiteralDfa {

@@ -386,6 +386,20 @@ mod tests {
         for word in ["TeMpErAtUrE=0", "Temperature: 0.0", "TEMPERATURE 0"] {
             assert!(meets(temp, word), "{word}");
         }
+        // One folded literal, not 2^11 spellings (nor a cut after six letters).
+        let r = pattern_requirement(temp).unwrap_or_default();
+        let best: Vec<Literal> = best_set(&r)
+            .map(|s| s.iter().map(|l| unmark(l)).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            best,
+            vec![Literal {
+                bytes: b"temperature".to_vec(),
+                before: true,
+                after: true,
+                fold: true
+            }]
+        );
         // A case-sensitive pattern stays so.
         assert!(!meets(
             "Class values must be non-negative",
