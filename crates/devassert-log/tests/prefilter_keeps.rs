@@ -154,6 +154,11 @@ const PREFIXES: &[(&str, &str)] = &[
     ("[1,0]<stderr>:", ""),
     ("(RayTrainWorker pid=112196) ", ""),
     ("\x1b[31m", "\x1b[0m"),
+    // Progress bars redrawn on the same line with carriage returns.
+    (" 45%|████▌     | 450/1000 [00:45<00:55, 9.98it/s]\r", ""),
+    ("", "\r 46%|████▌     | 460/1000"),
+    ("", "^M"),
+    ("", "\r\n"),
 ];
 
 /// Lines between the generated ones, like a training log's.
