@@ -16,21 +16,21 @@ bin=target/release/devassert
 command -v /usr/bin/time >/dev/null || { echo "install GNU time (apt-get install time)" >&2; exit 2; }
 # Warm the page cache so both tools read from memory.
 cat "$log" >/dev/null
-measure() { # prints "seconds peak_kib"
+measure() { # prints "seconds peak_kib cpu_seconds" (cpu: user + system, less swayed by a busy machine)
   # Not /dev/null: GNU grep stops at the first match when its output is discarded.
-  /usr/bin/time -f "%e %M" -o "$out/time.txt" "$@" >"$out/stdout.txt"
-  cat "$out/time.txt"
+  /usr/bin/time -f "%e %M %U %S" -o "$out/time.txt" "$@" >"$out/stdout.txt"
+  awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$out/time.txt"
 }
-read -r g_s g_kb < <(measure grep -c Assertion "$log" || true)
-read -r e_s e_kb < <(measure "$bin" explain --format json "$log")
+read -r g_s g_kb g_cpu < <(measure grep -c Assertion "$log" || true)
+read -r e_s e_kb e_cpu < <(measure "$bin" explain --format json "$log")
 "$bin" explain --format json "$log" | python3 -c 'import json,sys; r=json.load(sys.stdin); f=r["findings"][0]; print("finding:", f["rule"], f["evidence"].get("kernel"), "lines", f["evidence"].get("count"), "fallout kinds", len(r["fallout"]))'
 echo "log: $(du -h "$log" | cut -f1) ($(wc -l < "$log") lines)"
-echo "grep -c Assertion: ${g_s}s, peak ${g_kb} KiB"
-echo "devassert explain: ${e_s}s, peak ${e_kb} KiB ($((e_kb / 1024)) MiB)"
+echo "grep -c Assertion: ${g_s}s (cpu ${g_cpu}s), peak ${g_kb} KiB"
+echo "devassert explain: ${e_s}s (cpu ${e_cpu}s), peak ${e_kb} KiB ($((e_kb / 1024)) MiB)"
 if [ -n "${BEFORE:-}" ]; then
-  read -r b_s b_kb < <(measure "$BEFORE" explain --format json "$log")
+  read -r b_s b_kb b_cpu < <(measure "$BEFORE" explain --format json "$log")
   cp "$out/stdout.txt" "$out/before.json"
   "$bin" explain --format json "$log" | cmp -s - "$out/before.json" && same=same || same=DIFFERENT
-  echo "before ($BEFORE): ${b_s}s, peak ${b_kb} KiB ($((b_kb / 1024)) MiB); JSON report $same"
+  echo "before ($BEFORE): ${b_s}s (cpu ${b_cpu}s), peak ${b_kb} KiB ($((b_kb / 1024)) MiB); JSON report $same"
 fi
 python3 -c "print(f'time ratio explain/grep: {float(\"$e_s\") / max(float(\"$g_s\"), 0.001):.1f}x (goal <= 2x); memory goal <= 64 MiB: {\"met\" if $e_kb <= 65536 else \"missed\"}')"
