@@ -35,7 +35,7 @@ const BOUNDARY: u8 = 0;
 /// Leads a literal whose ASCII letters match in either case (a
 /// case-insensitive word is one literal, not its 2^n spellings). Joining a
 /// folded part to an exact one folds the whole: a looser filter, never a
-/// missed line.
+/// missed line. No catalog literal holds this byte either.
 const FOLD: u8 = 1;
 
 /// The requirement of a catalog regex, None when some match need hold no
@@ -67,6 +67,7 @@ pub struct Literal {
     pub fold: bool,
 }
 
+/// A derived literal (with its marks) as the automata take it.
 pub fn unmark(l: &[u8]) -> Literal {
     let fold = l.first() == Some(&FOLD);
     let l = if fold { &l[1..] } else { l };
