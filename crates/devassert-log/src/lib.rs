@@ -20,6 +20,7 @@ pub mod diagnose;
 mod errors;
 mod infer;
 mod literal_dfa;
+pub mod normalize;
 mod prefilter;
 pub mod reader;
 mod traceback;

@@ -7,10 +7,10 @@
 use crate::clean::{self, Stamp};
 use crate::device_line::{self, DeviceLine};
 use crate::errors::{self, HostKind};
+use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};
 use crate::prefilter::{Line, Prefilter, Target};
 use crate::traceback::{self, Builder, Step, Traceback};
 use crate::unwrap;
-use devassert_core::catalog::{normalize_assertion, normalize_kernel, normalize_path};
 use devassert_core::{Catalog, LogHits};
 use memchr::{memchr, memrchr};
 use std::collections::{BTreeSet, HashMap, HashSet};
