@@ -2,8 +2,10 @@
 //! PyTorch's wheels 1.4–2.15) is owned by exactly one rule, the internal
 //! invariants by the generic one; and printed the way real logs print it,
 //! read by the log reader, it gives that rule's finding. The line forms: a
-//! Linux build's (`/pytorch/aten/…:LINE: function: block: …`) and a Windows
-//! build's (`C:\…\aten\…:LINE: block: …`, no function).
+//! Linux build's (`/pytorch/aten/…:LINE: function: block: …`), a Windows
+//! build's (`C:\…\aten\…:LINE: block: …`, no function; and conda's
+//! `C:/cb/…`), ROCm's (`Device-side assertion`, closed by an apostrophe) and a
+//! markdown paste's (the backquotes lost).
 
 use devassert_core::{Catalog, DeviceAssert};
 use devassert_log::normalize::{normalize_assertion, normalize_kernel, normalize_path};
@@ -132,7 +134,7 @@ fn rows() -> Vec<Row<'static>> {
 }
 
 /// The printed line of `row` in each form a log takes, by name.
-fn forms(row: &Row<'_>) -> [(&'static str, String); 2] {
+fn forms(row: &Row<'_>) -> [(&'static str, String); 5] {
     let Row {
         file,
         function,
@@ -148,6 +150,18 @@ fn forms(row: &Row<'_>) -> [(&'static str, String); 2] {
         (
             "windows",
             format!("C:\\actions-runner\\_work\\pytorch\\pytorch\\pytorch\\{windows}:{line}: block: [3,0,0], thread: [7,0,0] Assertion `{assertion}` failed."),
+        ),
+        (
+            "windows-conda",
+            format!("C:/cb/pytorch_1000000000000/work/{file}:{line}: block: [3,0,0], thread: [7,0,0] Assertion `{assertion}` failed."),
+        ),
+        (
+            "rocm",
+            format!("/opt/conda/conda-bld/pytorch_1724789143830/work/{file}:{line}: {function}: Device-side assertion `{assertion}' failed."),
+        ),
+        (
+            "markdown",
+            format!("../{file}:{line}: {function}: block: [3,0,0], thread: [7,0,0] Assertion {assertion} failed."),
         ),
     ]
 }

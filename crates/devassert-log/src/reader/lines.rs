@@ -325,24 +325,37 @@ fn unescape_repr(body: &str) -> Option<Vec<String>> {
 /// before a component starting with `n` (`ATen\native`, `ops\nccl_…`,
 /// `torch\nn`).
 fn line_breaks(body: &str) -> Vec<usize> {
-    let quoted = assertion_spans(body);
+    let spans = assertion_spans(body);
+    let in_assertion = |i: usize| {
+        spans.iter().any(|(r, quoted)| {
+            // Unquoted, the span's end is less sure: only a `\n` that ends a C string counts.
+            r.contains(&i) && (*quoted || body[i + 2..].starts_with('"'))
+        })
+    };
     body.match_indices("\\n")
         .map(|(i, _)| i)
-        .filter(|&i| !quoted.iter().any(|r| r.contains(&i)) && !path_separator(body, i))
+        .filter(|&i| !in_assertion(i) && !path_separator(body, i))
         .collect()
 }
 
-/// The spans of printed assertions: from "ssertion `" to the quote that
-/// closes it before " failed" (CUDA's `` ` ``, ROCm's `'`).
-fn assertion_spans(body: &str) -> Vec<std::ops::Range<usize>> {
+/// The spans of printed assertions, up to " failed", and whether the
+/// assertion is quoted: "ssertion `" (CUDA's `` ` ``…`` ` ``, ROCm's
+/// `` ` ``…`'`), or "Assertion " with the quotes lost (a markdown paste).
+fn assertion_spans(body: &str) -> Vec<(std::ops::Range<usize>, bool)> {
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(i) = body[from..].find("ssertion `") {
+    while let Some(i) = body[from..].find("ssertion ") {
         let start = from + i;
+        let rest = &body[start + "ssertion ".len()..];
+        let quoted = rest.starts_with('`');
+        if !(quoted || (start > 0 && body.as_bytes()[start - 1] == b'A')) {
+            from = start + "ssertion ".len();
+            continue;
+        }
         let Some(j) = body[start..].find(" failed") else {
             break;
         };
-        out.push(start..start + j);
+        out.push((start..start + j, quoted));
         from = start + j;
     }
     out
@@ -396,6 +409,8 @@ mod tests {
         assert_eq!(unescape_repr(grouped), None);
         let windows = r"C:\actions-runner\_work\pytorch\pytorch\pytorch\aten\src\ATen\native\cuda\Loss.cu:250: block: [0,0,0], thread: [0,0,0] Assertion `t >= 0 && t < n_classes` failed.";
         assert_eq!(unescape_repr(windows), None);
+        let markdown = r#"../aten/src/ATen/native/cuda/GroupMMCommon.cuh:55: prepare_grouped_gemm_data: block: [0,0,0], thread: [0,0,0] Assertion delta >0 && "expected ofsets to be greater than 0\n" failed."#;
+        assert_eq!(unescape_repr(markdown), None);
         let nccl = r"D:\torch\csrc\distributed\c10d\symm_mem\ops\nccl_all_to_all_nd.cu:112: block: [0,0,0], thread: [0,0,0] Assertion `x` failed.";
         assert_eq!(unescape_repr(nccl), None);
         let frame = r#"File "C:\nn\x.py", line 3, in f"#;
