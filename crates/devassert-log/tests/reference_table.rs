@@ -211,3 +211,36 @@ fn every_reference_assertion_is_read_as_its_rule() {
         wrong.join("\n")
     );
 }
+
+/// The device lines `catalog/check_catalog.py --write-fixture` prints for
+/// the reference rows in every variant it knows (pre-1.5 pretty
+/// signatures, per-release prefixes, Inductor's own lines), with the rule
+/// each must get (`-`: none of the patterns, the DA004 fallback).
+const CHECKER_LINES: &str =
+    include_str!("../../devassert-core/tests/fixtures/catalog-device-lines.tsv");
+
+#[test]
+fn every_line_of_the_catalog_checker_is_read_as_its_rule() {
+    let mut wrong = Vec::new();
+    let mut n = 0;
+    for l in CHECKER_LINES.lines().filter(|l| !l.starts_with('#')) {
+        let mut cols = l.splitn(3, '\t');
+        let (Some(want), Some(variant), Some(line)) = (cols.next(), cols.next(), cols.next())
+        else {
+            continue;
+        };
+        n += 1;
+        let want = if want == "-" { "DA004" } else { want };
+        let got = explained(line);
+        if got.as_deref() != Some(want) {
+            wrong.push(format!("{variant}: {got:?}, want {want}: {line}"));
+        }
+    }
+    assert!(n > 1800, "read only {n} lines");
+    assert!(
+        wrong.is_empty(),
+        "{} lines read as another rule:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
