@@ -216,8 +216,7 @@ fn every_reference_assertion_is_read_as_its_rule() {
 /// the reference rows in every variant it knows (pre-1.5 pretty
 /// signatures, per-release prefixes, Inductor's own lines), with the rule
 /// each must get (`-`: none of the patterns, the DA004 fallback).
-const CHECKER_LINES: &str =
-    include_str!("../../devassert-core/tests/fixtures/catalog-device-lines.tsv");
+const CHECKER_LINES: &str = include_str!("fixtures/catalog-device-lines.tsv");
 
 #[test]
 fn every_line_of_the_catalog_checker_is_read_as_its_rule() {
