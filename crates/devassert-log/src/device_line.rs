@@ -159,7 +159,7 @@ fn parse_head<'a>(
                 rank,
             )
         }
-        None => (None, None, None, None),
+        None => (None, None, bare_kernel(before), None),
     };
     // A line with no place and no coordinates is a fragment of a torn line
     // (or prose); the caller decides whether it belongs to a known group.
@@ -187,6 +187,24 @@ fn parse_head<'a>(
         rocm,
         printf_message,
     })
+}
+
+/// A kernel name left alone before the coordinates when the paste lost the
+/// path (`: nll_loss2d_forward_kernel: block: […]`): one identifier shaped like
+/// a kernel (snake_case or camelCase), so a prefix such as `ERROR:` is not one.
+fn bare_kernel(before: &str) -> Option<&str> {
+    let (t, _) = crate::clean::strip_prefixes(before);
+    let t = t.trim().trim_matches(':').trim();
+    let b = t.as_bytes();
+    let ident = b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    let lower = b.iter().any(u8::is_ascii_lowercase);
+    let camel = b
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    (ident && lower && (t.contains('_') || camel) && t.len() >= 6).then_some(t)
 }
 
 /// The last `block: [..]` / `global id: [..]` and the `thread:`/`local id:` after it.
@@ -369,6 +387,17 @@ mod tests {
         let v = parse_all(line);
         assert_eq!(v.len(), 1, "{line}: {v:?}");
         v.into_iter().next().unwrap_or_else(|| unreachable!())
+    }
+
+    #[test]
+    fn a_kernel_name_without_its_path_is_kept() {
+        let d = one(": nll_loss2d_forward_kernel: block: [3,0,0], thread: [674,0,0] Assertion `t >= 0 && t < n_classes` failed.");
+        assert_eq!(d.file, None);
+        assert_eq!(d.function, Some("nll_loss2d_forward_kernel"));
+        let d = one("indexSelectLargeIndex: block: [1,0,0], thread: [2,0,0] Assertion `srcIndex < srcSelectDimSize` failed.");
+        assert_eq!(d.function, Some("indexSelectLargeIndex"));
+        let d = one("ERROR: block: [1,0,0], thread: [2,0,0] Assertion `srcIndex < srcSelectDimSize` failed.");
+        assert_eq!(d.function, None);
     }
 
     #[test]

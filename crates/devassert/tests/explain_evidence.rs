@@ -94,3 +94,16 @@ fn target_255_is_a_void_label_not_a_class_count() {
     let (ids, _) = causes("IndexError: Target 12 is out of bounds.\n");
     assert_eq!(ids[0], "label_ge_num_classes");
 }
+
+#[test]
+fn lua_torch_criterion_ranks_negative_label_first() {
+    // Lua torch subtracts its index base (1) before `t >= 0`: a 0-based label fails it.
+    let lua = "/home/u/torch/extra/cunn/lib/THCUNN/ClassNLLCriterion.cu:52: void cunn_ClassNLLCriterion_updateOutput_kernel(Dtype *, Dtype *, Dtype *, long *, Dtype *, int, int, int, int) [with Dtype = float, Acctype = float]: block: [0,0,0], thread: [2,0,0] Assertion `t >= 0 && t < n_classes` failed.\n";
+    assert_eq!(causes(lua).0[0], "negative_label");
+    // The same kernel from a PyTorch wheel keeps the usual order.
+    let py = lua.replace(
+        "/home/u/torch/extra/cunn/lib/THCUNN",
+        "/pytorch/aten/src/THCUNN",
+    );
+    assert_eq!(causes(&py).0[0], "label_ge_num_classes");
+}

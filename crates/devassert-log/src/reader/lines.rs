@@ -421,4 +421,16 @@ mod tests {
         assert_eq!(p.len(), 2, "{p:?}");
         assert!(p[0].ends_with(r#""b\n"` failed."#), "{p:?}");
     }
+
+    #[test]
+    fn windows_paths_keep_their_backslash_n() {
+        let line = r"RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at c:\new-builder_3\win-wheel\pytorch\aten\src\thnn\generic/ClassNLLCriterion.c:93";
+        assert_eq!(unescape_repr(line), None);
+        let p = unescape_repr(
+            r"Error('CUDA error at C:\w\aten\src\ATen\native\cuda\x.cu:12\nframe #0: c10::Error')",
+        )
+        .unwrap_or_default();
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].ends_with(r"native\cuda\x.cu:12"), "{p:?}");
+    }
 }
