@@ -26,7 +26,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 i=0
-grep -hv '^#' crates/devassert-core/tests/fixtures/catalog-device-lines.tsv | cut -f3 | while IFS= read -r line; do
+grep -hv '^#' crates/devassert-log/tests/fixtures/catalog-device-lines.tsv | cut -f3 | while IFS= read -r line; do
     i=$((i + 1))
     printf '%s' "$line" | sed -E 's/^([^:]*):[0-9]+: ([^:]*): (.*)$/\1\x01\2\x01\3/' >"$tmp/line$i"
     seed catalog_match - "$tmp/line$i"

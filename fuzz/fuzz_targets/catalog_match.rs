@@ -1,6 +1,6 @@
 //! The normalisers and the matcher take text straight from user logs.
 #![no_main]
-use devassert_core::catalog::{normalize_assertion, normalize_kernel, normalize_path};
+use devassert_log::normalize::{normalize_assertion, normalize_kernel, normalize_path};
 use devassert_core::{Catalog, DeviceAssert, LogHits};
 use libfuzzer_sys::fuzz_target;
 

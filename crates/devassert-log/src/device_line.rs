@@ -468,9 +468,7 @@ mod tests {
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].block, Some([58, 0, 0]));
         assert_eq!(
-            v[0].file
-                .map(devassert_core::catalog::normalize_path)
-                .as_deref(),
+            v[0].file.map(crate::normalize::normalize_path).as_deref(),
             Some("aten/src/ATen/native/cuda/Indexing.cu")
         );
         assert_eq!(v[1].file, None);

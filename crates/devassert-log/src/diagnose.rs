@@ -377,7 +377,7 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
             || dsa
                 .message
                 .as_deref()
-                .map(devassert_core::catalog::normalize_assertion)
+                .map(crate::normalize::normalize_assertion)
                 .as_deref()
                 == Some(g.assertion.as_str())
         {

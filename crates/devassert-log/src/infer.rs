@@ -6,7 +6,8 @@
 //! signatures (`tmpN`, `ks0`, a generated `.py` kernel, `unknown:0:`), never
 //! because an unknown assertion says "index out of bounds".
 
-use devassert_core::catalog::{fallback, normalize_kernel, normalize_path};
+use crate::normalize::{normalize_kernel, normalize_path};
+use devassert_core::catalog::fallback;
 use devassert_core::{Catalog, CompiledRule, DeviceAssert, OpFamily};
 use regex::Regex;
 use std::sync::OnceLock;

@@ -22,6 +22,7 @@ mod infer;
 mod line_search;
 mod literal_dfa;
 mod literals;
+pub mod normalize;
 mod prefilter;
 pub mod reader;
 mod traceback;

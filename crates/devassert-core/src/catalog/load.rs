@@ -1,0 +1,352 @@
+//! Loading the catalog: every rule file parsed and checked (ids, names,
+//! cause vocabulary, priors, one kind per evidence) and its patterns checked
+//! and compiled on first use; the op guesses checked against the rules.
+
+use super::schema::{CatalogError, CauseSpec, OpGuessFile, Rule};
+use super::Catalog;
+use crate::finding::{Finding, CAUSE_IDS};
+use crate::lazy_regex::LazyRegex;
+use crate::rule_id::RuleId;
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+include!(concat!(env!("OUT_DIR"), "/catalog_files.rs"));
+
+/// An op guess with its pattern checked and its rule found.
+pub(super) struct OpGuess {
+    pub(super) frame: LazyRegex,
+    /// Index into the catalog's rules.
+    pub(super) rule: usize,
+}
+
+pub(super) struct CompiledAssert {
+    pub(super) file: Option<LazyRegex>,
+    pub(super) kernel: Option<LazyRegex>,
+    pub(super) assertion: Option<LazyRegex>,
+}
+
+pub(super) enum EvidenceKind {
+    Frame(LazyRegex),
+    Log(usize),
+    Assertion(LazyRegex),
+}
+
+pub(super) struct CompiledEvidence {
+    pub(super) kind: EvidenceKind,
+    pub(super) weight: f64,
+    pub(super) why: String,
+}
+
+pub(super) struct CompiledCause {
+    pub(super) spec: CauseSpec,
+    pub(super) evidence: Vec<CompiledEvidence>,
+}
+
+/// A rule with its patterns compiled.
+pub struct CompiledRule {
+    pub rule: Rule,
+    pub(super) asserts: Vec<CompiledAssert>,
+    pub(super) cpu_messages: Vec<LazyRegex>,
+    pub(super) causes: Vec<CompiledCause>,
+}
+
+impl CompiledRule {
+    /// Every regex this rule holds (its `log` evidence lives in the catalog's
+    /// [`Catalog::log_patterns`]).
+    #[cfg(test)]
+    fn regexes(&self) -> impl Iterator<Item = &LazyRegex> {
+        let asserts = self
+            .asserts
+            .iter()
+            .flat_map(|a| [&a.file, &a.kernel, &a.assertion].into_iter().flatten());
+        let evidence = self.causes.iter().flat_map(|c| &c.evidence);
+        let evidence = evidence.filter_map(|e| match &e.kind {
+            EvidenceKind::Frame(r) | EvidenceKind::Assertion(r) => Some(r),
+            EvidenceKind::Log(_) => None,
+        });
+        asserts.chain(&self.cpu_messages).chain(evidence)
+    }
+}
+
+impl std::ops::Deref for CompiledRule {
+    type Target = Rule;
+    fn deref(&self) -> &Rule {
+        &self.rule
+    }
+}
+
+/// Checked now, compiled on first use (see `lazy_regex`).
+fn compile(file: &str, what: &str, pat: &str) -> Result<LazyRegex, CatalogError> {
+    LazyRegex::new(pat).map_err(|e| CatalogError::Invalid {
+        file: file.into(),
+        message: format!("{what} pattern {pat:?}: {e}"),
+    })
+}
+
+impl Catalog {
+    /// The catalog embedded in this binary.
+    pub fn builtin() -> &'static Catalog {
+        static CATALOG: OnceLock<Catalog> = OnceLock::new();
+        CATALOG.get_or_init(|| {
+            // The embedded files are validated by this crate's tests; failing here
+            // means the binary was built from a broken catalog.
+            let (guesses, text) = OP_GUESSES_FILE;
+            Catalog::from_sources(CATALOG_FILES.iter().copied())
+                .and_then(|c| c.with_op_guesses(guesses, text))
+                .unwrap_or_else(|e| panic!("embedded catalog is invalid: {e}"))
+        })
+    }
+
+    pub fn from_sources<'a>(
+        files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Catalog, CatalogError> {
+        let mut rules = Vec::new();
+        let mut log_patterns: Vec<LazyRegex> = Vec::new();
+        let mut ids = HashSet::new();
+        let mut names = HashSet::new();
+        for (file, text) in files {
+            let rule: Rule = toml::from_str(text).map_err(|source| CatalogError::Toml {
+                file: file.into(),
+                source,
+            })?;
+            let invalid = |message: String| CatalogError::Invalid {
+                file: file.into(),
+                message,
+            };
+            let id_ok = rule.id.len() == 5
+                && rule.id.starts_with("DA")
+                && rule.id[2..].bytes().all(|b| b.is_ascii_digit());
+            if !id_ok {
+                return Err(invalid(format!(
+                    "rule id {:?} is not DA followed by three digits",
+                    rule.id
+                )));
+            }
+            if !file.starts_with(&format!("{}-{}", rule.id, rule.name)) {
+                return Err(invalid(format!(
+                    "file name should be {}-{}.toml",
+                    rule.id, rule.name
+                )));
+            }
+            if !rule
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            {
+                return Err(invalid(format!(
+                    "rule name {:?} is not kebab-case",
+                    rule.name
+                )));
+            }
+            if !ids.insert(rule.id.clone()) || !names.insert(rule.name.clone()) {
+                return Err(invalid(format!(
+                    "duplicate rule id or name {} {}",
+                    rule.id, rule.name
+                )));
+            }
+            let mut asserts = Vec::new();
+            for a in &rule.asserts {
+                if a.file.is_none() && a.kernel.is_none() && a.assertion.is_none() {
+                    return Err(invalid(
+                        "an [[assert]] needs at least one of file, kernel, assertion".into(),
+                    ));
+                }
+                let c = |p: &Option<String>, what| {
+                    p.as_deref().map(|p| compile(file, what, p)).transpose()
+                };
+                asserts.push(CompiledAssert {
+                    file: c(&a.file, "file")?,
+                    kernel: c(&a.kernel, "kernel")?,
+                    assertion: c(&a.assertion, "assertion")?,
+                });
+            }
+            let cpu_messages = rule
+                .cpu_messages
+                .iter()
+                .map(|m| compile(file, "cpu_messages", m))
+                .collect::<Result<_, _>>()?;
+            let mut causes = Vec::new();
+            for cause in &rule.causes {
+                if !CAUSE_IDS.contains(&cause.id.as_str()) {
+                    return Err(invalid(format!(
+                        "cause id {:?} is not in the contract's vocabulary",
+                        cause.id
+                    )));
+                }
+                if !(0.0..=1.0).contains(&cause.prior) {
+                    return Err(invalid(format!(
+                        "cause {} prior {} is outside [0, 1]",
+                        cause.id, cause.prior
+                    )));
+                }
+                let mut evidence = Vec::new();
+                for e in &cause.evidence {
+                    let kind = match (&e.frame, &e.log, &e.assertion) {
+                        (Some(p), None, None) => EvidenceKind::Frame(compile(file, "frame", p)?),
+                        (None, Some(p), None) => {
+                            log_patterns.push(compile(file, "log", p)?);
+                            EvidenceKind::Log(log_patterns.len() - 1)
+                        }
+                        (None, None, Some(p)) => {
+                            EvidenceKind::Assertion(compile(file, "assertion", p)?)
+                        }
+                        _ => {
+                            return Err(invalid(format!(
+                                "evidence of cause {} needs exactly one of frame, log, assertion",
+                                cause.id
+                            )))
+                        }
+                    };
+                    evidence.push(CompiledEvidence {
+                        kind,
+                        weight: e.weight,
+                        why: e.why.clone(),
+                    });
+                }
+                causes.push(CompiledCause {
+                    spec: cause.clone(),
+                    evidence,
+                });
+            }
+            rules.push(CompiledRule {
+                rule,
+                asserts,
+                cpu_messages,
+                causes,
+            });
+        }
+        rules.sort_by(|a, b| a.id.cmp(&b.id));
+        let (mut cpu_patterns, mut cpu_owner) = (Vec::new(), Vec::new());
+        for (ri, r) in rules.iter().enumerate() {
+            cpu_patterns.extend(r.cpu_messages.iter().cloned());
+            cpu_owner.extend(r.cpu_messages.iter().map(|_| ri));
+        }
+        Ok(Catalog {
+            cpu_patterns,
+            cpu_owner,
+            log_patterns,
+            rules,
+            op_guesses: Vec::new(),
+        })
+    }
+
+    /// The catalog with the traceback → op guesses of `text` (the file
+    /// `file`, see `catalog/op-guesses.toml`): every pattern must parse and
+    /// every rule be one of this catalog's.
+    pub fn with_op_guesses(mut self, file: &str, text: &str) -> Result<Catalog, CatalogError> {
+        let parsed: OpGuessFile = toml::from_str(text).map_err(|source| CatalogError::Toml {
+            file: file.into(),
+            source,
+        })?;
+        let mut guesses = Vec::with_capacity(parsed.guesses.len());
+        for (n, g) in parsed.guesses.iter().enumerate() {
+            let Some(rule) = self.rules.iter().position(|r| r.id == g.rule) else {
+                return Err(CatalogError::Invalid {
+                    file: file.into(),
+                    message: format!("guess {}: no rule {:?} in the catalog", n + 1, g.rule),
+                });
+            };
+            let what = format!("guess {}: frame", n + 1);
+            guesses.push(OpGuess {
+                frame: compile(file, &what, &g.frame)?,
+                rule,
+            });
+        }
+        self.op_guesses = guesses;
+        Ok(self)
+    }
+
+    /// The embedded rules, parsed but with no pattern compiled: all that
+    /// naming a finding needs. `scan` and `check` match no log line, and
+    /// compiling the catalog's patterns would be most of a short run.
+    pub fn builtin_rules() -> &'static [Rule] {
+        static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
+        RULES.get_or_init(|| {
+            // `builtin()` validates the same files (and this crate's tests call it).
+            CATALOG_FILES
+                .iter()
+                .filter_map(|(_, text)| toml::from_str(text).ok())
+                .collect()
+        })
+    }
+
+    /// The finding of rule `id` of the embedded catalog, without compiling
+    /// it. Every [`RuleId`] is generated from the embedded files, so it is
+    /// always there; `builtin()` panics the same way on a broken catalog.
+    pub fn builtin_finding(id: RuleId) -> Finding {
+        match Self::builtin_rules().iter().find(|r| id == r.id) {
+            Some(r) => finding_of(r),
+            None => panic!("rule {id} is generated from the embedded catalog but not in it"),
+        }
+    }
+}
+
+pub(super) fn finding_of(rule: &Rule) -> Finding {
+    let mut f = Finding::new(&rule.id, &rule.name, rule.op_family, &rule.summary);
+    f.severity = rule.severity;
+    f.fixes = rule.fixes.clone();
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_regex_compiles() {
+        // Patterns are only parsed at load; one that parses but cannot compile
+        // would otherwise match nothing, silently, on first use.
+        let c = Catalog::builtin();
+        let rules = c.rules().iter().flat_map(|r| r.regexes());
+        let guesses = c.op_guesses.iter().map(|g| &g.frame);
+        assert!(guesses.len() > 5, "the op guesses are loaded");
+        for re in rules.chain(c.log_patterns()).chain(guesses) {
+            if let Err(e) = re.compile() {
+                panic!("{}: {e}", re.as_str());
+            }
+        }
+    }
+
+    #[test]
+    fn op_guesses_name_rules_of_the_catalog_in_order() {
+        let c = Catalog::builtin();
+        let id = |t: &str| c.guess_op(t).map(|r| r.id.as_str());
+        assert_eq!(id("out = F.embedding_bag(ids, w, offsets)"), Some("DA102"));
+        assert_eq!(id("x = self.embed_tokens(input_ids)"), Some("DA101"));
+        assert_eq!(id("loss = F.one_hot(y, 10)"), Some("DA121"));
+        assert_eq!(id("print(total)"), None);
+        let rules = || CATALOG_FILES.iter().copied();
+        let load = |text: &str| {
+            Catalog::from_sources(rules())
+                .and_then(|c| c.with_op_guesses("op-guesses.toml", text))
+                .err()
+                .map(|e| e.to_string())
+        };
+        assert_eq!(load("[[guess]]\nframe = 'x'\nrule = 'DA101'"), None);
+        let unknown = load("[[guess]]\nframe = 'x'\nrule = 'DA999'").unwrap_or_default();
+        assert!(
+            unknown.contains("op-guesses.toml") && unknown.contains("DA999"),
+            "{unknown}"
+        );
+        let bad = load("[[guess]]\nframe = '(x'\nrule = 'DA101'").unwrap_or_default();
+        assert!(
+            bad.contains("op-guesses.toml") && bad.contains("guess 1"),
+            "{bad}"
+        );
+        let typo = load("[[guess]]\nframes = 'x'\nrule = 'DA101'").unwrap_or_default();
+        assert!(typo.contains("op-guesses.toml"), "{typo}");
+    }
+
+    #[test]
+    fn uncompiled_rules_name_findings_as_the_catalog_does() {
+        let c = Catalog::builtin();
+        assert_eq!(Catalog::builtin_rules().len(), c.rules().len());
+        for r in c.rules() {
+            let light = serde_json::to_value(Catalog::builtin_finding(
+                crate::RuleId::parse(&r.id).expect("a generated id"),
+            ))
+            .ok();
+            assert_eq!(light, serde_json::to_value(c.finding(r)).ok(), "{}", r.id);
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! The catalog's files as written: one rule per `DA###-name.toml`, and the
+//! shared `op-guesses.toml` (see `catalog/README.md`). Deserialising checks
+//! the keys; the values are checked when they are loaded (`load`).
+
+use crate::finding::{OpFamily, Severity};
+use serde::Deserialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("catalog file {file}: {source}")]
+    Toml {
+        file: String,
+        source: toml::de::Error,
+    },
+    #[error("catalog file {file}: {message}")]
+    Invalid { file: String, message: String },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub id: String,
+    pub name: String,
+    pub op_family: OpFamily,
+    pub title: String,
+    pub summary: String,
+    #[serde(default)]
+    pub severity: Severity,
+    #[serde(default)]
+    pub internal: bool,
+    #[serde(default)]
+    pub ops: Vec<String>,
+    #[serde(default)]
+    pub bad_argument: String,
+    #[serde(default)]
+    pub bound: String,
+    #[serde(default)]
+    pub guard: String,
+    #[serde(default)]
+    pub fixes: Vec<String>,
+    #[serde(default, rename = "assert")]
+    pub asserts: Vec<AssertPattern>,
+    #[serde(default)]
+    pub cpu_messages: Vec<String>,
+    #[serde(default, rename = "cause")]
+    pub causes: Vec<CauseSpec>,
+    pub doc: Doc,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssertPattern {
+    pub file: Option<String>,
+    pub kernel: Option<String>,
+    pub assertion: Option<String>,
+    #[serde(default)]
+    pub releases: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CauseSpec {
+    pub id: String,
+    pub prior: f64,
+    pub why: String,
+    #[serde(default)]
+    pub fixes: Vec<String>,
+    #[serde(default)]
+    pub evidence: Vec<EvidenceSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvidenceSpec {
+    pub frame: Option<String>,
+    pub log: Option<String>,
+    pub assertion: Option<String>,
+    pub weight: f64,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Doc {
+    pub what: String,
+    pub why: String,
+    pub confirm: String,
+    pub fix: String,
+    #[serde(default)]
+    pub example: String,
+}
+
+/// `catalog/op-guesses.toml`: traceback code → the rule whose kernel would
+/// have asserted, for a failure the log shows without a kernel line.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OpGuessFile {
+    #[serde(default, rename = "guess")]
+    pub(super) guesses: Vec<OpGuessSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OpGuessSpec {
+    pub(super) frame: String,
+    pub(super) rule: String,
+}

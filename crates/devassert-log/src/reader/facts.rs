@@ -1,0 +1,210 @@
+//! What the reader keeps besides assertion groups: where lines are, the
+//! tracebacks (built line by line, one open per rank), the first host
+//! error of each kind, and the catalog's evidence (log patterns, CPU
+//! messages), each bounded.
+
+use super::{dsa::DsaReport, groups::AssertGroup, Reader};
+use crate::clean::Stamp;
+use crate::device_line;
+use crate::errors::HostKind;
+use crate::prefilter::Target;
+use crate::traceback::{self, Builder, Step, Traceback};
+use devassert_core::LogHits;
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Tracebacks kept.
+const MAX_TRACEBACKS: usize = 48;
+/// Host-side CPU message matches kept.
+const MAX_CPU: usize = 16;
+
+/// Where a line is: input index and 1-based line number in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Pos {
+    pub input: usize,
+    pub line: u64,
+}
+
+/// The first occurrence of a host error kind, and how often it came.
+#[derive(Debug, Clone)]
+pub struct HostEvent {
+    pub kind: HostKind,
+    pub message: String,
+    pub count: u64,
+    pub ranks: BTreeSet<i64>,
+    pub first: Pos,
+    pub first_time: Option<Stamp>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CpuHit {
+    pub rule: String,
+    pub text: String,
+    pub pos: Pos,
+    pub rank: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct InputStats {
+    pub name: String,
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+/// Everything the reader kept.
+#[derive(Debug, Default)]
+pub struct Facts {
+    pub groups: Vec<AssertGroup>,
+    pub groups_dropped: u64,
+    pub tracebacks: Vec<Traceback>,
+    pub tracebacks_dropped: u64,
+    /// First device-side assert error line (any wrapper).
+    pub device_error: Option<HostEvent>,
+    /// Per kind; the device-side assert error's later repeats included.
+    pub host: Vec<HostEvent>,
+    pub dsa: Option<DsaReport>,
+    pub cpu: Vec<CpuHit>,
+    pub hits: LogHits,
+    pub launch_blocking: bool,
+    pub ranks: BTreeSet<i64>,
+    pub inputs: Vec<InputStats>,
+}
+
+/// Tracebacks being read: one per rank, and the ranks whose next one is
+/// chained to the last ("During handling of the above exception").
+#[derive(Default)]
+pub(super) struct OpenTracebacks {
+    pub(super) builders: HashMap<Option<i64>, Builder>,
+    pub(super) chain_pending: HashSet<Option<i64>>,
+}
+
+impl Reader {
+    pub(super) fn traceback_line(&mut self, text: &str, rank: Option<i64>) {
+        let t = text.trim();
+        if self.tracebacks.builders.is_empty()
+            && !(t.starts_with("Traceback")
+                || t.starts_with("File \"")
+                || t.starts_with("During handling")
+                || t.starts_with("The above exception"))
+        {
+            return;
+        }
+        if traceback::CHAIN_MARKERS.iter().any(|m| t.starts_with(m)) {
+            if let Some(b) = self.tracebacks.builders.remove(&rank) {
+                let tb = b.finish();
+                if !tb.frames.is_empty() {
+                    self.push_traceback(tb);
+                }
+            }
+            self.tracebacks.chain_pending.insert(rank);
+            return;
+        }
+        for _ in 0..2 {
+            if !self.tracebacks.builders.contains_key(&rank) {
+                if !(traceback::is_header(t) || traceback::parse_frame(t).is_some()) {
+                    return;
+                }
+                let chained = self.tracebacks.chain_pending.remove(&rank);
+                let b = Builder::new(self.lines.input, self.lines.line_no, rank, chained);
+                self.tracebacks.builders.insert(rank, b);
+            }
+            let Some(b) = self.tracebacks.builders.get_mut(&rank) else {
+                return;
+            };
+            match b.step(text) {
+                Step::More | Step::Ignored => return,
+                Step::Done(tb, refeed) => {
+                    self.tracebacks.builders.remove(&rank);
+                    if !tb.frames.is_empty() {
+                        self.push_traceback(tb);
+                    }
+                    if !refeed {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn push_traceback(&mut self, tb: Traceback) {
+        if self.facts.tracebacks.len() < MAX_TRACEBACKS {
+            self.facts.tracebacks.push(tb);
+        } else {
+            self.facts.tracebacks_dropped += 1;
+        }
+    }
+
+    pub(super) fn host_event(
+        &mut self,
+        kind: HostKind,
+        device: bool,
+        text: &str,
+        rank: Option<i64>,
+        time: Option<Stamp>,
+    ) {
+        let pos = self.pos();
+        let message: String = text.chars().take(300).collect();
+        if device && self.facts.device_error.is_none() {
+            self.facts.device_error = Some(HostEvent {
+                kind: HostKind::DeviceAssert,
+                message: message.clone(),
+                count: 1,
+                ranks: rank.into_iter().collect(),
+                first: pos,
+                first_time: time,
+            });
+            if kind == HostKind::DeviceAssert {
+                // The first one is the failure itself, not its fallout.
+                return;
+            }
+        }
+        match self.facts.host.iter_mut().find(|e| e.kind == kind) {
+            Some(e) => {
+                e.count += 1;
+                if let Some(r) = rank {
+                    e.ranks.insert(r);
+                }
+            }
+            None => self.facts.host.push(HostEvent {
+                kind,
+                message,
+                count: 1,
+                ranks: rank.into_iter().collect(),
+                first: pos,
+                first_time: time,
+            }),
+        }
+    }
+
+    /// The catalog's evidence in a line: `log` patterns (their first
+    /// captures) and host-side CPU messages.
+    pub(super) fn evidence(&mut self, t: &str, rank: Option<i64>) {
+        // Block and thread numbers are not values the evidence may read.
+        let c = device_line::without_coordinates(t);
+        let hits = &self.facts.hits;
+        let cpu_room = self.facts.cpu.len() < MAX_CPU;
+        let wanted = |target| match target {
+            Target::Log(i) => !hits.contains(i),
+            Target::Cpu(_) => cpu_room,
+        };
+        let mut matched = std::mem::take(&mut self.matched);
+        self.pre.catalog_matches(&c, wanted, &mut matched);
+        let mut cpu_first = None;
+        for &target in &matched {
+            match target {
+                Target::Log(i) => self.catalog.record_log_hit(i, &c, &mut self.facts.hits),
+                // The catalog's order decides between host messages.
+                Target::Cpu(k) => cpu_first = Some(cpu_first.map_or(k, |f: usize| f.min(k))),
+            }
+        }
+        self.matched = matched;
+        if let Some(rule) = cpu_first.and_then(|k| self.catalog.cpu_rule(k)) {
+            let hit = CpuHit {
+                rule: rule.id.clone(),
+                text: t.chars().take(500).collect(),
+                pos: self.pos(),
+                rank,
+            };
+            self.facts.cpu.push(hit);
+        }
+    }
+}

@@ -1,0 +1,436 @@
+//! Bytes -> lines -> cleaned text: a line split over chunks is carried to
+//! the next; whole stretches are searched (on another thread when they can
+//! be) for the lines that may matter, the rest counted unread; rows a
+//! terminal cut are joined again (`unwrap`); each line is split into its
+//! segments, prefixes stripped, and a `repr`'d error into its pieces.
+
+use super::Reader;
+use crate::clean;
+use crate::prefilter::{Line, Prefilter};
+use crate::unwrap;
+use devassert_core::Catalog;
+use memchr::{memchr, memrchr};
+
+/// Longest line looked at; the rest of a longer line is dropped.
+pub const MAX_LINE: usize = 256 * 1024;
+
+/// Where the reader is in its inputs, and what it holds of lines not yet read.
+#[derive(Default)]
+pub(super) struct Lines {
+    /// The start of a line the last chunk cut (at most `MAX_LINE` bytes).
+    pub(super) carry: Vec<u8>,
+    /// Whether a cut line is pending (its start may be empty).
+    pub(super) carry_started: bool,
+    /// The input being read: its index in `Facts::inputs`.
+    pub(super) input: usize,
+    /// The number of the last line read in it.
+    pub(super) line_no: u64,
+    /// Rank implied by the input's name (`rank3.log`).
+    pub(super) input_rank: Option<i64>,
+    /// A row cut by the terminal, waiting for the rest of it (see `unwrap`).
+    pub(super) waiting: Option<Waiting>,
+    /// The last rows before the region being scanned, for a row that was cut
+    /// from its start.
+    pub(super) earlier: Vec<Vec<u8>>,
+}
+
+/// A cut row (or rows joined so far) waiting for the next.
+pub(super) struct Waiting {
+    kind: unwrap::Kind,
+    text: String,
+    rows: usize,
+    /// Its first row's number.
+    line_no: u64,
+    /// The rows before its first row, nearest last.
+    before: Vec<Vec<u8>>,
+}
+
+/// The lines of a stretch of whole lines that may matter, found apart from
+/// the reader (so that the next stretch is searched while this one is read).
+pub struct Searched {
+    len: usize,
+    lines: Vec<Line>,
+    total: u64,
+}
+
+/// Search `region` (whole lines, the first starting at its first byte) for
+/// the lines a reader of `catalog` looks at.
+pub fn search_with(catalog: &'static Catalog, region: &[u8]) -> Searched {
+    search(Prefilter::shared(catalog), region)
+}
+
+fn search(pre: &Prefilter, region: &[u8]) -> Searched {
+    let (lines, total) = pre.lines_that_matter(region, MAX_LINE);
+    Searched {
+        len: region.len(),
+        lines,
+        total,
+    }
+}
+
+impl Reader {
+    /// Feed raw bytes; chunk boundaries are arbitrary.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.feed_searched(bytes, None);
+    }
+
+    /// Feed bytes that another thread has searched already (see `search`):
+    /// the result is used when the bytes start a line, as they do when no
+    /// partial line is pending.
+    pub fn feed_searched(&mut self, mut bytes: &[u8], searched: Option<Searched>) {
+        self.ensure_input();
+        if let Some(s) = self.facts.inputs.get_mut(self.lines.input) {
+            s.bytes += bytes.len() as u64;
+        }
+        // A pending partial line takes the bytes up to the first newline: the
+        // rest no longer starts where the search did.
+        let fresh = !self.lines.carry_started;
+        if self.lines.carry_started {
+            match memchr(b'\n', bytes) {
+                Some(i) => {
+                    self.extend_carry(&bytes[..i]);
+                    let line = std::mem::take(&mut self.lines.carry);
+                    self.lines.carry_started = false;
+                    let every = self.wants_every_line() || self.pre.line_matters(&line);
+                    if every {
+                        self.take_row(&line, 0, line.len());
+                    } else {
+                        self.take_line(&line, false);
+                    }
+                    unwrap::keep_row(&line, &mut self.lines.earlier);
+                    self.lines.carry = line;
+                    self.lines.carry.clear();
+                    bytes = &bytes[i + 1..];
+                }
+                None => {
+                    self.extend_carry(bytes);
+                    return;
+                }
+            }
+        }
+        let (region, tail) = match memrchr(b'\n', bytes) {
+            Some(i) => (&bytes[..=i], &bytes[i + 1..]),
+            None => (&bytes[..0], bytes),
+        };
+        let searched = searched
+            .filter(|s| fresh && s.len == region.len())
+            .unwrap_or_else(|| search(self.pre, region));
+        self.scan(region, searched);
+        if !tail.is_empty() {
+            self.lines.carry_started = true;
+            self.extend_carry(tail);
+        }
+    }
+
+    pub(super) fn extend_carry(&mut self, b: &[u8]) {
+        let room = MAX_LINE.saturating_sub(self.lines.carry.len());
+        self.lines.carry.extend_from_slice(&b[..b.len().min(room)]);
+        self.lines.carry_started = true;
+    }
+
+    /// Complete lines, each ending in `\n`.
+    pub(super) fn scan(&mut self, region: &[u8], searched: Searched) {
+        let base = self.lines.line_no;
+        let Searched { lines, total, .. } = searched;
+        let mut p = 0;
+        let mut next = 0;
+        while p < region.len() {
+            if self.wants_every_line() {
+                let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
+                self.take_row(region, p, e);
+                p = e + 1;
+                continue;
+            }
+            // Lines an every-line stretch already took are skipped.
+            while lines.get(next).is_some_and(|l| l.start < p) {
+                next += 1;
+            }
+            let Some(l) = lines.get(next) else { break };
+            self.lines.line_no = base + l.before;
+            self.take_row(region, l.start, l.end.min(l.start + MAX_LINE));
+            p = l.end + 1;
+            next += 1;
+        }
+        self.lines.line_no = base + total;
+        unwrap::keep_last(region, &mut self.lines.earlier);
+    }
+
+    /// Row `region[start..end]`: read alone, or joined with the rows the
+    /// terminal cut it from (see `unwrap`), or kept waiting for the next row.
+    pub(super) fn take_row(&mut self, region: &[u8], start: usize, end: usize) {
+        let raw = &region[start..end];
+        if let Some(w) = self.lines.waiting.take() {
+            let next = unwrap::row(raw);
+            match unwrap::resume(w.kind, &w.text, w.rows, &next) {
+                unwrap::Resume::Joined(text) => {
+                    let text = unwrap::backward(&w.before, &text).unwrap_or(text);
+                    self.take_line(text.as_bytes(), true);
+                    return;
+                }
+                unwrap::Resume::More(text) => {
+                    self.lines.line_no += 1;
+                    self.lines.waiting = Some(Waiting {
+                        text,
+                        rows: w.rows + 1,
+                        ..w
+                    });
+                    return;
+                }
+                unwrap::Resume::Apart => self.read_waiting(w),
+            }
+        }
+        // A repeat of the last thread line is whole.
+        if raw.len() >= MAX_LINE
+            || self
+                .groups
+                .echo
+                .as_ref()
+                .is_some_and(|e| e.repeat(raw).is_some())
+        {
+            self.take_line(raw, true);
+            return;
+        }
+        let cur = unwrap::row(raw);
+        let device = unwrap::has_marker(&cur);
+        if device && unwrap::path_may_be_cut(&cur) {
+            let before = unwrap::rows_before(region, start, &self.lines.earlier);
+            if let Some(text) = unwrap::backward(&before, &cur) {
+                self.take_line(text.as_bytes(), true);
+                return;
+            }
+        }
+        let in_tb = !self.tracebacks.builders.is_empty();
+        if device || unwrap::full_width(raw) {
+            if let Some(kind) = unwrap::cut(&cur, in_tb) {
+                self.lines.line_no += 1;
+                self.lines.waiting = Some(Waiting {
+                    kind,
+                    text: cur.into_owned(),
+                    rows: 1,
+                    line_no: self.lines.line_no,
+                    before: unwrap::rows_before(region, start, &self.lines.earlier),
+                });
+                return;
+            }
+        }
+        self.take_line(raw, true);
+    }
+
+    /// A waiting row that the next row did not finish, read as it is at its own place.
+    pub(super) fn read_waiting(&mut self, w: Waiting) {
+        let now = self.lines.line_no;
+        self.lines.line_no = w.line_no - 1;
+        self.take_line(w.text.as_bytes(), true);
+        self.lines.line_no = now;
+    }
+
+    pub(super) fn flush_waiting(&mut self) {
+        if let Some(w) = self.lines.waiting.take() {
+            self.read_waiting(w);
+        }
+    }
+
+    pub(super) fn read_line(&mut self, raw: &[u8]) {
+        let text = String::from_utf8_lossy(raw);
+        for seg in clean::segments(&text) {
+            let (body, prefix) = clean::strip_prefixes(&seg);
+            let rank = prefix.rank.or(self.lines.input_rank);
+            if let Some(r) = rank {
+                self.facts.ranks.insert(r);
+            }
+            if let Some(pieces) = unescape_repr(body) {
+                for piece in pieces {
+                    let (b, p2) = clean::strip_prefixes(&piece);
+                    self.text_line(b, p2.rank.or(rank), prefix.time.or(p2.time));
+                }
+            } else {
+                self.text_line(body, rank, prefix.time);
+            }
+        }
+    }
+}
+
+/// A rank in a per-rank file's name: `rank3.log`, `log_rank_3.txt`,
+/// torchrun's `…/attempt_0/3/stderr.log`.
+pub fn rank_from_name(name: &str) -> Option<i64> {
+    let n = name.replace('\\', "/");
+    let lower = n.to_ascii_lowercase();
+    if let Some(i) = lower.rfind("rank") {
+        let rest = lower[i + 4..].trim_start_matches(['_', '-', '.']);
+        let d: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if !d.is_empty() {
+            return d.parse().ok();
+        }
+    }
+    let parts: Vec<&str> = n.split('/').collect();
+    if parts.len() >= 2 {
+        let file = parts[parts.len() - 1];
+        let dir = parts[parts.len() - 2];
+        if (file.starts_with("stdout") || file.starts_with("stderr"))
+            && !dir.is_empty()
+            && dir.bytes().all(|b| b.is_ascii_digit())
+        {
+            return dir.parse().ok();
+        }
+    }
+    None
+}
+
+/// A line holding a `repr`'d error or traceback (`RuntimeError('CUDA error: …\nCUDA kernel errors…')`,
+/// `'Traceback (most recent call last):\n  File …'`): its pieces, unescaped.
+fn unescape_repr(body: &str) -> Option<Vec<String>> {
+    if !body.contains("\\n") {
+        return None;
+    }
+    let interesting = [
+        "Traceback",
+        "device-side assert",
+        "CUDA error",
+        "HIP error",
+        "Assertion",
+        "Error",
+        "File \"",
+    ];
+    if !interesting.iter().any(|k| body.contains(k)) {
+        return None;
+    }
+    let body = body.replace("\\\\n", "\\n");
+    let breaks = line_breaks(&body);
+    if breaks.is_empty() {
+        return None;
+    }
+    let mut from = 0;
+    let mut split = Vec::with_capacity(breaks.len() + 1);
+    for b in breaks {
+        split.push(&body[from..b]);
+        from = b + 2;
+    }
+    split.push(&body[from..]);
+    let pieces: Vec<String> = split
+        .into_iter()
+        .map(|p| {
+            p.replace("\\'", "'")
+                .replace("\\\"", "\"")
+                .replace("\\t", "    ")
+                .replace("\\\\", "\\")
+        })
+        .filter(|p| !p.trim().is_empty() && !matches!(p.trim(), "'" | "\"" | "')" | "\")"))
+        .collect();
+    (pieces.len() > 1).then_some(pieces)
+}
+
+/// Where `body` holds an escaped line break (`\n` as two characters): not
+/// a C string's own `\n` inside a printed assertion (grouped-mm's offset
+/// checks end their message with one), nor a Windows path's separator
+/// before a component starting with `n` (`ATen\native`, `ops\nccl_…`,
+/// `torch\nn`).
+fn line_breaks(body: &str) -> Vec<usize> {
+    let spans = assertion_spans(body);
+    let in_assertion = |i: usize| {
+        spans.iter().any(|(r, quoted)| {
+            // Unquoted, the span's end is less sure: only a `\n` that ends a C string counts.
+            r.contains(&i) && (*quoted || body[i + 2..].starts_with('"'))
+        })
+    };
+    body.match_indices("\\n")
+        .map(|(i, _)| i)
+        .filter(|&i| !in_assertion(i) && !path_separator(body, i))
+        .collect()
+}
+
+/// The spans of printed assertions, up to " failed", and whether the
+/// assertion is quoted: "ssertion `" (CUDA's `` ` ``…`` ` ``, ROCm's
+/// `` ` ``…`'`), or "Assertion " with the quotes lost (a markdown paste).
+fn assertion_spans(body: &str) -> Vec<(std::ops::Range<usize>, bool)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = body[from..].find("ssertion ") {
+        let start = from + i;
+        let rest = &body[start + "ssertion ".len()..];
+        let quoted = rest.starts_with('`');
+        if !(quoted || (start > 0 && body.as_bytes()[start - 1] == b'A')) {
+            from = start + "ssertion ".len();
+            continue;
+        }
+        let Some(j) = body[start..].find(" failed") else {
+            break;
+        };
+        out.push((start..start + j, quoted));
+        from = start + j;
+    }
+    out
+}
+
+/// Whether the backslash at `i` separates path components: the text before
+/// it is a component after `\` or `/`, or a drive (`C:`).
+fn path_separator(body: &str, i: usize) -> bool {
+    let before = &body.as_bytes()[..i];
+    let word = before
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        .count();
+    let head = &before[..i - word];
+    match head.last() {
+        Some(b'\\' | b'/') => word > 0,
+        Some(b':') => {
+            word == 0
+                && head.len() >= 2
+                && head[head.len() - 2].is_ascii_alphabetic()
+                && (head.len() == 2 || !head[head.len() - 3].is_ascii_alphanumeric())
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_from_file_names() {
+        assert_eq!(rank_from_name("logs/rank3.log"), Some(3));
+        assert_eq!(rank_from_name("log_rank_12.txt"), Some(12));
+        assert_eq!(rank_from_name("/x/attempt_0/5/stderr.log"), Some(5));
+        assert_eq!(rank_from_name("job.out"), None);
+    }
+
+    #[test]
+    fn repr_pieces() {
+        let p = unescape_repr(r"ERROR - RuntimeError('CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported\nCompile with `TORCH_USE_CUDA_DSA`')").unwrap_or_default();
+        assert_eq!(p.len(), 3);
+        assert!(p[0].ends_with("device-side assert triggered"));
+        assert_eq!(unescape_repr("plain line"), None);
+    }
+
+    #[test]
+    fn backslash_n_in_assertions_and_windows_paths_is_no_line_break() {
+        let grouped = r#"/pytorch/aten/src/ATen/native/cuda/GroupMMCommon.cuh:55: prepare_grouped_gemm_data: block: [0,0,0], thread: [0,0,0] Assertion `delta >0 && "expected ofsets to be greater than 0\n"` failed."#;
+        assert_eq!(unescape_repr(grouped), None);
+        let windows = r"C:\actions-runner\_work\pytorch\pytorch\pytorch\aten\src\ATen\native\cuda\Loss.cu:250: block: [0,0,0], thread: [0,0,0] Assertion `t >= 0 && t < n_classes` failed.";
+        assert_eq!(unescape_repr(windows), None);
+        let markdown = r#"../aten/src/ATen/native/cuda/GroupMMCommon.cuh:55: prepare_grouped_gemm_data: block: [0,0,0], thread: [0,0,0] Assertion delta >0 && "expected ofsets to be greater than 0\n" failed."#;
+        assert_eq!(unescape_repr(markdown), None);
+        let nccl = r"D:\torch\csrc\distributed\c10d\symm_mem\ops\nccl_all_to_all_nd.cu:112: block: [0,0,0], thread: [0,0,0] Assertion `x` failed.";
+        assert_eq!(unescape_repr(nccl), None);
+        let frame = r#"File "C:\nn\x.py", line 3, in f"#;
+        assert_eq!(unescape_repr(frame), None);
+        // A repr that holds a device line still splits around it.
+        let repr = r#"RuntimeError('x.cu:5: k: block: [0,0,0], thread: [0,0,0] Assertion `a && "b\n"` failed.\nCUDA error: device-side assert triggered')"#;
+        let p = unescape_repr(repr).unwrap_or_default();
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].ends_with(r#""b\n"` failed."#), "{p:?}");
+    }
+
+    #[test]
+    fn windows_paths_keep_their_backslash_n() {
+        let line = r"RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at c:\new-builder_3\win-wheel\pytorch\aten\src\thnn\generic/ClassNLLCriterion.c:93";
+        assert_eq!(unescape_repr(line), None);
+        let p = unescape_repr(
+            r"Error('CUDA error at C:\w\aten\src\ATen\native\cuda\x.cu:12\nframe #0: c10::Error')",
+        )
+        .unwrap_or_default();
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].ends_with(r"native\cuda\x.cu:12"), "{p:?}");
+    }
+}

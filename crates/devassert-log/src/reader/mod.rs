@@ -1,0 +1,227 @@
+//! The streaming state machine: bytes in (any chunking), and out only what
+//! the diagnosis needs, in bounded memory: assertion groups with counts,
+//! the first tracebacks, the first host errors of each kind, the DSA report,
+//! and the catalog's log evidence. By job: `lines` splits bytes into lines
+//! (the prefilter skips every line that cannot matter without looking at it
+//! further; rows a terminal cut are joined) and lines into cleaned text;
+//! `facts` keeps tracebacks, host errors and evidence; `groups` counts
+//! device assertion lines into groups; `dsa` reads `TORCH_USE_CUDA_DSA`
+//! reports. This file routes each line to them.
+
+mod dsa;
+mod facts;
+mod groups;
+mod lines;
+
+use crate::clean::Stamp;
+use crate::device_line;
+use crate::errors;
+use crate::prefilter::{Prefilter, Target};
+use crate::traceback::Traceback;
+use devassert_core::Catalog;
+use groups::Echo;
+
+pub use dsa::DsaReport;
+pub use facts::{CpuHit, Facts, HostEvent, InputStats, Pos};
+pub use groups::AssertGroup;
+pub use lines::{rank_from_name, search_with, Searched, MAX_LINE};
+
+/// Reads one crash (one or more inputs) into [`Facts`]; what it holds
+/// between lines is grouped by the job that needs it.
+pub struct Reader {
+    catalog: &'static Catalog,
+    pre: &'static Prefilter,
+    pub facts: Facts,
+    /// Where it is, the partial line, rows waiting to be joined.
+    lines: lines::Lines,
+    /// Tracebacks still being read.
+    tracebacks: facts::OpenTracebacks,
+    /// Assertion groups' index, the last thread line, a dangling path.
+    groups: groups::Groups,
+    /// Whether a DSA report is being read.
+    dsa: dsa::DsaState,
+    /// The catalog patterns a line matched (kept to reuse its allocation).
+    matched: Vec<Target>,
+}
+
+/// What a line changed besides assertion groups: a line that changed none
+/// of it can be counted again from its coordinates alone.
+#[derive(PartialEq, Eq)]
+struct Effects {
+    host: (usize, u64),
+    device_error: bool,
+    cpu: usize,
+    hits: usize,
+    tracebacks: (usize, u64),
+    open: (usize, usize, bool, bool),
+    dsa: Option<u64>,
+    launch_blocking: bool,
+    groups_dropped: u64,
+}
+
+impl Reader {
+    pub fn new(catalog: &'static Catalog) -> Self {
+        Reader {
+            catalog,
+            pre: Prefilter::shared(catalog),
+            facts: Facts::default(),
+            lines: lines::Lines::default(),
+            tracebacks: facts::OpenTracebacks::default(),
+            groups: groups::Groups::default(),
+            dsa: dsa::DsaState::default(),
+            matched: Vec::new(),
+        }
+    }
+
+    fn effects(&self) -> Effects {
+        let f = &self.facts;
+        Effects {
+            host: (f.host.len(), f.host.iter().map(|e| e.count).sum()),
+            device_error: f.device_error.is_some(),
+            cpu: f.cpu.len(),
+            hits: f.hits.len(),
+            tracebacks: (f.tracebacks.len(), f.tracebacks_dropped),
+            open: (
+                self.tracebacks.builders.len(),
+                self.tracebacks.chain_pending.len(),
+                self.groups.pending_path.is_some(),
+                self.dsa.open,
+            ),
+            dsa: f.dsa.as_ref().map(|d| d.failures),
+            launch_blocking: f.launch_blocking,
+            groups_dropped: f.groups_dropped,
+        }
+    }
+
+    /// A new input begins: the previous one's last line and tracebacks end.
+    pub fn begin_input(&mut self, name: &str) {
+        if !self.facts.inputs.is_empty() {
+            self.end_input();
+        }
+        self.lines.input = self.facts.inputs.len();
+        self.facts.inputs.push(InputStats {
+            name: name.to_string(),
+            lines: 0,
+            bytes: 0,
+        });
+        self.lines.line_no = 0;
+        self.lines.input_rank = rank_from_name(name);
+    }
+
+    fn ensure_input(&mut self) {
+        if self.facts.inputs.is_empty() {
+            self.begin_input("-");
+        }
+    }
+
+    fn end_input(&mut self) {
+        if self.lines.carry_started {
+            let line = std::mem::take(&mut self.lines.carry);
+            self.lines.carry_started = false;
+            let every = self.wants_every_line() || self.pre.line_matters(&line);
+            if every {
+                self.take_row(&line, 0, line.len());
+            } else {
+                self.take_line(&line, false);
+            }
+        }
+        self.flush_waiting();
+        self.lines.earlier.clear();
+        let builders: Vec<_> = self.tracebacks.builders.drain().collect();
+        let mut done: Vec<Traceback> = builders
+            .into_iter()
+            .filter(|(_, b)| b.has_frames())
+            .map(|(_, b)| b.finish())
+            .collect();
+        done.sort_by_key(|t| t.line);
+        for tb in done {
+            self.push_traceback(tb);
+        }
+        self.tracebacks.chain_pending.clear();
+        self.groups.pending_path = None;
+        self.dsa.open = false;
+        self.groups.echo = None;
+        if let Some(s) = self.facts.inputs.get_mut(self.lines.input) {
+            s.lines = self.lines.line_no;
+        }
+    }
+
+    pub fn finish(mut self) -> Facts {
+        self.ensure_input();
+        self.end_input();
+        self.dsa_group();
+        self.facts
+    }
+
+    fn wants_every_line(&self) -> bool {
+        !self.tracebacks.builders.is_empty()
+            || self.groups.pending_path.is_some()
+            || self.lines.waiting.is_some()
+            || self.dsa.open
+            || self.pre.looks_at_everything()
+    }
+
+    fn take_line(&mut self, raw: &[u8], look: bool) {
+        self.lines.line_no += 1;
+        if !look {
+            return;
+        }
+        let raw = &raw[..raw.len().min(MAX_LINE)];
+        let quiet = self.tracebacks.builders.is_empty()
+            && self.groups.pending_path.is_none()
+            && !self.dsa.open;
+        if let Some(e) = self.groups.echo.as_ref().filter(|_| quiet) {
+            if let Some((block, thread)) = e.repeat(raw) {
+                let (group, rank) = (e.group, e.rank);
+                self.count(group, rank, Some(block), Some(thread));
+                return;
+            }
+        }
+        let before = (self.effects(), self.groups.records);
+        self.read_line(raw);
+        // One assertion and nothing else: the next lines may repeat it.
+        self.groups.echo = None;
+        if quiet && self.groups.records == before.1 + 1 && self.effects() == before.0 {
+            if let (Some((b, t)), Some((group, rank, true))) =
+                (device_line::coordinate_spans(raw), self.groups.last_record)
+            {
+                self.groups.echo = Some(Echo {
+                    raw: raw.to_vec(),
+                    block: b,
+                    thread: t,
+                    group,
+                    rank,
+                });
+            }
+        }
+    }
+
+    fn pos(&self) -> Pos {
+        Pos {
+            input: self.lines.input,
+            line: self.lines.line_no,
+        }
+    }
+
+    /// One cleaned line of text.
+    fn text_line(&mut self, text: &str, rank: Option<i64>, time: Option<Stamp>) {
+        let t = text.trim();
+        self.traceback_line(text, rank);
+        self.device_lines(text, rank, time);
+        if self.pre.has_trigger(t) {
+            if let Some((kind, device)) = errors::classify(t) {
+                self.host_event(kind, device, t, rank, time);
+            }
+        }
+        if self.dsa.open || t.contains(" = ") || t.contains("assertion failure") {
+            self.dsa_line(t, rank);
+        }
+        if !self.facts.launch_blocking
+            && (t.contains("CUDA_LAUNCH_BLOCKING") || t.contains("AMD_SERIALIZE_KERNEL"))
+            && errors::sets_launch_blocking(t)
+        {
+            self.facts.launch_blocking = true;
+        }
+        self.evidence(t, rank);
+    }
+}
