@@ -549,7 +549,8 @@ def main(argv):
         else:
             tsv = args[i]
             i += 1
-    tsv = tsv or "/work/shared/reference/pytorch-device-asserts-lines.tsv"
+    here = os.path.dirname(os.path.abspath(__file__))
+    tsv = tsv or os.path.join(here, "reference", "pytorch-device-asserts-lines.tsv")
     rules = load_catalog(cat_dir)
     errors = validate(rules)
     print(f"{len(rules)} rule files")

@@ -2,6 +2,8 @@
 # Benchmark: `devassert explain` (release build) against `grep -c Assertion`
 # on the same generated log, in the same run, with peak memory.
 # usage: bench/explain/run.sh [SIZE_BYTES]   (default 1 GiB; the log goes to bench/out/)
+#   BEFORE=BIN  also times another devassert binary (a change's before) in the
+#               same run, and checks that its JSON report is the same.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 size="${1:-1073741824}"
@@ -25,4 +27,10 @@ read -r e_s e_kb < <(measure "$bin" explain --format json "$log")
 echo "log: $(du -h "$log" | cut -f1) ($(wc -l < "$log") lines)"
 echo "grep -c Assertion: ${g_s}s, peak ${g_kb} KiB"
 echo "devassert explain: ${e_s}s, peak ${e_kb} KiB ($((e_kb / 1024)) MiB)"
+if [ -n "${BEFORE:-}" ]; then
+  read -r b_s b_kb < <(measure "$BEFORE" explain --format json "$log")
+  cp "$out/stdout.txt" "$out/before.json"
+  "$bin" explain --format json "$log" | cmp -s - "$out/before.json" && same=same || same=DIFFERENT
+  echo "before ($BEFORE): ${b_s}s, peak ${b_kb} KiB ($((b_kb / 1024)) MiB); JSON report $same"
+fi
 python3 -c "print(f'time ratio explain/grep: {float(\"$e_s\") / max(float(\"$g_s\"), 0.001):.1f}x (goal <= 2x); memory goal <= 64 MiB: {\"met\" if $e_kb <= 65536 else \"missed\"}')"

@@ -31,6 +31,14 @@ fn main() {
         ));
     }
     out.push_str("];\n");
+    // Data shared by the rules, loaded and validated with them.
+    let guesses = dir.join("op-guesses.toml");
+    println!("cargo:rerun-if-changed={}", guesses.display());
+    let abs = fs::canonicalize(&guesses).expect("catalog/op-guesses.toml readable");
+    out.push_str(&format!(
+        "pub(crate) static OP_GUESSES_FILE: (&str, &str) = (\"op-guesses.toml\", include_str!({:?}));\n",
+        abs.display().to_string()
+    ));
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     fs::write(out_dir.join("catalog_files.rs"), out).expect("write catalog_files.rs");
     fs::write(out_dir.join("rule_ids.rs"), rule_ids(&files)).expect("write rule_ids.rs");

@@ -1,12 +1,13 @@
 //! Arbitrary file contents through every scan reader: the first byte picks the
 //! format (and the file's extension), the rest is the file.
 #![no_main]
-use devassert_scan::{scan_paths, Bounds, InputFormat, ScanOptions};
+use devassert_scan::formats::FORMATS;
+use devassert_scan::{scan_paths, Bounds, ScanOptions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, body)) = data.split_first() else { return };
-    let format = InputFormat::ALL[sel as usize % InputFormat::ALL.len()];
+    let format = FORMATS[sel as usize % FORMATS.len()].format;
     let dir = std::env::temp_dir().join(format!("devassert-fuzz-scan-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join(format!("input.{}", format.extension()));

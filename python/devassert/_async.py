@@ -23,7 +23,9 @@ tensor is unchanged since the launch). The entry keeps no other tensor of the
 user alive: a loss's logits can be most of the memory a training step has;
 torch's own message is reproduced with same-shaped stand-ins for them.
 Inside a capture no event is recorded (the graph replays the copy): the
-count's host memory is read when the guard is next called outside it.
+count's host memory is read when the guard is next called outside it. It is
+one aligned int64, so a read while a replay runs sees the last count or the
+new one, never a torn value; a stale zero is caught at a later poll.
 
 Checks that need a sync (BCE / multinomial values, embedding_bag offsets,
 CTC) take the exact path, or are skipped with a note inside a capture.

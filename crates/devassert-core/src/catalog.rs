@@ -106,6 +106,29 @@ pub struct Doc {
     pub example: String,
 }
 
+/// `catalog/op-guesses.toml`: traceback code → the rule whose kernel would
+/// have asserted, for a failure the log shows without a kernel line.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpGuessFile {
+    #[serde(default, rename = "guess")]
+    guesses: Vec<OpGuessSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpGuessSpec {
+    frame: String,
+    rule: String,
+}
+
+/// An op guess with its pattern checked and its rule found.
+struct OpGuess {
+    frame: LazyRegex,
+    /// Index into the catalog's rules.
+    rule: usize,
+}
+
 struct CompiledAssert {
     file: Option<LazyRegex>,
     kernel: Option<LazyRegex>,
@@ -196,6 +219,8 @@ pub struct Catalog {
     cpu_patterns: Vec<LazyRegex>,
     cpu_owner: Vec<usize>,
     log_patterns: Vec<LazyRegex>,
+    /// In the file's order: the first that matches wins.
+    op_guesses: Vec<OpGuess>,
 }
 
 /// Which `log` evidence patterns fired while reading a log, with the named
@@ -243,7 +268,9 @@ impl Catalog {
         CATALOG.get_or_init(|| {
             // The embedded files are validated by this crate's tests; failing here
             // means the binary was built from a broken catalog.
+            let (guesses, text) = OP_GUESSES_FILE;
             Catalog::from_sources(CATALOG_FILES.iter().copied())
+                .and_then(|c| c.with_op_guesses(guesses, text))
                 .unwrap_or_else(|e| panic!("embedded catalog is invalid: {e}"))
         })
     }
@@ -377,7 +404,43 @@ impl Catalog {
             cpu_owner,
             log_patterns,
             rules,
+            op_guesses: Vec::new(),
         })
+    }
+
+    /// The catalog with the traceback → op guesses of `text` (the file
+    /// `file`, see `catalog/op-guesses.toml`): every pattern must parse and
+    /// every rule be one of this catalog's.
+    pub fn with_op_guesses(mut self, file: &str, text: &str) -> Result<Catalog, CatalogError> {
+        let parsed: OpGuessFile = toml::from_str(text).map_err(|source| CatalogError::Toml {
+            file: file.into(),
+            source,
+        })?;
+        let mut guesses = Vec::with_capacity(parsed.guesses.len());
+        for (n, g) in parsed.guesses.iter().enumerate() {
+            let Some(rule) = self.rules.iter().position(|r| r.id == g.rule) else {
+                return Err(CatalogError::Invalid {
+                    file: file.into(),
+                    message: format!("guess {}: no rule {:?} in the catalog", n + 1, g.rule),
+                });
+            };
+            let what = format!("guess {}: frame", n + 1);
+            guesses.push(OpGuess {
+                frame: compile(file, &what, &g.frame)?,
+                rule,
+            });
+        }
+        self.op_guesses = guesses;
+        Ok(self)
+    }
+
+    /// The rule whose op a traceback's text (a frame's code line or function
+    /// name) names, by the first op guess that matches it.
+    pub fn guess_op(&self, text: &str) -> Option<&CompiledRule> {
+        self.op_guesses
+            .iter()
+            .find(|g| g.frame.is_match(text))
+            .map(|g| &self.rules[g.rule])
     }
 
     pub fn rules(&self) -> &[CompiledRule] {
@@ -421,7 +484,7 @@ impl Catalog {
             fallback::UNRECOGNISED_ASSERT,
             fallback::INDUCTOR_ASSERT,
             fallback::CUSTOM_KERNEL,
-            "DA401",
+            crate::rule_id::ids::INDUCTOR_INDEX_OUT_OF_BOUNDS.as_str(),
         ];
         self.rules
             .iter()
@@ -757,11 +820,43 @@ mod tests {
         // would otherwise match nothing, silently, on first use.
         let c = Catalog::builtin();
         let rules = c.rules().iter().flat_map(|r| r.regexes());
-        for re in rules.chain(c.log_patterns()) {
+        let guesses = c.op_guesses.iter().map(|g| &g.frame);
+        assert!(guesses.len() > 5, "the op guesses are loaded");
+        for re in rules.chain(c.log_patterns()).chain(guesses) {
             if let Err(e) = re.compile() {
                 panic!("{}: {e}", re.as_str());
             }
         }
+    }
+
+    #[test]
+    fn op_guesses_name_rules_of_the_catalog_in_order() {
+        let c = Catalog::builtin();
+        let id = |t: &str| c.guess_op(t).map(|r| r.id.as_str());
+        assert_eq!(id("out = F.embedding_bag(ids, w, offsets)"), Some("DA102"));
+        assert_eq!(id("x = self.embed_tokens(input_ids)"), Some("DA101"));
+        assert_eq!(id("loss = F.one_hot(y, 10)"), Some("DA121"));
+        assert_eq!(id("print(total)"), None);
+        let rules = || CATALOG_FILES.iter().copied();
+        let load = |text: &str| {
+            Catalog::from_sources(rules())
+                .and_then(|c| c.with_op_guesses("op-guesses.toml", text))
+                .err()
+                .map(|e| e.to_string())
+        };
+        assert_eq!(load("[[guess]]\nframe = 'x'\nrule = 'DA101'"), None);
+        let unknown = load("[[guess]]\nframe = 'x'\nrule = 'DA999'").unwrap_or_default();
+        assert!(
+            unknown.contains("op-guesses.toml") && unknown.contains("DA999"),
+            "{unknown}"
+        );
+        let bad = load("[[guess]]\nframe = '(x'\nrule = 'DA101'").unwrap_or_default();
+        assert!(
+            bad.contains("op-guesses.toml") && bad.contains("guess 1"),
+            "{bad}"
+        );
+        let typo = load("[[guess]]\nframes = 'x'\nrule = 'DA101'").unwrap_or_default();
+        assert!(typo.contains("op-guesses.toml"), "{typo}");
     }
 
     #[test]

@@ -6,8 +6,8 @@ use devassert_core::catalog::{fallback, normalize_assertion, normalize_kernel, n
 use devassert_core::{Catalog, DeviceAssert, CAUSE_IDS};
 use std::collections::HashSet;
 
-const TSV: &str = include_str!("fixtures/pytorch-device-asserts-lines.tsv");
-const REFERENCE: &str = include_str!("fixtures/pytorch-device-asserts.md");
+const TSV: &str = include_str!("../../../catalog/reference/pytorch-device-asserts-lines.tsv");
+const REFERENCE: &str = include_str!("../../../catalog/reference/pytorch-device-asserts.md");
 const INTERNAL: &str = "DA901";
 
 /// `(file basename, function, assertion)` of the reference's §3 table.

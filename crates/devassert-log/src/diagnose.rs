@@ -10,12 +10,10 @@ use crate::traceback::{Frame, Traceback};
 use crate::values;
 use devassert_core::catalog::fallback;
 use devassert_core::{
-    Bound, Catalog, Command, CompiledRule, DeviceAssert, Fallout, Finding, InputSummary, OpFamily,
-    Report, Scalar, SourceLocation,
+    ids, Bound, Catalog, Command, CompiledRule, DeviceAssert, Fallout, Finding, InputSummary,
+    OpFamily, Report, Scalar, SourceLocation,
 };
-use regex::Regex;
 use serde_json::{json, Map};
-use std::sync::OnceLock;
 
 /// How the root failure showed itself.
 enum Root<'a> {
@@ -114,50 +112,17 @@ fn rocm_abort(facts: &Facts) -> Option<&HostEvent> {
     launch.or_else(|| host(facts, HostKind::HsaAbort))
 }
 
-/// Ops a traceback's code line can name, for a failure with no kernel line:
-/// the rule whose kernel would have asserted (on CUDA, `F.one_hot` fails in
-/// the scatter kernel).
-const OP_GUESSES: &[(&str, &str)] = &[
-    (r"\bctc_loss\b|\bCTCLoss\b|\bctc\b", "DA205"),
-    (r"\bone_hot\b", "DA121"),
-    (r"\bembedding_bag\b|\bEmbeddingBag\b", "DA102"),
-    (r"binary_cross_entropy\(|\bBCELoss\b", "DA203"),
-    (
-        r"\bcross_entropy\b|\bnll_loss\b|\bCrossEntropyLoss\b|\bNLLLoss\b",
-        "DA201",
-    ),
-    (r"\bmultinomial\b", "DA301"),
-    (r"\bbincount\b", "DA123"),
-    (r"\bgather\(|\bscatter_?(add_?|reduce_?)?\(", "DA121"),
-    (
-        r"\bembedding\(|\bembed_tokens\b|\bword_embeddings\b|\bwte\b|\bwpe\b|\bposition_embeddings\b|\bindex_select\b|\bnn\.Embedding\b",
-        "DA101",
-    ),
-];
-
+/// The rule a traceback's code names (the catalog's op guesses), for a
+/// failure with no kernel line; with its id and the frame's place.
 fn op_guess<'c>(
     catalog: &'c Catalog,
     tb: Option<&Traceback>,
-) -> Option<(&'c CompiledRule, &'static str, String)> {
-    static RE: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
-    let table = RE.get_or_init(|| {
-        OP_GUESSES
-            .iter()
-            .filter_map(|(p, id)| Regex::new(p).ok().map(|r| (r, *id)))
-            .collect()
-    });
-    let tb = tb?;
-    for f in tb.frames.iter().rev() {
-        for text in f
-            .code
-            .iter()
-            .map(String::as_str)
-            .chain(std::iter::once(f.function.as_str()))
-        {
-            if let Some((_, id)) = table.iter().find(|(r, _)| r.is_match(text)) {
-                if let Some(rule) = catalog.get(id) {
-                    return Some((rule, id, format!("{}:{}", f.file, f.line)));
-                }
+) -> Option<(&'c CompiledRule, &'c str, String)> {
+    for f in tb?.frames.iter().rev() {
+        let texts = f.code.iter().map(String::as_str);
+        for text in texts.chain(std::iter::once(f.function.as_str())) {
+            if let Some(rule) = catalog.guess_op(text) {
+                return Some((rule, rule.id.as_str(), format!("{}:{}", f.file, f.line)));
             }
         }
     }
@@ -346,8 +311,8 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         Root::NoKernelLine(e) | Root::RocmAbort(e) | Root::IllegalAccess(e) => {
             let id = match root {
                 Root::NoKernelLine(_) => fallback::NO_KERNEL_LINE,
-                Root::RocmAbort(_) => "DA002",
-                _ => "DA003",
+                Root::RocmAbort(_) => ids::ROCM_KERNEL_ABORT.as_str(),
+                _ => ids::ILLEGAL_MEMORY_ACCESS.as_str(),
             };
             let rule = catalog
                 .get(id)

@@ -12,8 +12,7 @@ use regex::Regex;
 use std::sync::OnceLock;
 
 /// Every assertion PyTorch's wheels print: file, function, assertion.
-const REFERENCE: &str =
-    include_str!("../../devassert-core/tests/fixtures/pytorch-device-asserts-lines.tsv");
+const REFERENCE: &str = include_str!("../../../catalog/reference/pytorch-device-asserts-lines.tsv");
 
 /// Kernel names and source files that name their op whatever the assertion
 /// says (first match wins: the specific before the general).

@@ -1,30 +1,19 @@
 //! The cheap test that decides whether a line is looked at at all. Almost
 //! every line of a long training log is progress output; one multi-literal
-//! search over the whole buffer finds the few lines that can matter: our own
-//! trigger words, plus, for every catalog `log` / `cpu_messages` regex, the
-//! most selective set of literals every match of it must contain. Those
-//! literals are derived from the regexes themselves (so a catalog edit needs
-//! no change here); a line found only by them is then checked against all
-//! the literal sets its regex requires before the regexes run.
-//!
-//! The search is the reader's hot loop (a 1 GiB log is mostly progress
-//! lines), so it is one DFA over every literal (case-insensitive ones as the
-//! casings logs use; see `literal_dfa`), and a large buffer is split at line
-//! ends and searched on every core; only the lines that matter come back, in
-//! order. A literal its regex wants at a word boundary (`\binf\b`) counts
-//! only there, so `INFO` is not taken for `inf`.
+//! search over the whole buffer (`line_search`) finds the few lines that can
+//! matter: our own trigger words, plus, for every catalog `log` /
+//! `cpu_messages` regex, the most selective set of literals every match of
+//! it must contain (`literals`: taken from the parsed regex, so a catalog
+//! edit needs no change here). A line found only by them is then checked
+//! against all the literal sets its regex requires before the regexes run.
 
-use crate::bigram_filter::{BigramFilter, Pattern};
-use crate::literal_dfa::LiteralDfa;
+use crate::line_search::{self, LineSearch, Sought};
+use crate::literals::{best_set, pattern_requirement, unmark};
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use devassert_core::lazy_regex::LazyRegex;
 use devassert_core::Catalog;
-use memchr::{memchr, memchr_iter, memrchr};
-use regex_syntax::hir::{Class, Hir, HirKind, Look};
 
-/// Largest character class expanded into literals (`\s` has 25 characters,
-/// 11 distinct first bytes).
-const MAX_CLASS: usize = 32;
+pub use crate::line_search::Line;
 
 /// Words without which a line cannot hold anything the reader itself uses.
 const TRIGGERS: &[&str] = &[
@@ -63,265 +52,10 @@ const TRIGGERS: &[&str] = &[
     "out of range",
 ];
 
-/// Words in nearly every line of a training log: a literal set holding one
-/// of them is a poor filter when the regex offers another.
-const COMMON: &[&str] = &[
-    "loss", "grad", "step", "epoch", "info", "lr", "rate", "time", "train", "batch", "iter",
-    "it/s", "warn", "model",
-];
-
-/// A regex's requirement: every match contains one literal of each set.
-/// Literals may hold `BOUNDARY` marks.
-type Requirement = Vec<Vec<Vec<u8>>>;
-
-/// Marks a word boundary (`\b`) in a derived literal. No catalog literal
-/// holds a NUL; the marks come out before any automaton is built.
-const BOUNDARY: u8 = 0;
-
-/// A literal without its boundary marks, and whether it wants a word
-/// boundary before and after it (marks inside it are dropped: a looser
-/// filter, never a missed line).
-fn unmark(l: &[u8]) -> (Vec<u8>, bool, bool) {
-    let bare: Vec<u8> = l.iter().copied().filter(|&b| b != BOUNDARY).collect();
-    let before = l.first() == Some(&BOUNDARY);
-    let after = l.len() > 1 && l.last() == Some(&BOUNDARY);
-    (bare, before, after)
-}
-
-fn bare_len(l: &[u8]) -> usize {
-    l.iter().filter(|&&b| b != BOUNDARY).count()
-}
-
-fn requirement(h: &Hir) -> Option<Requirement> {
-    match h.kind() {
-        HirKind::Literal(l) => Some(vec![vec![l.0.to_vec()]]),
-        HirKind::Capture(c) => requirement(&c.sub),
-        HirKind::Repetition(r) if r.min >= 1 => requirement(&r.sub),
-        HirKind::Concat(subs) => {
-            // Runs of exactly-known parts join into longer literals (`-` + `(1|100)` → `-1`, `-100`).
-            let mut all: Requirement = Vec::new();
-            let mut run: Option<Vec<Vec<u8>>> = None;
-            for sub in subs {
-                match (exact(sub), run.take()) {
-                    (Some(e), None) => run = Some(e),
-                    (Some(e), Some(r)) => match cross(&r, &e) {
-                        Some(c) => run = Some(c),
-                        None => {
-                            all.push(r);
-                            run = Some(e);
-                        }
-                    },
-                    (None, r) => {
-                        all.extend(r);
-                        all.extend(requirement(sub).into_iter().flatten());
-                    }
-                }
-            }
-            all.extend(run);
-            (!all.is_empty()).then_some(all)
-        }
-        HirKind::Alternation(subs) => {
-            let mut union = Vec::new();
-            for s in subs {
-                union.extend(best_set(&requirement(s)?)?.iter().cloned());
-            }
-            Some(vec![union])
-        }
-        _ => None,
-    }
-}
-
-/// The finite set of strings `h` matches exactly, when small.
-fn exact(h: &Hir) -> Option<Vec<Vec<u8>>> {
-    match h.kind() {
-        HirKind::Literal(l) => Some(vec![l.0.to_vec()]),
-        // The end of a line is where a buffer's `\n` is (see `Prefilter::ends`).
-        HirKind::Look(Look::End | Look::EndLF | Look::EndCRLF) => Some(vec![b"\n".to_vec()]),
-        HirKind::Look(Look::WordAscii | Look::WordUnicode) => Some(vec![vec![BOUNDARY]]),
-        // A small class joins its neighbours: `-1` followed by `[\s\]),]` is
-        // `-1,`, `-1]`, … and not the `-1` of every `-1.2e-05` in a log.
-        // A character outside ASCII stands as its first UTF-8 byte: every
-        // match still holds the literal, and the automata stay small.
-        HirKind::Class(Class::Unicode(c)) => {
-            let mut v: Vec<Vec<u8>> = Vec::new();
-            let mut looked = 0;
-            for r in c.ranges() {
-                for ch in r.start()..=r.end() {
-                    looked += 1;
-                    let mut utf8 = [0u8; 4];
-                    let lead = ch.encode_utf8(&mut utf8).as_bytes()[0];
-                    if !v.iter().any(|l| l[0] == lead) {
-                        v.push(vec![lead]);
-                    }
-                    if v.len() > MAX_CLASS || looked > 4 * MAX_CLASS {
-                        return None;
-                    }
-                }
-            }
-            Some(v)
-        }
-        HirKind::Class(Class::Bytes(c)) => {
-            let n: usize = c
-                .ranges()
-                .iter()
-                .map(|r| usize::from(r.end() - r.start()) + 1)
-                .sum();
-            (n <= MAX_CLASS).then(|| {
-                c.ranges()
-                    .iter()
-                    .flat_map(|r| (r.start()..=r.end()).map(|b| vec![b]))
-                    .collect()
-            })
-        }
-        HirKind::Capture(c) => exact(&c.sub),
-        HirKind::Alternation(subs) => {
-            let mut v = Vec::new();
-            for s in subs {
-                v.extend(exact(s)?);
-            }
-            v.sort();
-            v.dedup();
-            (v.len() <= 64).then_some(v)
-        }
-        HirKind::Concat(subs) => subs
-            .iter()
-            .try_fold(vec![Vec::new()], |acc, s| cross(&acc, &exact(s)?)),
-        _ => None,
-    }
-}
-
-fn cross(a: &[Vec<u8>], b: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
-    if a.len() * b.len() > 64 {
-        return None;
-    }
-    Some(
-        a.iter()
-            .flat_map(|x| b.iter().map(move |y| [x.as_slice(), y.as_slice()].concat()))
-            .collect(),
-    )
-}
-
-/// How good a literal set is as a filter: longer shortest literal, no common words.
-fn score(set: &[Vec<u8>]) -> (bool, usize) {
-    let common = set.iter().any(|l| {
-        let s = String::from_utf8_lossy(l).to_ascii_lowercase();
-        COMMON.iter().any(|c| s.contains(c))
-    });
-    (!common, set.iter().map(|l| bare_len(l)).min().unwrap_or(0))
-}
-
-fn best_set(req: &Requirement) -> Option<&Vec<Vec<u8>>> {
-    req.iter()
-        .filter(|s| !s.is_empty())
-        .max_by_key(|s| score(s))
-}
-
-/// The requirement of a catalog regex, with case-insensitive parts reduced
-/// to the casings logs use (lower, Capitalised, UPPER; every casing of words of up to three letters).
-fn pattern_requirement(pattern: &str) -> Option<Requirement> {
-    let insensitive = pattern.contains("(?i");
-    let plain = pattern.replace("(?i)", "").replace("(?i:", "(?:");
-    let hir = regex_syntax::parse(&plain).ok()?;
-    let mut req = requirement(&hir)?;
-    if insensitive {
-        for set in &mut req {
-            let mut out = Vec::new();
-            for lit in set.iter() {
-                let s = String::from_utf8_lossy(lit).to_string();
-                let lower = s.to_ascii_lowercase();
-                let mut title = lower.clone();
-                if let Some(f) = title.get_mut(0..1) {
-                    f.make_ascii_uppercase();
-                }
-                let mut variants = vec![lower.clone(), title, s.to_ascii_uppercase(), s.clone()];
-                // Short words get every casing (`NaN`, `iNF`): there are few.
-                if bare_len(lit) <= 3 {
-                    for mask in 0u32..(1 << lower.len()) {
-                        variants.push(
-                            lower
-                                .bytes()
-                                .enumerate()
-                                .map(|(i, b)| {
-                                    if mask & (1 << i) != 0 {
-                                        b.to_ascii_uppercase() as char
-                                    } else {
-                                        b as char
-                                    }
-                                })
-                                .collect(),
-                        );
-                    }
-                }
-                for v in variants {
-                    let v = v.into_bytes();
-                    if !out.contains(&v) {
-                        out.push(v);
-                    }
-                }
-            }
-            *set = out;
-        }
-    }
-    // Single bytes filter nothing.
-    req.retain(|s| s.iter().all(|l| bare_len(l) >= 2));
-    (!req.is_empty()).then_some(req)
-}
-
-/// A line that matters, inside the buffer searched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Line {
-    pub start: usize,
-    /// Its `\n` (or the buffer's end).
-    pub end: usize,
-    /// Lines before it in the buffer.
-    pub before: u64,
-}
-
-/// The lines kept so far, numbered by counting the `\n`s before them.
-struct Kept {
-    lines: Vec<Line>,
-    /// Newlines are counted up to here, and there are `before` of them.
-    counted: usize,
-    before: u64,
-}
-
-impl Kept {
-    fn keep(&mut self, hay: &[u8], start: usize, end: usize) {
-        self.before += memchr_iter(b'\n', &hay[self.counted..start]).count() as u64;
-        self.counted = start;
-        self.lines.push(Line {
-            start,
-            end,
-            before: self.before,
-        });
-    }
-}
-
-/// Below this a buffer is searched on one thread: handing it out costs more.
-const PARALLEL_MIN: usize = 512 << 10;
-
-/// The pieces a large buffer is searched in: small enough to share the cores
-/// evenly with the reader's own thread, large enough for `LiteralDfa`'s stretches.
-const PIECE: usize = 256 << 10;
-
-/// A literal of the search: may the line that holds it matter?
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct Sought {
-    len: usize,
-    /// A trigger word: the line matters.
-    trigger: bool,
-    /// Its regex wants a word boundary before / after it.
-    before: bool,
-    after: bool,
-}
-
 pub struct Prefilter {
     /// Triggers plus each catalog regex's most selective set (None: every
     /// line is looked at, see `unfiltered`).
-    any: Option<LiteralDfa>,
-    /// Rules out the lines `any` need not walk (None: it walks every byte).
-    bigrams: Option<BigramFilter>,
-    sought: Vec<Sought>,
+    search: Option<LineSearch>,
     triggers: AhoCorasick,
     /// Every literal of every catalog requirement, for the per-line check.
     catalog: Option<AhoCorasick>,
@@ -394,51 +128,28 @@ impl Prefilter {
         let mut literal_sets: Vec<Vec<usize>> = Vec::new();
         let mut patterns: Vec<(Vec<usize>, CatalogRegex)> = Vec::new();
         let mut bare: Vec<CatalogRegex> = Vec::new();
-        let sought = |l: Vec<u8>, trigger, before, after| {
-            let len = l.len();
-            (
-                l,
-                Sought {
-                    len,
-                    trigger,
-                    before,
-                    after,
-                },
-            )
-        };
         let mut scan: Vec<(Vec<u8>, Sought)> = TRIGGERS
             .iter()
-            .map(|t| sought(t.as_bytes().to_vec(), true, false, false))
+            .map(|t| {
+                (
+                    t.as_bytes().to_vec(),
+                    Sought::new(t.as_bytes(), true, false, false),
+                )
+            })
             .collect();
         let mut sets = 0;
-        // Each distinct regex once, with every pattern it stands for.
-        let mut distinct: Vec<CatalogRegex> = Vec::new();
-        let cpu = catalog.cpu_patterns().iter().enumerate();
-        let log = catalog.log_patterns().iter().enumerate();
-        let all = cpu
-            .map(|(k, re)| (re, Target::Cpu(k)))
-            .chain(log.map(|(i, re)| (re, Target::Log(i))));
-        for (re, target) in all {
-            match distinct.iter_mut().find(|d| d.re.as_str() == re.as_str()) {
-                Some(d) => d.targets.push(target),
-                None => distinct.push(CatalogRegex {
-                    re: re.clone(),
-                    targets: vec![target],
-                }),
-            }
-        }
-        for regex in distinct {
-            let p = regex.re.as_str();
-            let Some(req) = pattern_requirement(p) else {
+        for regex in distinct_regexes(catalog) {
+            let Some(req) = pattern_requirement(regex.re.as_str()) else {
                 unfiltered = true;
                 bare.push(regex);
                 continue;
             };
             if let Some(best) = best_set(&req) {
-                // Case-insensitive sets already hold the casings the per-line check accepts.
+                // The sets hold every casing a case-insensitive regex accepts.
                 scan.extend(best.iter().map(|l| {
                     let (bare, before, after) = unmark(l);
-                    sought(bare, false, before, after)
+                    let sought = Sought::new(&bare, false, before, after);
+                    (bare, sought)
                 }));
             }
             let mut ids = Vec::new();
@@ -461,14 +172,9 @@ impl Prefilter {
             }
             patterns.push((ids, regex));
         }
-        scan.sort();
-        scan.dedup();
         // A few hundred short literals always build; should it ever fail,
         // every line is a candidate: slow, still correct.
-        let (scan, sought): (Vec<Vec<u8>>, Vec<Sought>) = scan.into_iter().unzip();
-        let any = LiteralDfa::new(&scan);
-        let bigrams =
-            filter_patterns(&scan, &sought).and_then(|patterns| BigramFilter::new(&patterns));
+        let search = LineSearch::new(scan);
         let fallback = || {
             build(&[""], MatchKind::Standard)
                 .unwrap_or_else(|| unreachable!("the empty pattern always builds"))
@@ -481,16 +187,14 @@ impl Prefilter {
             build(&literals, MatchKind::Standard)
         };
         let unfiltered =
-            unfiltered || any.is_none() || (!literals.is_empty() && catalog_ac.is_none());
+            unfiltered || search.is_none() || (!literals.is_empty() && catalog_ac.is_none());
         let ends = literals
             .iter()
             .enumerate()
             .filter_map(|(i, l)| Some((l.strip_suffix(b"\n")?.to_vec(), i)))
             .collect();
         Prefilter {
-            any,
-            bigrams,
-            sought,
+            search,
             triggers,
             catalog: catalog_ac,
             literal_sets,
@@ -515,135 +219,11 @@ impl Prefilter {
     }
 
     /// The lines of `hay` that matter (each cut at `max_line` bytes, as the
-    /// reader keeps them), and how many lines `hay` has. Large buffers are
-    /// cut at line ends into pieces searched on every core.
+    /// reader keeps them), and how many lines `hay` has.
     pub fn lines_that_matter(&self, hay: &[u8], max_line: usize) -> (Vec<Line>, u64) {
-        use rayon::prelude::*;
-        if hay.len() < PARALLEL_MIN {
-            return self.search(hay, max_line);
-        }
-        let mut cuts = vec![0];
-        while let Some(&last) = cuts.last().filter(|&&c| c < hay.len()) {
-            let at = (last + PIECE).min(hay.len());
-            cuts.push(memchr(b'\n', &hay[at..]).map_or(hay.len(), |i| at + i + 1));
-        }
-        let parts: Vec<(Vec<Line>, u64)> = cuts
-            .par_windows(2)
-            .map(|w| self.search(&hay[w[0]..w[1]], max_line))
-            .collect();
-        let mut lines = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
-        let mut total = 0;
-        for ((part, n), start) in parts.into_iter().zip(&cuts) {
-            lines.extend(part.into_iter().map(|l| Line {
-                start: l.start + start,
-                end: l.end + start,
-                before: l.before + total,
-            }));
-            total += n;
-        }
-        (lines, total)
-    }
-
-    fn search(&self, hay: &[u8], max_line: usize) -> (Vec<Line>, u64) {
-        self.search_with(self.bigrams.as_ref(), hay, max_line)
-    }
-
-    /// The search, with the bigram filter or (`None`) the DFA over every byte.
-    fn search_with(
-        &self,
-        bigrams: Option<&BigramFilter>,
-        hay: &[u8],
-        max_line: usize,
-    ) -> (Vec<Line>, u64) {
-        let count = |b: &[u8]| memchr_iter(b'\n', b).count() as u64;
-        let mut kept = Kept {
-            lines: Vec::new(),
-            counted: 0,
-            before: 0,
-        };
-        let Some(any) = self.any.as_ref().filter(|_| !self.unfiltered) else {
-            let mut start = 0;
-            while start < hay.len() {
-                let end = memchr(b'\n', &hay[start..]).map_or(hay.len(), |i| start + i);
-                kept.keep(hay, start, end);
-                start = end + 1;
-            }
-            return (kept.lines, count(hay));
-        };
-        let mut hits = Vec::new();
-        match bigrams {
-            // Only the lines the filter cannot rule out are walked.
-            Some(filter) => {
-                // A trigger word in the part kept settles the line.
-                let settles = |state| {
-                    any.literals(state)
-                        .iter()
-                        .any(|&id| self.sought[id as usize].trigger)
-                };
-                let mut walk = |start: usize, end: usize| {
-                    let line = &hay[start..(end + 1).min(hay.len())];
-                    hits.clear();
-                    any.ends_until(&line[..line.len().min(max_line)], &mut hits, settles);
-                    if hits.last().is_none_or(|&(_, s)| !settles(s)) && line.len() > max_line {
-                        hits.clear();
-                        any.ends(line, &mut hits);
-                    }
-                    hits.iter_mut().for_each(|h| h.0 += start);
-                    self.keep_lines(hay, &hits, max_line, &mut kept);
-                };
-                // The filter sees whole lines: at the end of the buffer it
-                // could not see what follows a word that wants a boundary.
-                let whole = memrchr(b'\n', hay).map_or(0, |i| i + 1);
-                let mut from = 0;
-                while let Some(at) = filter.next_candidate(&hay[..whole], from) {
-                    let start = memrchr(b'\n', &hay[from..at]).map_or(from, |i| from + i + 1);
-                    let end = at + memchr(b'\n', &hay[at..whole]).unwrap_or(0);
-                    walk(start, end);
-                    from = end + 1;
-                }
-                if whole < hay.len() {
-                    walk(whole, hay.len());
-                }
-            }
-            None => {
-                any.ends(hay, &mut hits);
-                self.keep_lines(hay, &hits, max_line, &mut kept);
-            }
-        }
-        let total = kept.before + count(&hay[kept.counted..]);
-        (kept.lines, total)
-    }
-
-    /// Keep the lines of `hits` (literal ends, in order) that matter.
-    fn keep_lines(&self, hay: &[u8], hits: &[(usize, u32)], max_line: usize, kept: &mut Kept) {
-        let Some(any) = self.any.as_ref() else { return };
-        let mut i = 0;
-        while let Some(&(first_end, _)) = hits.get(i) {
-            // The line of the literal that ends at `first_end` (it may end with the `\n`).
-            let last = first_end - 1;
-            let start = memrchr(b'\n', &hay[..last]).map_or(0, |p| p + 1);
-            let end = memchr(b'\n', &hay[last..]).map_or(hay.len(), |p| last + p);
-            let line = &hay[start..end.min(start + max_line)];
-            let (mut found, mut sure) = (false, false);
-            while let Some(&(e, state)) = hits.get(i).filter(|h| h.0 <= end + 1) {
-                i += 1;
-                for &id in any.literals(state) {
-                    let lit = &self.sought[id as usize];
-                    // A literal that began on an earlier line (a `\n` inside it) counts as found.
-                    let bounded = match (e - lit.len).checked_sub(start) {
-                        Some(at) => at_boundaries(&hay[start..end], at, at + lit.len, lit),
-                        None => true,
-                    };
-                    if bounded {
-                        found = true;
-                        // A trigger word inside the kept part settles it without a second look.
-                        sure |= lit.trigger && e <= start + max_line;
-                    }
-                }
-            }
-            if sure || (found && self.line_matters(line)) {
-                kept.keep(hay, start, end);
-            }
+        match self.search.as_ref().filter(|_| !self.unfiltered) {
+            Some(search) => search.lines(hay, max_line, &|line| self.line_matters(line)),
+            None => line_search::every_line(hay),
         }
     }
 
@@ -709,84 +289,29 @@ impl Prefilter {
     }
 }
 
-/// The search's literals as the bigram filter's patterns: a literal wanted
-/// at a word boundary after it brings the bytes that may follow it (those
-/// `at_boundaries` accepts), which keeps `inf` from every `INFO`. None when
-/// a `\n` is inside a literal: lines could then not be walked alone.
-fn filter_patterns(literals: &[Vec<u8>], sought: &[Sought]) -> Option<Vec<Pattern>> {
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut out = Vec::with_capacity(literals.len());
-    for (l, s) in literals.iter().zip(sought) {
-        let (&last, body) = l.split_last()?;
-        if body.contains(&b'\n') {
-            return None;
-        }
-        let mut p: Pattern = l.iter().map(|&b| vec![b]).collect();
-        if s.after && last.is_ascii() {
-            p.push(
-                (0..=255u8)
-                    .filter(|&n| !n.is_ascii() || word(n) != word(last) || n == b'E')
-                    .collect(),
-            );
-        }
-        out.push(p);
-    }
-    Some(out)
-}
-
-/// Whether the literal at `line[from..to]` has the word boundaries its regex
-/// wants. The regex sees the cleaned line, so a neighbour that cleaning may
-/// take away (an escape sequence's final letter, a `\n` escape, a
-/// timestamp's `Z`) or a byte outside ASCII proves nothing: the literal counts.
-fn at_boundaries(line: &[u8], from: usize, to: usize, lit: &Sought) -> bool {
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    // Whether `\b` holds between the literal's `edge` byte and its raw neighbour.
-    let boundary = |neighbour: Option<u8>, edge: u8| match neighbour {
-        None => word(edge),
-        Some(n) => !n.is_ascii() || word(n) != word(edge),
-    };
-    let (Some(&first), Some(&last)) = (line.get(from), line.get(to.wrapping_sub(1))) else {
-        return true;
-    };
-    let hidden = || {
-        memchr(0x1b, line).is_some()
-            || memchr::memmem::find(line, b"ESC[").is_some()
-            || memchr::memmem::find(line, b"^M").is_some()
-    };
-    if lit.before && first.is_ascii() {
-        let prev = from.checked_sub(1).map(|p| line[p]);
-        let ok = boundary(prev, first)
-            || prev.is_some_and(|prev| {
-                (from >= 2
-                    && (line[from - 2] == b'\\'
-                        || (prev == b'Z' && line[from - 2].is_ascii_digit())))
-                    || (word(prev) && hidden())
-            });
-        if !ok {
-            return false;
+/// Each distinct regex of the catalog once, with every pattern it stands for.
+fn distinct_regexes(catalog: &Catalog) -> Vec<CatalogRegex> {
+    let mut distinct: Vec<CatalogRegex> = Vec::new();
+    let cpu = catalog.cpu_patterns().iter().enumerate();
+    let log = catalog.log_patterns().iter().enumerate();
+    let all = cpu
+        .map(|(k, re)| (re, Target::Cpu(k)))
+        .chain(log.map(|(i, re)| (re, Target::Log(i))));
+    for (re, target) in all {
+        match distinct.iter_mut().find(|d| d.re.as_str() == re.as_str()) {
+            Some(d) => d.targets.push(target),
+            None => distinct.push(CatalogRegex {
+                re: re.clone(),
+                targets: vec![target],
+            }),
         }
     }
-    !lit.after
-        || !last.is_ascii()
-        || boundary(line.get(to).copied(), last)
-        || line[to..].starts_with(b"ESC[")
+    distinct
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lits(p: &str) -> Vec<Vec<String>> {
-        pattern_requirement(p)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| {
-                s.into_iter()
-                    .map(|l| String::from_utf8_lossy(&l).to_string())
-                    .collect()
-            })
-            .collect()
-    }
 
     #[test]
     fn a_value_at_the_end_of_a_line_is_found_without_its_newline() {
@@ -808,50 +333,20 @@ mod tests {
     const MAX: usize = 1 << 18;
 
     #[test]
-    fn requirements_of_patterns() {
-        let r = lits(
-            r"Token indices sequence length is longer than the specified maximum sequence length .*\((?P<value>\d+) > (?P<high>\d+)\)",
-        );
-        assert!(r
-            .iter()
-            .any(|s| s.iter().all(|l| l.starts_with("Token indices"))));
-        assert!(lits(r"\d+>\d+").is_empty());
-        // `-1` or `-100`, then a space, `]`, `)`, `,` or the line's end
-        // (`\n`): not the `-1` of every `-1.2e-05` in a log.
-        let r = lits(r"(^|[\s\[(,=])-(1|100)([\s\]),]|$)");
-        assert_eq!(r.len(), 1, "{r:?}");
-        for l in ["-1,", "-1 ", "-1]", "-1\n", "-100)", "-100\n"] {
-            assert!(r[0].contains(&l.to_string()), "{l:?} in {r:?}");
+    fn every_casing_and_every_line_end_is_found() {
+        let p = Prefilter::new(Catalog::builtin());
+        let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX).0.len();
+        // `(?i)…unet…|pspnet|deeplab…`: the casings model names have.
+        for name in ["UNet", "PSPNet", "DeepLabV3", "Pytorch-UNet", "CityScapes"] {
+            assert_eq!(found(&format!("model: {name}\n")), 1, "{name}");
         }
-        assert!(
-            !r[0].iter().any(|l| l == "-1" || l.starts_with("-1.")),
-            "{r:?}"
-        );
-        assert_eq!(
-            lits(r"(^|[^\d.])255([^\d.]|$)"),
-            vec![vec!["255".to_string()]]
-        );
-        let r =
-            pattern_requirement(r"(?i)\b(loss|grad\w*|logits?|probs?)\b[^\n]{0,40}\b(nan|inf)\b")
-                .unwrap_or_default();
-        assert_eq!(r.len(), 2);
-        let best: Vec<(String, bool, bool)> = best_set(&r)
-            .map(|s| {
-                s.iter()
-                    .map(|l| {
-                        let (bare, before, after) = unmark(l);
-                        (String::from_utf8_lossy(&bare).to_string(), before, after)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        // Every casing, each wanted at word boundaries on both sides.
-        assert!(
-            ["nan", "NaN", "inf", "Inf", "INF"]
-                .iter()
-                .all(|w| best.contains(&(w.to_string(), true, true))),
-            "{best:?}"
-        );
+        // `is not satisfied\.$` sees the cleaned line: trailing white space,
+        // CRLF and a colour reset are gone by then.
+        for end in ["\n", "\t\n", "\r\n", "\x1b[0m\n", " \u{a0}\n"] {
+            let line = format!("the invariant is not satisfied.{end}");
+            assert_eq!(found(&line), 1, "{end:?}");
+        }
+        assert_eq!(found("it is not satisfied.x\n"), 0);
     }
 
     #[test]
@@ -885,9 +380,15 @@ mod tests {
             if !last_newline {
                 hay.pop();
             }
-            let filter = p.bigrams.as_ref();
-            proptest::prop_assert!(filter.is_some());
-            proptest::prop_assert_eq!(p.search_with(filter, &hay, 64), p.search_with(None, &hay, 64));
+            let search = p.search.as_ref();
+            proptest::prop_assert!(search.is_some_and(|s| s.bigrams().is_some()));
+            if let Some(s) = search {
+                let matters = |line: &[u8]| p.line_matters(line);
+                proptest::prop_assert_eq!(
+                    s.search_with(s.bigrams(), &hay, 64, &matters),
+                    s.search_with(None, &hay, 64, &matters)
+                );
+            }
         }
     }
 
@@ -949,5 +450,9 @@ mod tests {
         "CUBLAS_STATUS_EXECUTION_FAILED",
         "Watchdog caught collective operation timeout",
         "E",
+        "UNet",
+        "PSPNet",
+        "is not satisfied.",
+        "\x1b[0m",
     ];
 }

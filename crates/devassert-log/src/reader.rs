@@ -1024,7 +1024,18 @@ fn unescape_repr(body: &str) -> Option<Vec<String>> {
         return None;
     }
     let body = body.replace("\\\\n", "\\n");
-    let pieces: Vec<String> = split_escaped_newlines(&body)
+    let breaks = line_breaks(&body);
+    if breaks.is_empty() {
+        return None;
+    }
+    let mut from = 0;
+    let mut split = Vec::with_capacity(breaks.len() + 1);
+    for b in breaks {
+        split.push(&body[from..b]);
+        from = b + 2;
+    }
+    split.push(&body[from..]);
+    let pieces: Vec<String> = split
         .into_iter()
         .map(|p| {
             p.replace("\\'", "'")
@@ -1037,37 +1048,55 @@ fn unescape_repr(body: &str) -> Option<Vec<String>> {
     (pieces.len() > 1).then_some(pieces)
 }
 
-/// `body` split at its escaped newlines, but not at the `\n` of a Windows
-/// path (`c:\new-builder\…`, `C:\…\aten\src\ATen\native\…`): one inside a
-/// token that starts with a drive and has not reached its `:LINE` yet.
-fn split_escaped_newlines(body: &str) -> Vec<&str> {
+/// Where `body` holds an escaped line break (`\n` as two characters): not
+/// a C string's own `\n` inside a printed assertion (grouped-mm's offset
+/// checks end their message with one), nor a Windows path's separator
+/// before a component starting with `n` (`ATen\native`, `ops\nccl_…`,
+/// `torch\nn`).
+fn line_breaks(body: &str) -> Vec<usize> {
+    let quoted = assertion_spans(body);
+    body.match_indices("\\n")
+        .map(|(i, _)| i)
+        .filter(|&i| !quoted.iter().any(|r| r.contains(&i)) && !path_separator(body, i))
+        .collect()
+}
+
+/// The spans of printed assertions: from "ssertion `" to the quote that
+/// closes it before " failed" (CUDA's `` ` ``, ROCm's `'`).
+fn assertion_spans(body: &str) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
-    let mut start = 0;
-    for (i, _) in body.match_indices("\\n") {
-        if i < start || in_windows_path(&body[..i]) {
-            continue;
-        }
-        out.push(&body[start..i]);
-        start = i + 2;
+    let mut from = 0;
+    while let Some(i) = body[from..].find("ssertion `") {
+        let start = from + i;
+        let Some(j) = body[start..].find(" failed") else {
+            break;
+        };
+        out.push(start..start + j);
+        from = start + j;
     }
-    out.push(&body[start..]);
     out
 }
 
-fn in_windows_path(before: &str) -> bool {
-    let token = before
-        .rsplit(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '(' | '`'))
-        .next()
-        .unwrap_or("");
-    let b = token.as_bytes();
-    // The `\` of the `\n` itself may be the drive's: `c:` + `\new-builder`.
-    let drive = b.len() >= 2
-        && b[0].is_ascii_alphabetic()
-        && b[1] == b':'
-        && (b.len() == 2 || b[2] == b'\\');
-    // Past `FILE:LINE` the path is over: `…\\x.cpp:12\nframe #0` is a newline.
-    let segment = token.rsplit(['\\', '/']).next().unwrap_or("");
-    drive && (segment.len() == 2 && segment.ends_with(':') || !segment.contains(':'))
+/// Whether the backslash at `i` separates path components: the text before
+/// it is a component after `\` or `/`, or a drive (`C:`).
+fn path_separator(body: &str, i: usize) -> bool {
+    let before = &body.as_bytes()[..i];
+    let word = before
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        .count();
+    let head = &before[..i - word];
+    match head.last() {
+        Some(b'\\' | b'/') => word > 0,
+        Some(b':') => {
+            word == 0
+                && head.len() >= 2
+                && head[head.len() - 2].is_ascii_alphabetic()
+                && (head.len() == 2 || !head[head.len() - 3].is_ascii_alphanumeric())
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -1088,6 +1117,23 @@ mod tests {
         assert_eq!(p.len(), 3);
         assert!(p[0].ends_with("device-side assert triggered"));
         assert_eq!(unescape_repr("plain line"), None);
+    }
+
+    #[test]
+    fn backslash_n_in_assertions_and_windows_paths_is_no_line_break() {
+        let grouped = r#"/pytorch/aten/src/ATen/native/cuda/GroupMMCommon.cuh:55: prepare_grouped_gemm_data: block: [0,0,0], thread: [0,0,0] Assertion `delta >0 && "expected ofsets to be greater than 0\n"` failed."#;
+        assert_eq!(unescape_repr(grouped), None);
+        let windows = r"C:\actions-runner\_work\pytorch\pytorch\pytorch\aten\src\ATen\native\cuda\Loss.cu:250: block: [0,0,0], thread: [0,0,0] Assertion `t >= 0 && t < n_classes` failed.";
+        assert_eq!(unescape_repr(windows), None);
+        let nccl = r"D:\torch\csrc\distributed\c10d\symm_mem\ops\nccl_all_to_all_nd.cu:112: block: [0,0,0], thread: [0,0,0] Assertion `x` failed.";
+        assert_eq!(unescape_repr(nccl), None);
+        let frame = r#"File "C:\nn\x.py", line 3, in f"#;
+        assert_eq!(unescape_repr(frame), None);
+        // A repr that holds a device line still splits around it.
+        let repr = r#"RuntimeError('x.cu:5: k: block: [0,0,0], thread: [0,0,0] Assertion `a && "b\n"` failed.\nCUDA error: device-side assert triggered')"#;
+        let p = unescape_repr(repr).unwrap_or_default();
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].ends_with(r#""b\n"` failed."#), "{p:?}");
     }
 
     #[test]

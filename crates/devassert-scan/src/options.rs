@@ -1,5 +1,7 @@
 //! What a scan checks: the valid range, sentinels, and how to read the inputs.
 
+pub use crate::formats::InputFormat;
+
 use std::fmt;
 use std::str::FromStr;
 
@@ -109,92 +111,6 @@ impl FromStr for Dtype {
                 ))
             }
         })
-    }
-}
-
-/// The input formats, for `--input-format` and the per-file summary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum InputFormat {
-    Raw,
-    LlmC,
-    Npy,
-    Npz,
-    Safetensors,
-    ArrowFile,
-    ArrowStream,
-    Parquet,
-    Jsonl,
-    Csv,
-    Tsv,
-    Png,
-}
-
-impl InputFormat {
-    pub fn name(self) -> &'static str {
-        match self {
-            InputFormat::Raw => "raw",
-            InputFormat::LlmC => "llm.c",
-            InputFormat::Npy => "npy",
-            InputFormat::Npz => "npz",
-            InputFormat::Safetensors => "safetensors",
-            InputFormat::ArrowFile => "arrow",
-            InputFormat::ArrowStream => "arrow-stream",
-            InputFormat::Parquet => "parquet",
-            InputFormat::Jsonl => "jsonl",
-            InputFormat::Csv => "csv",
-            InputFormat::Tsv => "tsv",
-            InputFormat::Png => "png",
-        }
-    }
-    /// The file extension this format usually has.
-    pub fn extension(self) -> &'static str {
-        match self {
-            InputFormat::Raw | InputFormat::LlmC => "bin",
-            InputFormat::ArrowFile | InputFormat::ArrowStream => "arrow",
-            f => f.name(),
-        }
-    }
-    pub const ALL: &'static [InputFormat] = &[
-        InputFormat::Raw,
-        InputFormat::LlmC,
-        InputFormat::Npy,
-        InputFormat::Npz,
-        InputFormat::Safetensors,
-        InputFormat::ArrowFile,
-        InputFormat::ArrowStream,
-        InputFormat::Parquet,
-        InputFormat::Jsonl,
-        InputFormat::Csv,
-        InputFormat::Tsv,
-        InputFormat::Png,
-    ];
-}
-
-impl fmt::Display for InputFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for InputFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let s = s.to_ascii_lowercase();
-        let s = match s.as_str() {
-            "bin" => "raw",
-            "llmc" => "llm.c",
-            "ipc" | "feather" => "arrow",
-            "ndjson" => "jsonl",
-            other => other,
-        };
-        InputFormat::ALL
-            .iter()
-            .copied()
-            .find(|f| f.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = InputFormat::ALL.iter().map(|f| f.name()).collect();
-                format!("unknown input format {s:?} ({})", names.join(", "))
-            })
     }
 }
 

@@ -7,7 +7,7 @@ mod common;
 
 use common::repo_root;
 use devassert_model::MODEL_FILES;
-use devassert_scan::InputFormat;
+use devassert_scan::formats::FORMATS;
 use std::path::Path;
 use std::process::Command;
 
@@ -17,7 +17,7 @@ fn replay_args(target: &str, data: &[u8], dir: &Path) -> Vec<String> {
     match target {
         "scan_formats" => {
             let (&sel, body) = data.split_first().expect("a selector byte");
-            let format = InputFormat::ALL[sel as usize % InputFormat::ALL.len()];
+            let format = FORMATS[sel as usize % FORMATS.len()].format;
             let path = dir.join(format!("input.{}", format.extension()));
             std::fs::write(&path, body).expect("write input");
             [

@@ -4,8 +4,10 @@
 use crate::global::Global;
 use crate::output;
 use anyhow::{bail, Context};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use devassert_core::{Command, Report};
+use devassert_scan::formats::FORMATS;
 use devassert_scan::{Bounds, Dtype, InputFormat, Progress, ScanOptions, Shard, Target};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -13,6 +15,14 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+/// `--input-format`'s values and their spellings, from the formats table.
+fn input_format_parser() -> impl TypedValueParser<Value = InputFormat> {
+    let values = FORMATS
+        .iter()
+        .map(|f| PossibleValue::new(f.name).aliases(f.aliases.iter().copied()));
+    PossibleValuesParser::new(values).try_map(|s| s.parse::<InputFormat>())
+}
 
 #[derive(Args, Debug)]
 #[command(
@@ -46,8 +56,8 @@ pub struct ScanArgs {
     /// Element type of raw token files.
     #[arg(long, value_name = "TYPE", default_value = "u16")]
     pub dtype: Dtype,
-    /// Format of files that neither content nor extension identify (raw, npy, npz, safetensors, arrow, arrow-stream, parquet, jsonl, csv, tsv, png, llm.c).
-    #[arg(long, value_name = "FORMAT")]
+    /// Format of files that neither content nor extension identify.
+    #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = input_format_parser())]
     pub input_format: Option<InputFormat>,
     /// Shortest valid row (list columns, JSONL arrays).
     #[arg(long, value_name = "N")]

@@ -1,0 +1,327 @@
+//! The search for the few lines of a buffer that hold one of the sought
+//! literals: the reader's hot loop (a 1 GiB log is mostly progress lines).
+//!
+//! The bigram filter (`bigram_filter`) rules out the lines where no literal
+//! can end; the DFA (`literal_dfa`) walks the rest and reports where each
+//! literal ends; a literal its regex wants at a word boundary (`\binf\b`)
+//! counts only there, so `INFO` is not taken for `inf`. A large buffer is
+//! cut at line ends and its pieces searched on every core; only the lines
+//! that matter come back, in order.
+
+use crate::bigram_filter::{BigramFilter, Pattern};
+use crate::literal_dfa::LiteralDfa;
+use memchr::{memchr, memchr_iter, memrchr};
+
+/// Below this a buffer is searched on one thread: handing it out costs more.
+const PARALLEL_MIN: usize = 512 << 10;
+
+/// The pieces a large buffer is searched in: small enough to share the cores
+/// evenly with the reader's own thread, large enough for `LiteralDfa`'s stretches.
+const PIECE: usize = 256 << 10;
+
+/// A line that matters, inside the buffer searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line {
+    pub start: usize,
+    /// Its `\n` (or the buffer's end).
+    pub end: usize,
+    /// Lines before it in the buffer.
+    pub before: u64,
+}
+
+/// A literal of the search: may the line that holds it matter?
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Sought {
+    len: usize,
+    /// A trigger word: the line matters.
+    trigger: bool,
+    /// Its regex wants a word boundary before / after it.
+    before: bool,
+    after: bool,
+}
+
+impl Sought {
+    /// `literal` (no boundary marks) as a trigger word, or as a catalog
+    /// literal wanted at the word boundaries given.
+    pub fn new(literal: &[u8], trigger: bool, before: bool, after: bool) -> Self {
+        Sought {
+            len: literal.len(),
+            trigger,
+            before,
+            after,
+        }
+    }
+}
+
+/// The lines kept so far, numbered by counting the `\n`s before them.
+struct Kept {
+    lines: Vec<Line>,
+    /// Newlines are counted up to here, and there are `before` of them.
+    counted: usize,
+    before: u64,
+}
+
+impl Kept {
+    fn keep(&mut self, hay: &[u8], start: usize, end: usize) {
+        self.before += memchr_iter(b'\n', &hay[self.counted..start]).count() as u64;
+        self.counted = start;
+        self.lines.push(Line {
+            start,
+            end,
+            before: self.before,
+        });
+    }
+}
+
+fn newlines(b: &[u8]) -> u64 {
+    memchr_iter(b'\n', b).count() as u64
+}
+
+/// Every line of `hay`, and how many it has: the search when a catalog
+/// regex needs no literal at all.
+pub fn every_line(hay: &[u8]) -> (Vec<Line>, u64) {
+    let mut kept = Kept {
+        lines: Vec::new(),
+        counted: 0,
+        before: 0,
+    };
+    let mut start = 0;
+    while start < hay.len() {
+        let end = memchr(b'\n', &hay[start..]).map_or(hay.len(), |i| start + i);
+        kept.keep(hay, start, end);
+        start = end + 1;
+    }
+    (kept.lines, newlines(hay))
+}
+
+pub struct LineSearch {
+    dfa: LiteralDfa,
+    /// Rules out the lines `dfa` need not walk (None: it walks every byte).
+    bigrams: Option<BigramFilter>,
+    /// Per literal id of `dfa`.
+    sought: Vec<Sought>,
+}
+
+impl LineSearch {
+    /// None when the literals make no DFA (too many, or an empty one).
+    pub fn new(mut literals: Vec<(Vec<u8>, Sought)>) -> Option<Self> {
+        literals.sort();
+        literals.dedup();
+        let (literals, sought): (Vec<Vec<u8>>, Vec<Sought>) = literals.into_iter().unzip();
+        let dfa = LiteralDfa::new(&literals)?;
+        let bigrams =
+            filter_patterns(&literals, &sought).and_then(|patterns| BigramFilter::new(&patterns));
+        Some(LineSearch {
+            dfa,
+            bigrams,
+            sought,
+        })
+    }
+
+    /// The lines of `hay` that hold a trigger word, or a catalog literal
+    /// that `matters` then accepts (each line cut at `max_line` bytes, as
+    /// the reader keeps them), and how many lines `hay` has. Large buffers
+    /// are cut at line ends into pieces searched on every core.
+    pub fn lines<M>(&self, hay: &[u8], max_line: usize, matters: &M) -> (Vec<Line>, u64)
+    where
+        M: Fn(&[u8]) -> bool + Sync,
+    {
+        use rayon::prelude::*;
+        let search =
+            |piece: &[u8]| self.search_with(self.bigrams.as_ref(), piece, max_line, matters);
+        if hay.len() < PARALLEL_MIN {
+            return search(hay);
+        }
+        let mut cuts = vec![0];
+        while let Some(&last) = cuts.last().filter(|&&c| c < hay.len()) {
+            let at = (last + PIECE).min(hay.len());
+            cuts.push(memchr(b'\n', &hay[at..]).map_or(hay.len(), |i| at + i + 1));
+        }
+        let parts: Vec<(Vec<Line>, u64)> = cuts
+            .par_windows(2)
+            .map(|w| search(&hay[w[0]..w[1]]))
+            .collect();
+        let mut lines = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+        let mut total = 0;
+        for ((part, n), start) in parts.into_iter().zip(&cuts) {
+            lines.extend(part.into_iter().map(|l| Line {
+                start: l.start + start,
+                end: l.end + start,
+                before: l.before + total,
+            }));
+            total += n;
+        }
+        (lines, total)
+    }
+
+    /// The bigram filter, when one was built (it is for the catalog's literals).
+    #[cfg(test)]
+    pub fn bigrams(&self) -> Option<&BigramFilter> {
+        self.bigrams.as_ref()
+    }
+
+    /// The search, with the bigram filter or (`None`) the DFA over every byte.
+    pub fn search_with<M>(
+        &self,
+        bigrams: Option<&BigramFilter>,
+        hay: &[u8],
+        max_line: usize,
+        matters: &M,
+    ) -> (Vec<Line>, u64)
+    where
+        M: Fn(&[u8]) -> bool,
+    {
+        let any = &self.dfa;
+        let mut kept = Kept {
+            lines: Vec::new(),
+            counted: 0,
+            before: 0,
+        };
+        let mut hits = Vec::new();
+        match bigrams {
+            // Only the lines the filter cannot rule out are walked.
+            Some(filter) => {
+                // A trigger word in the part kept settles the line.
+                let settles = |state| {
+                    any.literals(state)
+                        .iter()
+                        .any(|&id| self.sought[id as usize].trigger)
+                };
+                let mut walk = |start: usize, end: usize| {
+                    let line = &hay[start..(end + 1).min(hay.len())];
+                    hits.clear();
+                    any.ends_until(&line[..line.len().min(max_line)], &mut hits, settles);
+                    if hits.last().is_none_or(|&(_, s)| !settles(s)) && line.len() > max_line {
+                        hits.clear();
+                        any.ends(line, &mut hits);
+                    }
+                    hits.iter_mut().for_each(|h| h.0 += start);
+                    self.keep_lines(hay, &hits, max_line, matters, &mut kept);
+                };
+                // The filter sees whole lines: at the end of the buffer it
+                // could not see what follows a word that wants a boundary.
+                let whole = memrchr(b'\n', hay).map_or(0, |i| i + 1);
+                let mut from = 0;
+                while let Some(at) = filter.next_candidate(&hay[..whole], from) {
+                    let start = memrchr(b'\n', &hay[from..at]).map_or(from, |i| from + i + 1);
+                    let end = at + memchr(b'\n', &hay[at..whole]).unwrap_or(0);
+                    walk(start, end);
+                    from = end + 1;
+                }
+                if whole < hay.len() {
+                    walk(whole, hay.len());
+                }
+            }
+            None => {
+                any.ends(hay, &mut hits);
+                self.keep_lines(hay, &hits, max_line, matters, &mut kept);
+            }
+        }
+        let total = kept.before + newlines(&hay[kept.counted..]);
+        (kept.lines, total)
+    }
+
+    /// Keep the lines of `hits` (literal ends, in order) that matter.
+    fn keep_lines<M>(
+        &self,
+        hay: &[u8],
+        hits: &[(usize, u32)],
+        max_line: usize,
+        matters: &M,
+        kept: &mut Kept,
+    ) where
+        M: Fn(&[u8]) -> bool,
+    {
+        let mut i = 0;
+        while let Some(&(first_end, _)) = hits.get(i) {
+            // The line of the literal that ends at `first_end` (it may end with the `\n`).
+            let last = first_end - 1;
+            let start = memrchr(b'\n', &hay[..last]).map_or(0, |p| p + 1);
+            let end = memchr(b'\n', &hay[last..]).map_or(hay.len(), |p| last + p);
+            let line = &hay[start..end.min(start + max_line)];
+            let (mut found, mut sure) = (false, false);
+            while let Some(&(e, state)) = hits.get(i).filter(|h| h.0 <= end + 1) {
+                i += 1;
+                for &id in self.dfa.literals(state) {
+                    let lit = &self.sought[id as usize];
+                    // A literal that began on an earlier line (a `\n` inside it) counts as found.
+                    let bounded = match (e - lit.len).checked_sub(start) {
+                        Some(at) => at_boundaries(&hay[start..end], at, at + lit.len, lit),
+                        None => true,
+                    };
+                    if bounded {
+                        found = true;
+                        // A trigger word inside the kept part settles it without a second look.
+                        sure |= lit.trigger && e <= start + max_line;
+                    }
+                }
+            }
+            if sure || (found && matters(line)) {
+                kept.keep(hay, start, end);
+            }
+        }
+    }
+}
+
+/// The search's literals as the bigram filter's patterns: a literal wanted
+/// at a word boundary after it brings the bytes that may follow it (those
+/// `at_boundaries` accepts), which keeps `inf` from every `INFO`. None when
+/// a `\n` is inside a literal: lines could then not be walked alone.
+fn filter_patterns(literals: &[Vec<u8>], sought: &[Sought]) -> Option<Vec<Pattern>> {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::with_capacity(literals.len());
+    for (l, s) in literals.iter().zip(sought) {
+        let (&last, body) = l.split_last()?;
+        if body.contains(&b'\n') {
+            return None;
+        }
+        let mut p: Pattern = l.iter().map(|&b| vec![b]).collect();
+        if s.after && last.is_ascii() {
+            p.push(
+                (0..=255u8)
+                    .filter(|&n| !n.is_ascii() || word(n) != word(last) || n == b'E')
+                    .collect(),
+            );
+        }
+        out.push(p);
+    }
+    Some(out)
+}
+
+/// Whether the literal at `line[from..to]` has the word boundaries its regex
+/// wants. The regex sees the cleaned line, so a neighbour that cleaning may
+/// take away (an escape sequence's final letter, a `\n` escape, a
+/// timestamp's `Z`) or a byte outside ASCII proves nothing: the literal counts.
+fn at_boundaries(line: &[u8], from: usize, to: usize, lit: &Sought) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    // Whether `\b` holds between the literal's `edge` byte and its raw neighbour.
+    let boundary = |neighbour: Option<u8>, edge: u8| match neighbour {
+        None => word(edge),
+        Some(n) => !n.is_ascii() || word(n) != word(edge),
+    };
+    let (Some(&first), Some(&last)) = (line.get(from), line.get(to.wrapping_sub(1))) else {
+        return true;
+    };
+    let hidden = || {
+        memchr(0x1b, line).is_some()
+            || memchr::memmem::find(line, b"ESC[").is_some()
+            || memchr::memmem::find(line, b"^M").is_some()
+    };
+    if lit.before && first.is_ascii() {
+        let prev = from.checked_sub(1).map(|p| line[p]);
+        let ok = boundary(prev, first)
+            || prev.is_some_and(|prev| {
+                (from >= 2
+                    && (line[from - 2] == b'\\'
+                        || (prev == b'Z' && line[from - 2].is_ascii_digit())))
+                    || (word(prev) && hidden())
+            });
+        if !ok {
+            return false;
+        }
+    }
+    !lit.after
+        || !last.is_ascii()
+        || boundary(line.get(to).copied(), last)
+        || line[to..].starts_with(b"ESC[")
+}
