@@ -31,7 +31,16 @@ const NAMES: &[(&str, &str)] = &[
         r"(?i)indexSelect|embedding|(^|/)Indexing\.cu$|THCTensorIndex",
         "DA101",
     ),
+    // Ascend CANN's bounds check, inserted before an index op's gather/put.
+    (r"(?i)(^|_)index_?check", "DA111"),
 ];
+
+/// Framework bounds checks that are not in PyTorch's sources but are not a
+/// user's kernel either: Ascend's `ascendc/index_check/index_check.h`.
+fn vendor_check(file: &str) -> bool {
+    let f = file.replace('\\', "/").to_ascii_lowercase();
+    f.ends_with("/index_check.h") && f.contains("ascendc")
+}
 
 /// Signs that a line comes from a Triton kernel.
 fn triton(a: &DeviceAssert<'_>) -> bool {
@@ -66,7 +75,7 @@ pub fn rule_for<'c>(
     if !fallbacks.contains(&matched.id.as_str()) {
         return None;
     }
-    if matched.id == fallback::CUSTOM_KERNEL && !pytorch_name(a.file) {
+    if matched.id == fallback::CUSTOM_KERNEL && !pytorch_name(a.file) && !vendor_check(a.file) {
         // A user's own kernel may assert anything; its path says it is theirs.
         return None;
     }
@@ -292,6 +301,14 @@ mod tests {
             Some(1)
         );
         assert_eq!(d("abc", "completely different text"), None);
+    }
+
+    #[test]
+    fn ascend_index_check_is_an_index_op_not_a_user_kernel() {
+        let f = ".../ascendc/index_check/index_check.h";
+        assert_eq!(rule(f, None, "(idx < bound)"), "DA111");
+        // The same assertion in a user's own header stays a custom kernel.
+        assert_eq!(rule("/home/u/ext/check.h", None, "(idx < bound)"), "DA403");
     }
 
     #[test]

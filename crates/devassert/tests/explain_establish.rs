@@ -69,6 +69,18 @@ fn added_tokens_without_resize() {
 }
 
 #[test]
+fn added_tokens_measured_in_the_model_dir() {
+    // The script adds nothing itself: the saved tokenizer already holds the
+    // tokens, and only the model directory shows the embedding is smaller.
+    check(
+        "added-tokens-model",
+        &["--model", "model"],
+        "added_tokens_no_resize",
+        "the tokenizer has 2 added token(s) with ids 8..=9 past the embedding's 8 rows",
+    );
+}
+
+#[test]
 fn pad_token_set_to_a_new_token() {
     let dir = common::fixtures().join("projects/pad-token");
     let c = causes(&dir, &[], &dir.join("crash.log"));

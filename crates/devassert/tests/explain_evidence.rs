@@ -107,3 +107,18 @@ fn lua_torch_criterion_ranks_negative_label_first() {
     );
     assert_eq!(causes(&py).0[0], "label_ge_num_classes");
 }
+
+#[test]
+fn a_vocabulary_sized_bound_is_a_token_id_past_the_vocab() {
+    let index = "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [0,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.\n";
+    let (ids, _) = causes(index);
+    assert_eq!(ids[0], "index_ge_dim_size", "{ids:?}");
+    // Ascend's bounds check names the bound: 129280 rows is a vocabulary, not boxes.
+    let ascend = "Index out of range in dimension 1: index value 151645 exceeds bounds 129280!\n[ASSERT] .../ascendc/index_check/index_check.h:130: Assertion `(idx < bound)' failed.\n";
+    let (ids, _) = causes(ascend);
+    assert_eq!(ids[0], "token_id_ge_vocab", "{ids:?}");
+    // A small bound says nothing about a vocabulary.
+    let small = ascend.replace("151645 exceeds bounds 129280", "12 exceeds bounds 10");
+    let (ids, _) = causes(&small);
+    assert_eq!(ids[0], "index_ge_dim_size", "{ids:?}");
+}
