@@ -48,6 +48,18 @@ pub fn segments(raw: &str) -> Vec<Cow<'_, str>> {
     out
 }
 
+/// What a reader reads of one raw line: each of its segments with the
+/// launcher and logging prefixes off, and what those said.
+pub fn readable(raw: &str) -> Vec<(String, Prefix)> {
+    segments(raw)
+        .iter()
+        .map(|seg| {
+            let (body, prefix) = strip_prefixes(seg);
+            (body.to_string(), prefix)
+        })
+        .collect()
+}
+
 /// Escapes and markdown debris off one segment (no carriage returns in it).
 fn tidy(seg: &str) -> Cow<'_, str> {
     let s = strip_escapes(seg);

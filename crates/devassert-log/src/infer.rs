@@ -8,7 +8,7 @@
 
 use crate::normalize::{normalize_kernel, normalize_path};
 use devassert_core::catalog::fallback;
-use devassert_core::{Catalog, CompiledRule, DeviceAssert, OpFamily};
+use devassert_core::{ids, Catalog, CompiledRule, DeviceAssert, OpFamily, RuleId};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -17,22 +17,31 @@ const REFERENCE: &str = include_str!("../../../catalog/reference/pytorch-device-
 
 /// Kernel names and source files that name their op whatever the assertion
 /// says (first match wins: the specific before the general).
-const NAMES: &[(&str, &str)] = &[
-    (r"(?i)embedding_?bag", "DA102"),
-    (r"(?i)multinomial|renormRows|Distributions", "DA301"),
-    (r"(?i)ctc", "DA205"),
+const NAMES: &[(&str, RuleId)] = &[
+    (r"(?i)embedding_?bag", ids::EMBEDDING_BAG_INDEX_OUT_OF_RANGE),
+    (
+        r"(?i)multinomial|renormRows|Distributions",
+        ids::MULTINOMIAL_INVALID_PROBABILITIES,
+    ),
+    (r"(?i)ctc", ids::CTC_LOSS_INVALID_TARGET),
     (
         r"(?i)Spatial\w*ClassNLLCriterion|nll_loss2d|NLLLoss2d",
-        "DA202",
+        ids::SPATIAL_CROSS_ENTROPY_TARGET_OUT_OF_RANGE,
     ),
-    (r"(?i)ClassNLLCriterion|nll_loss", "DA201"),
-    (r"(?i)scatter|gather", "DA121"),
+    (
+        r"(?i)ClassNLLCriterion|nll_loss",
+        ids::CROSS_ENTROPY_TARGET_OUT_OF_RANGE,
+    ),
+    (
+        r"(?i)scatter|gather",
+        ids::GATHER_SCATTER_INDEX_OUT_OF_RANGE,
+    ),
     (
         r"(?i)indexSelect|embedding|(^|/)Indexing\.cu$|THCTensorIndex",
-        "DA101",
+        ids::EMBEDDING_INDEX_OUT_OF_RANGE,
     ),
     // Ascend CANN's bounds check, inserted before an index op's gather/put.
-    (r"(?i)(^|_)index_?check", "DA111"),
+    (r"(?i)(^|_)index_?check", ids::ADVANCED_INDEX_OUT_OF_RANGE),
 ];
 
 /// Framework bounds checks that are not in PyTorch's sources but are not a
@@ -82,8 +91,9 @@ pub fn rule_for<'c>(
     if triton(a) {
         // A Triton index bound whose path was lost is still Inductor's index rule.
         let bound = a.assertion.contains("index out of bounds");
-        return (bound && matched.id != "DA401")
-            .then(|| catalog.get("DA401"))
+        let index_rule = ids::INDUCTOR_INDEX_OUT_OF_BOUNDS.as_str();
+        return (bound && matched.id != index_rule)
+            .then(|| catalog.get(index_rule))
             .flatten()
             .map(|rule| Inferred {
                 rule,
@@ -151,7 +161,7 @@ fn by_name<'c>(
     catalog: &'c Catalog,
     a: &DeviceAssert<'_>,
 ) -> Option<(&'c CompiledRule, &'static str)> {
-    static RE: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    static RE: OnceLock<Vec<(Regex, RuleId)>> = OnceLock::new();
     let table = RE.get_or_init(|| {
         NAMES
             .iter()
@@ -167,7 +177,7 @@ fn by_name<'c>(
             continue;
         }
         if let Some((_, id)) = table.iter().find(|(r, _)| r.is_match(text)) {
-            if let Some(rule) = catalog.get(id) {
+            if let Some(rule) = catalog.get(id.as_str()) {
                 return Some((rule, what));
             }
         }

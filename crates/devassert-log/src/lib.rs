@@ -33,6 +33,9 @@ use devassert_core::{Catalog, Report};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// The text the reader reads of a raw line (tests compare what it finds
+/// with the catalog on that text).
+pub use clean::readable;
 pub use reader::{AssertGroup, Facts};
 
 /// Why an input could not be read.

@@ -7,7 +7,7 @@
 //! around them, letters in other cases, prefixes, and progress lines between.
 
 use devassert_core::{Catalog, LogHits};
-use devassert_log::{Facts, LogAnalyzer};
+use devassert_log::{readable, Facts, LogAnalyzer};
 use proptest::prelude::*;
 use regex_syntax::hir::{Class, ClassUnicode, Hir, HirKind, Look};
 
@@ -172,7 +172,7 @@ const PROGRESS: &[&str] = &[
 /// One generated line: (what the regexes see, the raw line).
 #[derive(Debug, Clone)]
 struct Made {
-    text: String,
+    texts: Vec<String>,
     raw: String,
 }
 
@@ -207,10 +207,14 @@ fn make(hirs: &[Hir], r: &Recipe) -> Made {
         NOISE[r.after % NOISE.len()]
     );
     let (open, close) = PREFIXES[r.prefix % PREFIXES.len()];
-    Made {
-        raw: format!("{open}{text}{close}"),
-        text: text.trim().to_string(),
-    }
+    let raw = format!("{open}{text}{close}");
+    // What the reader sees: the segments of the line, their prefixes off (a
+    // generated line can itself look like one: `255: ` is `srun --label`'s).
+    let texts = readable(&raw)
+        .into_iter()
+        .map(|(body, _)| body.trim().to_string())
+        .collect();
+    Made { raw, texts }
 }
 
 /// The reader's facts on `lines`, each followed by a progress line.
@@ -235,22 +239,25 @@ fn read(lines: &[Made], gap: usize) -> Facts {
 fn missed(lines: &[Made], facts: &Facts) -> Vec<String> {
     let catalog = Catalog::builtin();
     let mut missing = Vec::new();
-    for m in lines {
+    for (m, text) in lines
+        .iter()
+        .flat_map(|m| m.texts.iter().map(move |t| (m, t)))
+    {
         let mut want = LogHits::default();
-        catalog.observe_log_line(&m.text, &mut want);
+        catalog.observe_log_line(text, &mut want);
         for (i, re) in catalog.log_patterns().iter().enumerate() {
             if want.contains(i) && !facts.hits.contains(i) {
                 missing.push(format!(
                     "log {:?} in {:?} (raw {:?})",
                     re.as_str(),
-                    m.text,
+                    text,
                     m.raw
                 ));
             }
         }
-        if let Some(rule) = catalog.match_cpu_message(&m.text) {
+        if let Some(rule) = catalog.match_cpu_message(text) {
             if !facts.cpu.iter().any(|h| h.rule == rule.id) {
-                missing.push(format!("cpu {} in {:?} (raw {:?})", rule.id, m.text, m.raw));
+                missing.push(format!("cpu {} in {:?} (raw {:?})", rule.id, text, m.raw));
             }
         }
     }
@@ -327,7 +334,8 @@ fn every_pattern_is_found_in_a_large_buffer() {
     let mut want = LogHits::default();
     lines
         .iter()
-        .for_each(|m| catalog.observe_log_line(&m.text, &mut want));
+        .flat_map(|m| &m.texts)
+        .for_each(|t| catalog.observe_log_line(t, &mut want));
     assert!(
         want.len() * 10 >= catalog.log_patterns().len() * 9,
         "{} of {} patterns generated",

@@ -232,8 +232,8 @@ impl Reader {
 
     pub(super) fn read_line(&mut self, raw: &[u8]) {
         let text = String::from_utf8_lossy(raw);
-        for seg in clean::segments(&text) {
-            let (body, prefix) = clean::strip_prefixes(&seg);
+        for (body, prefix) in clean::readable(&text) {
+            let body = body.as_str();
             let rank = prefix.rank.or(self.lines.input_rank);
             if let Some(r) = rank {
                 self.facts.ranks.insert(r);
