@@ -63,9 +63,14 @@ pub fn rule_page(rule: &CompiledRule) -> String {
                     (_, _, Some(p)) => ("assertion", p),
                     _ => continue,
                 };
+                let vocab = if e.value_is_base_vocab {
+                    " and its value is a base vocabulary's size"
+                } else {
+                    ""
+                };
                 let _ = writeln!(
                     s,
-                    "  - +{:.0}% when a {kind} matches `{}`: {}",
+                    "  - +{:.0}% when a {kind} matches `{}`{vocab}: {}",
                     e.weight * 100.0,
                     pat.replace('`', "\\`"),
                     e.why

@@ -122,3 +122,23 @@ fn a_vocabulary_sized_bound_is_a_token_id_past_the_vocab() {
     let (ids, _) = causes(&small);
     assert_eq!(ids[0], "index_ge_dim_size", "{ids:?}");
 }
+
+#[test]
+fn an_id_equal_to_a_standard_vocabulary_size_is_a_token_added_after_sizing() {
+    // 128256 is Llama-3's vocabulary: the id is the first token added past it.
+    let added = format!("WARNING: token id 128256 out of range\n{EMBEDDING}RuntimeError: CUDA error: device-side assert triggered\n");
+    let (ids, _) = causes(&added);
+    assert_eq!(ids[0], "added_tokens_no_resize", "{ids:?}");
+    assert!(
+        ids[..3].contains(&"pad_token_id_out_of_range".to_string()),
+        "{ids:?}"
+    );
+    // One id further is no vocabulary's edge: the default ranking holds.
+    let other = added.replace("128256", "128257");
+    let (ids, _) = causes(&other);
+    assert_eq!(ids[0], "token_id_ge_vocab", "{ids:?}");
+    assert!(
+        !ids[..3].contains(&"pad_token_id_out_of_range".to_string()),
+        "{ids:?}"
+    );
+}

@@ -33,6 +33,7 @@ pub(super) enum EvidenceKind {
 
 pub(super) struct CompiledEvidence {
     pub(super) kind: EvidenceKind,
+    pub(super) value_is_base_vocab: bool,
     pub(super) weight: f64,
     pub(super) why: String,
 }
@@ -197,8 +198,19 @@ impl Catalog {
                             )))
                         }
                     };
+                    let has_value = [&e.log, &e.assertion]
+                        .into_iter()
+                        .flatten()
+                        .any(|p| p.contains("(?P<value>"));
+                    if e.value_is_base_vocab && !has_value {
+                        return Err(invalid(format!(
+                            "evidence of cause {} has value_is_base_vocab but its log or assertion pattern captures no `value`",
+                            cause.id
+                        )));
+                    }
                     evidence.push(CompiledEvidence {
                         kind,
+                        value_is_base_vocab: e.value_is_base_vocab,
                         weight: e.weight,
                         why: e.why.clone(),
                     });
@@ -335,6 +347,26 @@ mod tests {
         );
         let typo = load("[[guess]]\nframes = 'x'\nrule = 'DA101'").unwrap_or_default();
         assert!(typo.contains("op-guesses.toml"), "{typo}");
+    }
+
+    #[test]
+    fn a_base_vocab_condition_needs_a_value_to_test() {
+        // DA101's own file, with its base-vocabulary evidence's `value` renamed.
+        let (file, text) = CATALOG_FILES
+            .iter()
+            .copied()
+            .find(|(_, t)| t.contains("value_is_base_vocab"))
+            .expect("a rule uses value_is_base_vocab");
+        let broken = text.replace("(?P<value>\\d{4,7})", "(?P<id>\\d{4,7})");
+        assert_ne!(broken, text, "the pattern to break is still there");
+        let err = Catalog::from_sources([(file, broken.as_str())])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains(file) && err.contains("value_is_base_vocab"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -185,7 +185,10 @@ impl Catalog {
                 let fired = match &e.kind {
                     EvidenceKind::Frame(re) => frames.iter().any(|f| re.is_match(f)),
                     EvidenceKind::Assertion(re) => match assertion.and_then(|a| re.captures(a)) {
-                        Some(c) => {
+                        Some(c)
+                            if !e.value_is_base_vocab
+                                || c.name("value").is_some_and(|v| base_vocab(v.as_str())) =>
+                        {
                             take_captures(
                                 re.capture_names()
                                     .flatten()
@@ -194,17 +197,20 @@ impl Catalog {
                             );
                             true
                         }
-                        None => false,
+                        _ => false,
                     },
                     EvidenceKind::Log(i) => match hits.first.get(i) {
-                        Some(caps) => {
+                        Some(caps)
+                            if !e.value_is_base_vocab
+                                || caps.iter().any(|(n, v)| n == "value" && base_vocab(v)) =>
+                        {
                             take_captures(
                                 caps.iter().map(|(n, v)| (n.as_str(), v.as_str())),
                                 &mut out,
                             );
                             true
                         }
-                        None => false,
+                        _ => false,
                     },
                 };
                 if fired {
@@ -251,6 +257,12 @@ pub fn push_fix(fixes: &mut Vec<String>, fix: &str) {
     {
         fixes.push(fix.to_string());
     }
+}
+
+fn base_vocab(text: &str) -> bool {
+    text.trim()
+        .parse::<i64>()
+        .is_ok_and(crate::vocab::is_base_vocab)
 }
 
 fn take_captures<'a>(caps: impl Iterator<Item = (&'a str, &'a str)>, out: &mut Ranked) {

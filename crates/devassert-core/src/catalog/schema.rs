@@ -75,6 +75,11 @@ pub struct EvidenceSpec {
     pub frame: Option<String>,
     pub log: Option<String>,
     pub assertion: Option<String>,
+    /// Fires only when the pattern's `value` is the size of a published base
+    /// vocabulary (`catalog/base-vocabs.toml`): an id equal to it is the first
+    /// one past that vocabulary, a token added after the embedding was sized.
+    #[serde(default)]
+    pub value_is_base_vocab: bool,
     pub weight: f64,
     pub why: String,
 }
