@@ -89,17 +89,10 @@ impl Reader {
             match memchr(b'\n', bytes) {
                 Some(i) => {
                     self.extend_carry(&bytes[..i]);
-                    let line = std::mem::take(&mut self.lines.carry);
-                    self.lines.carry_started = false;
-                    let every = self.wants_every_line() || self.pre.line_matters(&line);
-                    if every {
-                        self.take_row(&line, 0, line.len());
-                    } else {
-                        self.take_line(&line, false);
-                    }
+                    let mut line = self.read_carry();
                     unwrap::keep_row(&line, &mut self.lines.earlier);
-                    self.lines.carry = line;
-                    self.lines.carry.clear();
+                    line.clear();
+                    self.lines.carry = line; // keeps its buffer
                     bytes = &bytes[i + 1..];
                 }
                 None => {
@@ -120,6 +113,18 @@ impl Reader {
             self.lines.carry_started = true;
             self.extend_carry(tail);
         }
+    }
+
+    /// Read the line carried over from the last buffer; returns its bytes.
+    pub(super) fn read_carry(&mut self) -> Vec<u8> {
+        let line = std::mem::take(&mut self.lines.carry);
+        self.lines.carry_started = false;
+        if self.wants_every_line() || self.pre.line_matters(&line) {
+            self.take_row(&line, 0, line.len());
+        } else {
+            self.take_line(&line, false);
+        }
+        line
     }
 
     pub(super) fn extend_carry(&mut self, b: &[u8]) {

@@ -116,14 +116,7 @@ impl Reader {
 
     fn end_input(&mut self) {
         if self.lines.carry_started {
-            let line = std::mem::take(&mut self.lines.carry);
-            self.lines.carry_started = false;
-            let every = self.wants_every_line() || self.pre.line_matters(&line);
-            if every {
-                self.take_row(&line, 0, line.len());
-            } else {
-                self.take_line(&line, false);
-            }
+            self.read_carry();
         }
         self.flush_waiting();
         self.lines.earlier.clear();
