@@ -51,6 +51,10 @@ const TRIGGERS: &[&str] = &[
     "\\n",
     "out of bounds",
     "out of range",
+    // The end of a printed assertion, for a row a terminal broke inside the
+    // word `Assertion` (the unwrapper then finds the row before).
+    "` failed",
+    "' failed",
 ];
 
 pub struct Prefilter {

@@ -50,6 +50,9 @@ pub fn has_marker(row: &str) -> bool {
         "thread: [",
         "global id: [",
         "local id: [",
+        // The end of an assertion whose word `Assertion` the break cut.
+        "` failed",
+        "' failed",
     ]
     .iter()
     .any(|m| row.contains(m))
