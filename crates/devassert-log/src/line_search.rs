@@ -57,6 +57,7 @@ impl Sought {
 }
 
 /// The lines kept so far, numbered by counting the `\n`s before them.
+#[derive(Default)]
 struct Kept {
     lines: Vec<Line>,
     /// Newlines are counted up to here, and there are `before` of them.
@@ -66,7 +67,7 @@ struct Kept {
 
 impl Kept {
     fn keep(&mut self, hay: &[u8], start: usize, end: usize) {
-        self.before += memchr_iter(b'\n', &hay[self.counted..start]).count() as u64;
+        self.before += newlines(&hay[self.counted..start]);
         self.counted = start;
         self.lines.push(Line {
             start,
@@ -83,11 +84,7 @@ fn newlines(b: &[u8]) -> u64 {
 /// Every line of `hay`, and how many it has: the search when a catalog
 /// regex needs no literal at all.
 pub fn every_line(hay: &[u8]) -> (Vec<Line>, u64) {
-    let mut kept = Kept {
-        lines: Vec::new(),
-        counted: 0,
-        before: 0,
-    };
+    let mut kept = Kept::default();
     let mut start = 0;
     while start < hay.len() {
         let end = memchr(b'\n', &hay[start..]).map_or(hay.len(), |i| start + i);
@@ -179,11 +176,7 @@ impl LineSearch {
         M: Fn(&[u8]) -> bool,
     {
         let any = &self.dfa;
-        let mut kept = Kept {
-            lines: Vec::new(),
-            counted: 0,
-            before: 0,
-        };
+        let mut kept = Kept::default();
         let mut hits = Vec::new();
         match bigrams {
             // Only the lines the filter cannot rule out are walked.
@@ -280,12 +273,16 @@ impl LineSearch {
     }
 }
 
+/// A byte of a word, as `\b` (ASCII) sees it.
+fn word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
 /// The search's literals as the bigram filter's patterns: a literal wanted
 /// at a word boundary after it brings the bytes that may follow it (those
 /// `at_boundaries` accepts), which keeps `inf` from every `INFO`. None when
 /// a `\n` is inside a literal: lines could then not be walked alone.
 fn filter_patterns(literals: &[Vec<u8>], sought: &[Sought]) -> Option<Vec<Pattern>> {
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut out = Vec::with_capacity(literals.len());
     for (l, s) in literals.iter().zip(sought) {
         let (&last, body) = l.split_last()?;
@@ -316,7 +313,6 @@ fn filter_patterns(literals: &[Vec<u8>], sought: &[Sought]) -> Option<Vec<Patter
 /// take away (an escape sequence's final letter, a `\n` escape, a
 /// timestamp's `Z`) or a byte outside ASCII proves nothing: the literal counts.
 fn at_boundaries(line: &[u8], from: usize, to: usize, lit: &Sought) -> bool {
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     // Whether `\b` holds between the literal's `edge` byte and its raw neighbour.
     let boundary = |neighbour: Option<u8>, edge: u8| match neighbour {
         None => word(edge),

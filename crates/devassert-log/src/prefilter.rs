@@ -99,11 +99,14 @@ struct CatalogRegex {
 
 /// A DFA (a few hundred literals make a small one, twice as fast here as
 /// the default NFA), or the default automaton when that is too big.
-fn build<S: AsRef<[u8]>>(pats: &[S], kind: MatchKind) -> Option<AhoCorasick> {
+/// Standard matching: the per-line check finds every literal, overlapping
+/// ones too. `folded`: ASCII letters match in either case.
+fn build<S: AsRef<[u8]>>(pats: &[S], folded: bool) -> Option<AhoCorasick> {
     let with = |automaton| {
         AhoCorasickBuilder::new()
             .kind(automaton)
-            .match_kind(kind)
+            .match_kind(MatchKind::Standard)
+            .ascii_case_insensitive(folded)
             .build(pats)
             .ok()
     };
@@ -129,18 +132,7 @@ impl CatalogLiterals {
         if pats.is_empty() {
             return Ok(None);
         }
-        // Standard: the per-line check finds every literal, overlapping ones too.
-        let with = |automaton| {
-            AhoCorasickBuilder::new()
-                .kind(automaton)
-                .match_kind(MatchKind::Standard)
-                .ascii_case_insensitive(folded)
-                .build(&pats)
-                .ok()
-        };
-        let ac = with(Some(AhoCorasickKind::DFA))
-            .or_else(|| with(None))
-            .ok_or(())?;
+        let ac = build(&pats, folded).ok_or(())?;
         Ok(Some(CatalogLiterals { ac, ids }))
     }
 }
@@ -217,10 +209,9 @@ impl Prefilter {
         // every line is a candidate: slow, still correct.
         let search = LineSearch::new(scan);
         let fallback = || {
-            build(&[""], MatchKind::Standard)
-                .unwrap_or_else(|| unreachable!("the empty pattern always builds"))
+            build(&[""], false).unwrap_or_else(|| unreachable!("the empty pattern always builds"))
         };
-        let triggers = build(TRIGGERS, MatchKind::Standard).unwrap_or_else(fallback);
+        let triggers = build(TRIGGERS, false).unwrap_or_else(fallback);
         let catalog_exact = CatalogLiterals::new(&literals, false);
         let catalog_folded = CatalogLiterals::new(&literals, true);
         let unfiltered =
