@@ -182,38 +182,30 @@ impl Catalog {
             let mut confidence = cause.spec.prior;
             let mut reasons = Vec::new();
             for e in &cause.evidence {
-                let fired = match &e.kind {
-                    EvidenceKind::Frame(re) => frames.iter().any(|f| re.is_match(f)),
-                    EvidenceKind::Assertion(re) => match assertion.and_then(|a| re.captures(a)) {
-                        Some(c)
-                            if !e.value_is_base_vocab
-                                || c.name("value").is_some_and(|v| base_vocab(v.as_str())) =>
-                        {
-                            take_captures(
-                                re.capture_names()
-                                    .flatten()
-                                    .filter_map(|n| c.name(n).map(|m| (n, m.as_str()))),
-                                &mut out,
-                            );
-                            true
-                        }
-                        _ => false,
-                    },
-                    EvidenceKind::Log(i) => match hits.first.get(i) {
-                        Some(caps)
-                            if !e.value_is_base_vocab
-                                || caps.iter().any(|(n, v)| n == "value" && base_vocab(v)) =>
-                        {
-                            take_captures(
-                                caps.iter().map(|(n, v)| (n.as_str(), v.as_str())),
-                                &mut out,
-                            );
-                            true
-                        }
-                        _ => false,
-                    },
+                // What a matching evidence pattern captured (None: no match).
+                let caps: Option<Vec<(&str, &str)>> = match &e.kind {
+                    EvidenceKind::Frame(re) => frames.iter().any(|f| re.is_match(f)).then(Vec::new),
+                    EvidenceKind::Assertion(re) => {
+                        assertion.and_then(|a| re.captures(a)).map(|c| {
+                            re.capture_names()
+                                .flatten()
+                                .filter_map(|n| c.name(n).map(|m| (n, m.as_str())))
+                                .collect()
+                        })
+                    }
+                    EvidenceKind::Log(i) => hits
+                        .first
+                        .get(i)
+                        .map(|caps| caps.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect()),
                 };
-                if fired {
+                // A base-vocabulary condition tests the captured `value`
+                // (loading made sure the pattern captures one).
+                let caps = caps.filter(|caps| {
+                    !e.value_is_base_vocab
+                        || caps.iter().any(|&(n, v)| n == "value" && base_vocab(v))
+                });
+                if let Some(caps) = caps {
+                    take_captures(&caps, &mut out);
                     confidence += e.weight;
                     reasons.push(e.why.clone());
                 }
@@ -265,8 +257,8 @@ fn base_vocab(text: &str) -> bool {
         .is_ok_and(crate::vocab::is_base_vocab)
 }
 
-fn take_captures<'a>(caps: impl Iterator<Item = (&'a str, &'a str)>, out: &mut Ranked) {
-    for (name, text) in caps {
+fn take_captures(caps: &[(&str, &str)], out: &mut Ranked) {
+    for &(name, text) in caps {
         let Ok(v) = text.trim().parse::<i64>() else {
             continue;
         };
