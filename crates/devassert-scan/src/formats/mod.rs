@@ -174,10 +174,6 @@ impl InputFormat {
     pub fn extension(self) -> &'static str {
         self.spec().file_extension
     }
-    /// Every format, in table order.
-    pub fn all() -> impl Iterator<Item = InputFormat> {
-        FORMATS.iter().map(|s| s.format)
-    }
     /// The `--input-format` names, for help and errors.
     pub fn names() -> Vec<&'static str> {
         FORMATS.iter().map(|s| s.name).collect()
