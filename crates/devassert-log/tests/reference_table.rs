@@ -50,27 +50,22 @@ fn every_reference_assertion_has_exactly_one_rule() {
         "parsed only {} internal rows",
         internal.len()
     );
+    let rows = rows();
     let mut problems = Vec::new();
-    let mut rows = 0;
-    for line in TSV
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.starts_with("file\t"))
-    {
-        let cols: Vec<&str> = line.split('\t').collect();
-        let (file, func, assertion) = (cols[0], cols[1], cols[2]);
-        rows += 1;
-        if assertion == "<runtime message>" {
-            continue; // the message kernel prints whatever text it is given; covered by the log tests
-        }
-        let path = normalize_path(file);
-        let kernel = normalize_kernel(func);
-        let text = normalize_assertion(assertion);
+    for row in &rows {
+        let (path, kernel, text) = normalized(row);
         let a = DeviceAssert {
             file: &path,
             kernel: Some(&kernel),
             assertion: &text,
         };
         let owners: Vec<&str> = c.owners(&a).iter().map(|r| r.id.as_str()).collect();
+        let Row {
+            file,
+            function: func,
+            assertion,
+            ..
+        } = row;
         let base = file.rsplit('/').next().unwrap_or(file).to_string();
         let is_internal = file.starts_with("caffe2/")
             || internal.contains(&(base, func.to_string(), assertion.to_string()));
@@ -84,7 +79,7 @@ fn every_reference_assertion_has_exactly_one_rule() {
             ));
         }
     }
-    assert!(rows > 250, "read only {rows} rows");
+    assert!(rows.len() > 250, "read only {} rows", rows.len());
     assert!(
         problems.is_empty(),
         "{} rows misplaced:\n{}",
@@ -115,22 +110,34 @@ struct Row<'a> {
     line: &'a str,
 }
 
+/// The reference rows, but the message kernel's: it prints whatever text it
+/// is given (the log tests cover it).
 fn rows() -> Vec<Row<'static>> {
     TSV.lines()
         .filter(|l| !l.starts_with('#') && !l.starts_with("file\t"))
-        .filter_map(|l| {
+        .map(|l| {
             let cols: Vec<&str> = l.split('\t').collect();
-            let line = cols.get(3..)?.iter().find(|c| !c.is_empty())?;
-            Some(Row {
+            Row {
                 file: cols[0],
                 function: cols[1],
                 assertion: cols[2],
-                line,
-            })
+                line: cols
+                    .get(3..)
+                    .and_then(|c| c.iter().copied().find(|c| !c.is_empty()))
+                    .unwrap_or_else(|| panic!("a reference row without a line number: {l}")),
+            }
         })
-        // The message kernel prints whatever text it is given (the log tests cover it).
         .filter(|r| r.assertion != "<runtime message>")
         .collect()
+}
+
+/// A row's file, function and assertion as the catalog matches them.
+fn normalized(row: &Row<'_>) -> (String, String, String) {
+    (
+        normalize_path(row.file),
+        normalize_kernel(row.function),
+        normalize_assertion(row.assertion),
+    )
 }
 
 /// The printed line of `row` in each form a log takes, by name.
@@ -184,11 +191,7 @@ fn every_reference_assertion_is_read_as_its_rule() {
     assert!(rows.len() > 250, "read only {} rows", rows.len());
     let mut wrong = Vec::new();
     for row in &rows {
-        let (path, kernel, text) = (
-            normalize_path(row.file),
-            normalize_kernel(row.function),
-            normalize_assertion(row.assertion),
-        );
+        let (path, kernel, text) = normalized(row);
         let want = catalog
             .match_assert(&DeviceAssert {
                 file: &path,
