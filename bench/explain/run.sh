@@ -23,14 +23,14 @@ measure() { # prints "seconds peak_kib cpu_seconds" (cpu: user + system, less sw
 }
 read -r g_s g_kb g_cpu < <(measure grep -c Assertion "$log" || true)
 read -r e_s e_kb e_cpu < <(measure "$bin" explain --format json "$log")
-"$bin" explain --format json "$log" | python3 -c 'import json,sys; r=json.load(sys.stdin); f=r["findings"][0]; print("finding:", f["rule"], f["evidence"].get("kernel"), "lines", f["evidence"].get("count"), "fallout kinds", len(r["fallout"]))'
+cp "$out/stdout.txt" "$out/after.json"
+python3 -c 'import json,sys; r=json.load(sys.stdin); f=r["findings"][0]; print("finding:", f["rule"], f["evidence"].get("kernel"), "lines", f["evidence"].get("count"), "fallout kinds", len(r["fallout"]))' <"$out/after.json"
 echo "log: $(du -h "$log" | cut -f1) ($(wc -l < "$log") lines)"
 echo "grep -c Assertion: ${g_s}s (cpu ${g_cpu}s), peak ${g_kb} KiB"
 echo "devassert explain: ${e_s}s (cpu ${e_cpu}s), peak ${e_kb} KiB ($((e_kb / 1024)) MiB)"
 if [ -n "${BEFORE:-}" ]; then
   read -r b_s b_kb b_cpu < <(measure "$BEFORE" explain --format json "$log")
-  cp "$out/stdout.txt" "$out/before.json"
-  "$bin" explain --format json "$log" | cmp -s - "$out/before.json" && same=same || same=DIFFERENT
+  cmp -s "$out/stdout.txt" "$out/after.json" && same=same || same=DIFFERENT
   echo "before ($BEFORE): ${b_s}s (cpu ${b_cpu}s), peak ${b_kb} KiB ($((b_kb / 1024)) MiB); JSON report $same"
 fi
 python3 -c "print(f'time ratio explain/grep: {float(\"$e_s\") / max(float(\"$g_s\"), 0.001):.1f}x (goal <= 2x); memory goal <= 64 MiB: {\"met\" if $e_kb <= 65536 else \"missed\"}')"
