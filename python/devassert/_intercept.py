@@ -27,20 +27,26 @@ stacklevel.
 """
 
 import functools
+import sys
 
 import torch
 
-from . import _async, _faithful, _notes, _ops, _samples, _violation
+from . import _async, _caller, _faithful, _notes, _ops, _samples, _slots, _violation
 
 OFF, ON, STRICT, ASYNC = 0, 1, 2, 3
 _NAMES = {"off": OFF, "on": ON, "strict": STRICT, "async": ASYNC}
 
 # The level of the whole process (one global read on the fast path).
 _level = OFF
-_installed = []  # (owner, attribute, original) for uninstall()
+_installed = []  # (owner, attribute, original, owned) for uninstall(); owned: it was in owner.__dict__
 
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+# Constant True while dynamo traces, `return False` in eager: the cheap test
+# that keeps dynamo out of what it cannot trace (sys._getframe).
+_is_dynamo = getattr(getattr(torch, "compiler", None), "is_dynamo_compiling", None) or _is_compiling
 _is_tracing = torch._C._get_tracing_state
+_has_tf = torch._C._has_torch_function
+_handle_tf = torch.overrides.handle_torch_function
 
 
 def current_level():
@@ -51,15 +57,18 @@ def current_level():
 
 
 def set_level(level):
-    """Install the wrappers on first use and set the level of the process."""
+    """Install the wrappers when the guard goes on, remove them when it goes
+    off (every original object is back), and set the level of the process."""
     global _level
     value = _NAMES[level]
     if value != OFF and not _installed:
         install()
     _level = value
+    if value == OFF and _installed:
+        uninstall()
 
 
-def _checked(original, check, args, kwargs, level, first):
+def _checked(original, check, args, kwargs, level, first, caller):
     """The path of an op whose values are checked before it runs."""
     if _is_compiling() or _is_tracing():
         return original(*args, **kwargs)
@@ -80,46 +89,76 @@ def _checked(original, check, args, kwargs, level, first):
         found = None
     if found is not None:
         _faithful.stop(original, check, args, kwargs, found)
-    return _run(original, check, args, kwargs, strict)
+    return _run(original, check, args, kwargs, strict, caller)
 
 
-def _run(original, check, args, kwargs, strict):
+def _run(original, check, args, kwargs, strict, caller):
+    """Run the op from the caller's line; explain the error it raises."""
     try:
-        return original(*args, **kwargs)
+        return _caller.call(caller, original, args, kwargs)
     except Exception as error:
         if not _is_compiling():
             _faithful.explain(original, check, args, kwargs, error, strict)
         raise
 
 
-def _wrap(original, check):
-    """The wrapper of one entry point."""
-    strict_only = check.strict_only
-    cpu_checks = check.cpu_checks
+def _guarded_call(original, check, args, kwargs, caller):
+    """Everything a wrapper does for a plain-tensor call at a level above off."""
+    level = _level
+    if check.strict_only and level != STRICT:
+        return _caller.call(caller, original, args, kwargs)
+    # The kernel runs where the first tensor argument lives. On CPU at level
+    # "on" or "async" the op checks its own values: nothing to do before it.
+    first = args[0] if args else None
+    if level != STRICT and check.cpu_checks and type(first) in _TENSOR_TYPES and first.is_cpu and not _violation.PRECHECK_CPU:
+        return _run(original, check, args, kwargs, False, caller)
+    return _checked(original, check, args, kwargs, level, first, caller)
+
+
+def _relevant(args, kwargs):
+    """The arguments torch's own dispatch looks at for __torch_function__:
+    tensors, and the items of tensor lists."""
+    out = []
+    for v in (*args, *kwargs.values()):
+        if type(v) in (list, tuple):
+            out.extend(v)
+        else:
+            out.append(v)
+    return out
+
+
+def _wrap(original, check, dispatch_here):
+    """The wrapper of one entry point. `dispatch_here`: torch's dispatch would
+    hand __torch_function__ the original function (torch.* functions are
+    looked up on torch._C._VariableFunctions), so the wrapper dispatches itself
+    and hands over what the user called, as plain torch does."""
+    lists = check.multi  # index_put's indices: a list whose items count too
 
     def guarded(*args, **kwargs):
-        level = _level
-        if level == OFF or (strict_only and level != STRICT):
+        if _level == OFF or _is_dynamo():
             return original(*args, **kwargs)
-        # The kernel runs where the first tensor argument lives. On CPU at
-        # level "on" or "async" the op checks its own values: nothing to do
-        # before it (written out here, not via _run: one frame less per op).
-        first = args[0] if args else None
-        if level != STRICT and cpu_checks and type(first) in _TENSOR_TYPES and first.is_cpu and not _violation.PRECHECK_CPU:
-            try:
-                return original(*args, **kwargs)
-            except Exception as error:
-                if not _is_compiling():
-                    _faithful.explain(original, check, args, kwargs, error, False)
-                raise
-        return _checked(original, check, args, kwargs, level, first)
+        if _has_tf(args) or (kwargs and _has_tf(tuple(kwargs.values()))) or (lists and _has_tf(_relevant(args, kwargs))):
+            # Subclasses, duck types and modes: one __torch_function__ call,
+            # before any attribute of theirs is read, with this as `func`.
+            if dispatch_here:
+                return _handle_tf(guarded, _relevant(args, kwargs), *args, **kwargs)
+            return original(*args, **kwargs)
+        try:
+            return _guarded_call(original, check, args, kwargs, sys._getframe(1))
+        except Exception as error:
+            _caller.trim(error)
+            raise
 
-    try:
-        functools.update_wrapper(guarded, original)
-    except (AttributeError, TypeError):
-        pass
-    guarded.__devassert_original__ = original
+    _name_like(guarded, original)
     return guarded
+
+
+def _subscript_has_tf(self, key, value):
+    # What torch's indexing dispatch looks at: the tensor, the key (or the
+    # items of a tuple key) and the value.
+    if type(key) is tuple:
+        return _has_tf((self, *key, *value))
+    return _has_tf((self, key, *value))
 
 
 def _wrap_getitem(original, check):
@@ -127,22 +166,26 @@ def _wrap_getitem(original, check):
     (the common case) returns before anything else is looked at."""
 
     def guarded(self, key, *value):
-        level = _level
-        if level == OFF or type(key) in _SIMPLE_KEYS:
+        if type(key) in _SIMPLE_KEYS or _level == OFF or _is_dynamo() or _subscript_has_tf(self, key, value):
+            # torch's indexing dispatch finds this wrapper on torch.Tensor and
+            # hands it to __torch_function__ as `func`.
             return original(self, key, *value)
-        args = (self, key, *value)
-        if level != STRICT and self.is_cpu and not _violation.PRECHECK_CPU:
-            try:
-                return original(self, key, *value)
-            except Exception as error:
-                if not _is_compiling():
-                    _faithful.explain(original, check, args, {}, error, False)
-                raise
-        return _checked(original, check, args, {}, level, self)
+        try:
+            return _guarded_call(original, check, (self, key, *value), {}, sys._getframe(1))
+        except Exception as error:
+            _caller.trim(error)
+            raise
 
-    functools.update_wrapper(guarded, original)
-    guarded.__devassert_original__ = original
+    _name_like(guarded, original)
     return guarded
+
+
+def _name_like(wrapper, original):
+    try:
+        functools.update_wrapper(wrapper, original)
+    except (AttributeError, TypeError):
+        pass
+    wrapper.__devassert_original__ = original
 
 
 _SIMPLE_KEYS = (int, slice, type(None), type(Ellipsis))
@@ -157,34 +200,58 @@ def install():
     _samples.install()
     original = _notes.hook_compile(torch)
     if original is not None:
-        _installed.append((torch, "compile", original))
+        _installed.append((torch, "compile", original, True))
+    _slots.save()
     for owner, attr, check in _ops.entry_points():
         original = getattr(owner, attr, None)
         if original is None or hasattr(original, "__devassert_original__"):
             continue
-        wrap = _wrap_getitem if attr in ("__getitem__", "__setitem__") else _wrap
-        wrapper = wrap(original, check)
-        # Found again under the name it replaces (pickle looks functions up by
-        # module and qualified name).
-        if isinstance(owner, type):
-            wrapper.__module__, wrapper.__qualname__ = owner.__module__, f"{owner.__qualname__}.{attr}"
-        else:
-            wrapper.__module__, wrapper.__qualname__ = owner.__name__, attr
+        wrapper = _wrapper(owner, attr, original, check)
+        owned = attr in vars(owner)
         try:
             setattr(owner, attr, wrapper)
         except (AttributeError, TypeError):
             continue
-        _installed.append((owner, attr, original))
+        _installed.append((owner, attr, original, owned))
         _register_for_torchscript(wrapper, original)
+    _slots.keep()
+
+
+_wrappers = {}  # (owner, attribute) -> wrapper: the same object every time the guard goes on
+
+
+def _wrapper(owner, attr, original, check):
+    key = (id(owner), attr)
+    if key in _wrappers:
+        return _wrappers[key]
+    if attr in ("__getitem__", "__setitem__"):
+        wrapper = _wrap_getitem(original, check)
+    else:
+        wrapper = _wrap(original, check, owner is torch)
+    # Found again under the name it replaces (pickle looks functions up by
+    # module and qualified name).
+    if isinstance(owner, type):
+        wrapper.__module__, wrapper.__qualname__ = owner.__module__, f"{owner.__qualname__}.{attr}"
+    else:
+        wrapper.__module__, wrapper.__qualname__ = owner.__name__, attr
+    _wrappers[key] = wrapper
+    return wrapper
 
 
 def uninstall():
-    """Put every original entry point back (for tests and benchmarks)."""
+    """Put every original object back: attributes, Tensor's slots, TorchScript's table."""
     global _level
     _level = OFF
     while _installed:
-        owner, attr, original = _installed.pop()
-        setattr(owner, attr, original)
+        owner, attr, original, owned = _installed.pop()
+        wrapper = getattr(owner, attr, None)
+        if owned:
+            setattr(owner, attr, original)
+        else:
+            delattr(owner, attr)  # inherited (Tensor.__getitem__ from its C base): inherited again
+        _unregister_for_torchscript(wrapper)
+    _slots.restore()
+    _samples.uninstall()
 
 
 def _register_for_torchscript(wrapper, original):
@@ -197,5 +264,14 @@ def _register_for_torchscript(wrapper, original):
         name = table.get(id(original))
         if name is not None:
             _builtins._register_builtin(wrapper, name)
+    except Exception:
+        pass
+
+
+def _unregister_for_torchscript(wrapper):
+    try:
+        from torch.jit import _builtins
+
+        _builtins._get_builtin_table().pop(id(wrapper), None)
     except Exception:
         pass

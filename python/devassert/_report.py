@@ -17,6 +17,8 @@ import sys
 import sysconfig
 import threading
 
+from . import _caller
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _TORCH_DIR = None
 _LIB_DIRS = None
@@ -74,7 +76,7 @@ def caller_frames():
     out = []
     frame = sys._getframe(1)
     while frame is not None:
-        if not _is_internal(frame.f_code.co_filename):
+        if not _is_internal(frame.f_code.co_filename) and frame.f_code.co_name != _caller.MARK:
             out.append(frame)
         frame = frame.f_back
     return out

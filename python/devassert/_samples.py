@@ -18,7 +18,7 @@ import sys
 import torch
 
 _recent = collections.deque(maxlen=4)  # (batch, indices, worker) newest last
-_patched = False
+_patched = []  # (class, attribute, original) for uninstall()
 
 
 def _flatten(index):
@@ -30,10 +30,8 @@ def _flatten(index):
 
 def install():
     """Record the indices of every batch the DataLoaders of this process return."""
-    global _patched
     if _patched:
         return
-    _patched = True
     try:
         from torch.utils.data import dataloader as dl
     except Exception:
@@ -55,8 +53,8 @@ def install():
             pass
         return data
 
-    base._next_index = _next_index
-    base.__next__ = __next__
+    _patch(base, "_next_index", _next_index)
+    _patch(base, "__next__", __next__)
 
     multi = getattr(dl, "_MultiProcessingDataLoaderIter", None)
     if multi is not None and hasattr(multi, "_try_put_index") and hasattr(multi, "_get_data"):
@@ -76,8 +74,21 @@ def install():
             self.__dict__.setdefault("_devassert_received", {})[id(data)] = idx
             return idx, data
 
-        multi._try_put_index = _try_put_index
-        multi._get_data = _get_data
+        _patch(multi, "_try_put_index", _try_put_index)
+        _patch(multi, "_get_data", _get_data)
+
+
+def _patch(cls, name, fn):
+    _patched.append((cls, name, cls.__dict__[name]))
+    setattr(cls, name, fn)
+
+
+def uninstall():
+    """Put the DataLoader iterators' own methods back."""
+    while _patched:
+        cls, name, original = _patched.pop()
+        setattr(cls, name, original)
+    _recent.clear()
 
 
 def _note_batch(it, data):

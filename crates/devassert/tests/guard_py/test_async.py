@@ -73,7 +73,7 @@ def syncs_fail_inside_guarded_ops():
         _async._kinds[call.__code__] = 0
         return call
 
-    wrapped = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in _intercept._installed if attr != "compile"]
+    wrapped = [(owner, attr, getattr(owner, attr)) for owner, attr, *_ in _intercept._installed if attr != "compile"]
     try:
         for name in SYNC_METHODS:
             setattr(torch.Tensor, name, failing(name))
