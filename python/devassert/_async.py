@@ -41,7 +41,7 @@ import threading
 
 import torch
 
-from . import _faithful, _notes, _report, _violation
+from . import _caller, _faithful, _notes, _report, _violation
 
 FAKE_DEVICE = False
 
@@ -185,14 +185,14 @@ def _enqueue(found, frames, check, original, args, kwargs, strict, valid, captur
     _hook_exit()
 
 
-def call(original, check, args, kwargs, strict, capture):
+def call(original, check, args, kwargs, strict, capture, caller):
     """Run the op through the sync-free path. Returns (True, result), or
     (False, None) when the exact path must run instead (a check that needs a
-    sync, outside a capture)."""
+    sync, outside a capture). The op is launched from `caller`'s line."""
     if not check.deferrable:
         if capture:
             _notes.capture_skipped(getattr(original, "__name__", "an op"))
-            return True, original(*args, **kwargs)
+            return True, _caller.call(caller, original, args, kwargs)
         return False, None
     skip = set()
     founds = []
@@ -212,7 +212,7 @@ def call(original, check, args, kwargs, strict, capture):
     finally:
         _violation.deferring.skip = None
     if not founds:
-        return True, original(*args, **kwargs)
+        return True, _caller.call(caller, original, args, kwargs)
     safe_args, safe_kwargs = args, kwargs
     for found in founds:
         safe = found.replace(safe_args, safe_kwargs, found) if found.replace is not None else None
@@ -221,7 +221,7 @@ def call(original, check, args, kwargs, strict, capture):
             # raises what torch raises; inside a capture, no check.
             if capture:
                 _notes.capture_skipped(found.op)
-                return True, original(*args, **kwargs)
+                return True, _caller.call(caller, original, args, kwargs)
             return False, None
         safe_args, safe_kwargs = safe
     try:
@@ -231,9 +231,9 @@ def call(original, check, args, kwargs, strict, capture):
     except Exception:  # noqa: BLE001 - e.g. no pinned memory inside a capture
         if capture:
             _notes.capture_skipped(founds[0].op)
-            return True, original(*args, **kwargs)
+            return True, _caller.call(caller, original, args, kwargs)
         return False, None
-    return True, original(*safe_args, **safe_kwargs)
+    return True, _caller.call(caller, original, safe_args, safe_kwargs)
 
 
 def _valid_of(found):

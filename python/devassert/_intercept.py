@@ -78,7 +78,7 @@ def _checked(original, check, args, kwargs, level, first, caller):
     if _async.on_device(first):
         capture = _async.capturing()
         if level == ASYNC or capture:
-            done, result = _async.call(original, check, args, kwargs, strict, capture)
+            done, result = _async.call(original, check, args, kwargs, strict, capture, caller)
             if done:
                 return result
     try:
@@ -127,6 +127,28 @@ def _relevant(args, kwargs):
     return out
 
 
+def _dispatch(guarded, args, kwargs):
+    """torch.overrides' dispatch, failing with the message torch's C dispatch gives."""
+    relevant = _relevant(args, kwargs)
+    try:
+        return _handle_tf(guarded, relevant, *args, **kwargs)
+    except TypeError as error:
+        if not str(error).startswith("no implementation found for"):
+            raise
+        handlers = [f"  - tensor subclass {type(a)}" for a in torch.overrides._get_overloaded_args(relevant)]
+        mode = torch.overrides._get_current_function_mode() if torch._C._is_torch_function_mode_enabled() else None
+        if mode is not None:
+            handlers.insert(0, f"  - mode object {mode}")
+        text = (
+            f"Multiple dispatch failed for 'torch.{guarded.__name__}'; all __torch_function__ handlers returned NotImplemented:\n\n"
+            + "\n".join(handlers)
+            + "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented"
+        )
+        error.args = (text,)
+        _caller.trim(error)
+        raise
+
+
 def _wrap(original, check, dispatch_here):
     """The wrapper of one entry point. `dispatch_here`: torch's dispatch would
     hand __torch_function__ the original function (torch.* functions are
@@ -141,7 +163,7 @@ def _wrap(original, check, dispatch_here):
             # Subclasses, duck types and modes: one __torch_function__ call,
             # before any attribute of theirs is read, with this as `func`.
             if dispatch_here:
-                return _handle_tf(guarded, _relevant(args, kwargs), *args, **kwargs)
+                return _dispatch(guarded, args, kwargs)
             return original(*args, **kwargs)
         try:
             return _guarded_call(original, check, args, kwargs, sys._getframe(1))
@@ -217,11 +239,11 @@ def install():
     _slots.keep()
 
 
-_wrappers = {}  # (owner, attribute) -> wrapper: the same object every time the guard goes on
+_wrappers = {}  # id(original) -> wrapper: the same object every time the guard goes on
 
 
 def _wrapper(owner, attr, original, check):
-    key = (id(owner), attr)
+    key = id(original)  # one wrapper for one function (F.one_hot is torch._C._nn.one_hot)
     if key in _wrappers:
         return _wrappers[key]
     if attr in ("__getitem__", "__setitem__"):
