@@ -1,13 +1,18 @@
 """What the guard costs on CPU, as ratios to plain PyTorch in the same process.
 
-1. Per call: an unguarded op (`x[3]`, which still passes the __getitem__
-   wrapper's first test) and a guarded op on valid input (`gather`), with the
-   guard's wrappers, on its accelerator path forced on CPU (one amin/amax and a
-   sync, as on a GPU), on the async path forced on CPU (the check computed
-   on the device, the op run on safe values, no sync: on CPU a plain copy
-   stands for the pinned copy and the event is done at once, so this is the
-   host-side launch cost a GPU pays), and, for comparison, under a TorchFunctionMode that
-   declines every op it does not guard (the interception devassert used to use).
+1. Per call: an op that passes the guard's first test (`x[3]`: an int key) and
+   guarded ops on valid input (`gather`, `F.embedding`, `F.cross_entropy`),
+   with the guard's wrappers, on its accelerator path forced on CPU (one
+   amin/amax and a sync, as on a GPU), on the async path forced on CPU (the
+   check computed on the device, the op run on safe values, no sync: on CPU a
+   plain copy stands for the pinned copy and the event is done at once, so
+   this is the host-side launch cost a GPU pays), and, for comparison, the two
+   other interceptions the guard could use, each passing every call straight
+   through (their floor: no check at all): a TorchFunctionMode that declines
+   every op it does not guard (the interception devassert used to use), and
+   Python kernels registered with torch.library at the dispatcher
+   (ADInplaceOrView: the one key between autograd and the backend that every
+   non-inference tensor carries; a kernel redispatches below it).
 2. Per training step: a nanoGPT-sized model (2 layers, d=64, the size where
    per-call cost shows) and a 4-layer d=256 transformer.
 
@@ -67,6 +72,34 @@ def _level(level, precheck=False):
     return enter, leave
 
 
+DISPATCHED = ("gather", "embedding", "index.Tensor", "nll_loss_forward")
+
+
+def _dispatcher():
+    """Pass-through Python kernels for the guarded aten ops (measured here only)."""
+    holder = []
+    after = torch._C._after_ADInplaceOrView_keyset
+
+    def kernel(op):
+        def redispatch(keyset, *args, **kwargs):
+            return op.redispatch(keyset & after, *args, **kwargs)
+
+        return redispatch
+
+    def enter():
+        lib = torch.library.Library("aten", "IMPL")
+        for name in DISPATCHED:
+            packet, _, overload = name.partition(".")
+            op = getattr(getattr(torch.ops.aten, packet), overload or "default")
+            lib.impl(name, kernel(op), "ADInplaceOrView", with_keyset=True)
+        holder.append(lib)
+
+    def leave():
+        holder.pop()._destroy()
+
+    return enter, leave
+
+
 def _mode():
     holder = []
 
@@ -86,6 +119,7 @@ VARIANTS = [
     Variant("guard, accelerator path", *_level("on", precheck=True)),
     Variant("async, accelerator path", *_level("async", precheck=True)),
     Variant("declining mode", *_mode()),
+    Variant("dispatcher kernels", *_dispatcher()),
 ]
 STEP_VARIANTS = ("plain", "guard", "guard, accelerator path", "async, accelerator path")
 
@@ -93,7 +127,14 @@ STEP_VARIANTS = ("plain", "guard", "guard, accelerator path", "async, accelerato
 def per_call(reps, number):
     x = torch.randn(64, 64)
     idx = torch.randint(0, 64, (64, 8))
-    stmts = {"x[3]": lambda: x[3], "gather": lambda: torch.gather(x, 1, idx)}
+    ids = torch.randint(0, 64, (8, 16))
+    logits, labels = torch.randn(8, 10), torch.randint(0, 10, (8,))
+    stmts = {
+        "x[3]": lambda: x[3],
+        "gather": lambda: torch.gather(x, 1, idx),
+        "embedding": lambda: F.embedding(ids, x),
+        "cross_entropy": lambda: F.cross_entropy(logits, labels),
+    }
     out = {}
     for label, fn in stmts.items():
         times = {v.name: [] for v in VARIANTS}
@@ -188,9 +229,8 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    _intercept.install()
     print(f"torch {torch.__version__}, {args.threads} thread(s), medians of {args.reps} alternating blocks")
-    print("\nper call (µs)                plain    guard  (added)   accel path  (added)   async path  (added)   declining mode  (added)")
+    print("\nper call (µs)                plain    guard  (added)   accel path  (added)   async path  (added)   declining mode  (added)   dispatcher kernels (added)")
     for label, t in per_call(args.reps, args.number).items():
         p = t["plain"]
         cells = [f"{t[v.name]:8.2f} ({t[v.name] - p:+6.2f})" for v in VARIANTS[1:]]

@@ -22,29 +22,28 @@ import types
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 MARK = "<devassert: op called from this line>"
 _TEMPLATE = lambda op, args, kwargs: op(*args, **kwargs)  # noqa: E731 - one line: the call sits on co_firstlineno
-_cache = {}  # (id(code), lasti) -> (function, code); the code is kept so its id stays unique
+sites = {}  # (id(code), lasti) -> (function, code); the code is kept so its id stays unique
 _LIMIT = 4096
 
 
 def call(frame, op, args, kwargs):
     """`op(*args, **kwargs)`, run from a frame that looks like `frame`'s line."""
-    key = (id(frame.f_code), frame.f_lasti)
-    hit = _cache.get(key)
-    if hit is None:
-        hit = _make(frame, key)
+    hit = sites.get((id(frame.f_code), frame.f_lasti)) or site(frame)
     return hit[0](op, args, kwargs)
 
 
-def _make(frame, key):
-    if len(_cache) >= _LIMIT:
-        _cache.clear()
+def site(frame):
+    """(the call-site function for `frame`'s current line, its code): made
+    once per call site (the wrappers look `sites` up first)."""
+    if len(sites) >= _LIMIT:
+        sites.clear()
     code = frame.f_code
     line = frame.f_lineno or code.co_firstlineno
     fields = {"co_filename": code.co_filename, "co_firstlineno": line, "co_name": MARK}
     if hasattr(code, "co_qualname"):
         fields["co_qualname"] = MARK
     fn = types.FunctionType(_TEMPLATE.__code__.replace(**fields), frame.f_globals, MARK)
-    hit = _cache[key] = (fn, code)
+    hit = sites[(id(code), frame.f_lasti)] = (fn, code)
     return hit
 
 

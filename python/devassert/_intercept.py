@@ -47,6 +47,8 @@ _is_dynamo = getattr(getattr(torch, "compiler", None), "is_dynamo_compiling", No
 _is_tracing = torch._C._get_tracing_state
 _has_tf = torch._C._has_torch_function
 _handle_tf = torch.overrides.handle_torch_function
+_getframe = sys._getframe
+_sites = _caller.sites
 
 
 def current_level():
@@ -68,13 +70,15 @@ def set_level(level):
         uninstall()
 
 
-def _checked(original, check, args, kwargs, level, first, caller):
+def _checked(original, check, args, kwargs, caller):
     """The path of an op whose values are checked before it runs."""
-    if _is_compiling() or _is_tracing():
-        return original(*args, **kwargs)
+    level = _level
+    if (check.strict_only and level != STRICT) or _is_compiling() or _is_tracing():
+        return _caller.call(caller, original, args, kwargs)
     if _async.armed:
         _async.poll()
     strict = level == STRICT
+    first = args[0] if args else None
     if _async.on_device(first):
         capture = _async.capturing()
         if level == ASYNC or capture:
@@ -89,30 +93,18 @@ def _checked(original, check, args, kwargs, level, first, caller):
         found = None
     if found is not None:
         _faithful.stop(original, check, args, kwargs, found)
-    return _run(original, check, args, kwargs, strict, caller)
-
-
-def _run(original, check, args, kwargs, strict, caller):
-    """Run the op from the caller's line; explain the error it raises."""
     try:
         return _caller.call(caller, original, args, kwargs)
     except Exception as error:
-        if not _is_compiling():
-            _faithful.explain(original, check, args, kwargs, error, strict)
+        _explain(original, check, args, kwargs, error, strict)
         raise
 
 
-def _guarded_call(original, check, args, kwargs, caller):
-    """Everything a wrapper does for a plain-tensor call at a level above off."""
-    level = _level
-    if check.strict_only and level != STRICT:
-        return _caller.call(caller, original, args, kwargs)
-    # The kernel runs where the first tensor argument lives. On CPU at level
-    # "on" or "async" the op checks its own values: nothing to do before it.
-    first = args[0] if args else None
-    if level != STRICT and check.cpu_checks and type(first) in _TENSOR_TYPES and first.is_cpu and not _violation.PRECHECK_CPU:
-        return _run(original, check, args, kwargs, False, caller)
-    return _checked(original, check, args, kwargs, level, first, caller)
+def _explain(original, check, args, kwargs, error, strict):
+    """The op raised `error`: raise it again with the guard's details when its
+    values caused it (returns otherwise)."""
+    if not _is_compiling():
+        _faithful.explain(original, check, args, kwargs, error, strict)
 
 
 def _relevant(args, kwargs):
@@ -139,14 +131,18 @@ def _dispatch(guarded, args, kwargs):
         mode = torch.overrides._get_current_function_mode() if torch._C._is_torch_function_mode_enabled() else None
         if mode is not None:
             handlers.insert(0, f"  - mode object {mode}")
-        text = (
+        error.args = (
             f"Multiple dispatch failed for 'torch.{guarded.__name__}'; all __torch_function__ handlers returned NotImplemented:\n\n"
             + "\n".join(handlers)
-            + "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented"
+            + "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented",
         )
-        error.args = (text,)
-        _caller.trim(error)
         raise
+
+
+# Each wrapper below ends the same way. The fast path (a CPU tensor at "on" or
+# "async": the op checks its own values) runs the op from the caller's line
+# and explains only what it raises. Whatever leaves the wrapper has the
+# guard's frames removed and goes on with a bare `raise` (no frame added).
 
 
 def _wrap(original, check, dispatch_here):
@@ -155,19 +151,32 @@ def _wrap(original, check, dispatch_here):
     looked up on torch._C._VariableFunctions), so the wrapper dispatches itself
     and hands over what the user called, as plain torch does."""
     lists = check.multi  # index_put's indices: a list whose items count too
+    cpu_checks = check.cpu_checks and not check.strict_only
 
     def guarded(*args, **kwargs):
         if _level == OFF or _is_dynamo():
             return original(*args, **kwargs)
-        if _has_tf(args) or (kwargs and _has_tf(tuple(kwargs.values()))) or (lists and _has_tf(_relevant(args, kwargs))):
-            # Subclasses, duck types and modes: one __torch_function__ call,
-            # before any attribute of theirs is read, with this as `func`.
-            if dispatch_here:
-                return _dispatch(guarded, args, kwargs)
-            return original(*args, **kwargs)
+        caller = _getframe(1)
+        fast = False
         try:
-            return _guarded_call(original, check, args, kwargs, sys._getframe(1))
+            if _has_tf(args) or (kwargs and _has_tf(tuple(kwargs.values()))) or (lists and _has_tf(_relevant(args, kwargs))):
+                # Subclasses, duck types and modes: one __torch_function__
+                # call, before any attribute of theirs is read, with what the
+                # user called as `func`.
+                return _dispatch(guarded, args, kwargs) if dispatch_here else original(*args, **kwargs)
+            first = args[0] if args else None
+            fast = cpu_checks and type(first) in _TENSOR_TYPES and _level != STRICT and first.is_cpu and not _violation.PRECHECK_CPU
+            if fast:
+                site = _sites.get((id(caller.f_code), caller.f_lasti)) or _caller.site(caller)
+                return site[0](original, args, kwargs)
+            return _checked(original, check, args, kwargs, caller)
         except Exception as error:
+            try:
+                if fast:
+                    _explain(original, check, args, kwargs, error, False)
+            except Exception as replaced:
+                _caller.trim(replaced)
+                raise
             _caller.trim(error)
             raise
 
@@ -192,9 +201,22 @@ def _wrap_getitem(original, check):
             # torch's indexing dispatch finds this wrapper on torch.Tensor and
             # hands it to __torch_function__ as `func`.
             return original(self, key, *value)
+        caller = _getframe(1)
+        args = (self, key, *value)
+        fast = False
         try:
-            return _guarded_call(original, check, (self, key, *value), {}, sys._getframe(1))
+            fast = _level != STRICT and self.is_cpu and not _violation.PRECHECK_CPU
+            if fast:
+                site = _sites.get((id(caller.f_code), caller.f_lasti)) or _caller.site(caller)
+                return site[0](original, args, {})
+            return _checked(original, check, args, {}, caller)
         except Exception as error:
+            try:
+                if fast:
+                    _explain(original, check, args, {}, error, False)
+            except Exception as replaced:
+                _caller.trim(replaced)
+                raise
             _caller.trim(error)
             raise
 
