@@ -159,6 +159,7 @@ def _count(found):
 
 
 def _enqueue(found, frames, check, original, args, kwargs, strict, valid, capture):
+    """Queue the entry that polls `found`'s count; returns it."""
     global armed
     count = _count(found)
     e = _Entry()
@@ -183,6 +184,42 @@ def _enqueue(found, frames, check, original, args, kwargs, strict, valid, captur
         _queue.append(e)
     armed = True
     _hook_exit()
+    return e
+
+
+def _forget(entries):
+    """Unqueue entries whose op raised before it launched: torch's error stands."""
+    global armed
+    for e in entries:
+        for queue in (_queue, _captured):
+            try:
+                queue.remove(e)
+            except ValueError:
+                pass
+    armed = bool(_queue or _captured)
+
+
+def _written(original, args, kwargs):
+    """The tensors the op writes: `out=`, and self of an in-place op."""
+    out = kwargs.get("out")
+    written = list(out) if isinstance(out, (list, tuple)) else [out]
+    name = getattr(original, "__name__", "")
+    if args and (name == "__setitem__" or (name.endswith("_") and not name.endswith("__"))):
+        written.append(args[0])
+    return [t for t in written if isinstance(t, torch.Tensor)]
+
+
+def _aliased(founds, written):
+    """Whether an argument about to be replaced shares memory with a tensor the
+    op writes: torch rejects that overlap, and a replaced copy would hide it."""
+    return any(_overlaps(f.tensor, w) for f in founds if isinstance(f.tensor, torch.Tensor) for w in written)
+
+
+def _overlaps(a, b):
+    try:
+        return bool(torch._C._overlaps(a, b))
+    except Exception:  # noqa: BLE001 - private API: compare storages instead
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
 def call(original, check, args, kwargs, strict, capture):
@@ -213,6 +250,14 @@ def call(original, check, args, kwargs, strict, capture):
         _violation.deferring.skip = None
     if not founds:
         return True, original(*args, **kwargs)
+    written = _written(original, args, kwargs)
+    if written and _aliased(founds, written):
+        # The exact path runs the op on the user's own tensors: torch's
+        # overlap check sees them (rare: it syncs once).
+        if capture:
+            _notes.capture_skipped(founds[0].op)
+            return True, original(*args, **kwargs)
+        return False, None
     safe_args, safe_kwargs = args, kwargs
     for found in founds:
         safe = found.replace(safe_args, safe_kwargs, found) if found.replace is not None else None
@@ -224,16 +269,24 @@ def call(original, check, args, kwargs, strict, capture):
                 return True, original(*args, **kwargs)
             return False, None
         safe_args, safe_kwargs = safe
+    entries = []
     try:
         frames = _launch_frames()
         for found in founds:
-            _enqueue(found, frames, check, original, args, kwargs, strict, _valid_of(found), capture)
+            entries.append(_enqueue(found, frames, check, original, args, kwargs, strict, _valid_of(found), capture))
     except Exception:  # noqa: BLE001 - e.g. no pinned memory inside a capture
+        _forget(entries)
         if capture:
             _notes.capture_skipped(founds[0].op)
             return True, original(*args, **kwargs)
         return False, None
-    return True, original(*safe_args, **safe_kwargs)
+    try:
+        return True, original(*safe_args, **safe_kwargs)
+    except Exception:
+        # A shape or dtype error, raised before any launch: it is the error
+        # the op gives whatever the values are, so it stands alone.
+        _forget(entries)
+        raise
 
 
 def _valid_of(found):

@@ -1,6 +1,7 @@
 """The guard in real programs: invisible on valid ones, faithful on invalid
-ones. Each test runs the same code plain and guarded (on both guard paths:
-the CPU path, and the accelerator path forced on CPU tensors) and compares.
+ones. Each test runs the same code plain and guarded (on every guard path:
+the CPU path, the accelerator path and the async path, the last two forced on
+CPU tensors) and compares.
 
 Run: python -m unittest test_cases (PYTHONPATH must hold python/).
 """
@@ -20,25 +21,54 @@ import torch
 import torch.nn.functional as F
 
 import devassert
-from devassert import _intercept, _violation
+from devassert import _async, _intercept, _violation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
 
 
+# (mode, level, accelerator path forced on CPU tensors, async path forced on them)
+MODES = (
+    ("plain", "off", False, False),
+    ("cpu", "on", False, False),
+    ("precheck", "on", True, False),
+    ("async", "async", True, True),
+)
+
+
+def _set_mode(level, precheck, fake):
+    _violation.PRECHECK_CPU = precheck
+    _async.FAKE_DEVICE = fake
+    _async.reset()
+    _intercept.set_level(level)
+
+
+def _outcome(fn, mode):
+    """fn's result or exception. The async path raises a finding when its
+    summary is polled (at the next guarded op, at the latest at exit): polled
+    here at once. An error raised at once must leave nothing to raise later."""
+    try:
+        got = fn()
+    except Exception as e:  # noqa: BLE001
+        got = e
+    try:
+        _async.poll(wait=True)
+    except Exception as late:  # noqa: BLE001
+        if isinstance(got, Exception):
+            return AssertionError(f"{mode}: raised {got!r} at once and {late!r} later")
+        return late
+    return got
+
+
 def plain_and_guarded(fn):
-    """[(mode, result or exception)] for plain, the CPU path and the precheck path."""
+    """[(mode, result or exception)] for plain and every guard path."""
     out = []
-    for mode, level, precheck in (("plain", "off", False), ("cpu", "on", False), ("precheck", "on", True)):
-        _violation.PRECHECK_CPU = precheck
-        _intercept.set_level(level)
+    for mode, level, precheck, fake in MODES:
+        _set_mode(level, precheck, fake)
         try:
-            out.append((mode, fn()))
-        except Exception as e:  # noqa: BLE001
-            out.append((mode, e))
+            out.append((mode, _outcome(fn, mode)))
         finally:
-            _violation.PRECHECK_CPU = False
-            _intercept.set_level("off")
+            _set_mode("off", False, False)
     return out
 
 
@@ -120,6 +150,20 @@ class InvalidProgramsFailAsTheyWould(unittest.TestCase):
             self.assertIn("--classes 4 --ignore 255", " ".join(got.finding["fixes"]))
         for got in self.assert_same_error(lambda: torch.multinomial(torch.tensor([[0.5, float("nan")]]), 1)):
             self.assertEqual(got.rule, "DA301")
+
+    def test_an_in_place_op_on_its_own_index_raises_torchs_overlap_error(self):
+        after = {}
+
+        def fn():
+            ind = torch.tensor([0, 1, 2])
+            try:
+                return ind.index_add_(0, ind, ind.clone())
+            finally:
+                after[_intercept.current_level(), _violation.PRECHECK_CPU] = ind.tolist()
+
+        for got in self.assert_same_error(fn, prevented=False):
+            self.assertIn("refer to a single memory location", str(got))
+        self.assertEqual(list(after.values()), [[0, 1, 2]] * 4, after)
 
     def test_the_true_count_min_and_max_are_reported(self):
         ids = torch.arange(200).unsqueeze(0)
