@@ -106,6 +106,14 @@ class ValidProgramsPass(unittest.TestCase):
         self.assert_same_everywhere(lambda: F.cross_entropy(x, t, ignore_index=torch.tensor(255)))
         self.assert_same_everywhere(lambda: F.nll_loss(x.log_softmax(1), t, ignore_index=np.int32(255)))
 
+    def test_bernoulli_with_the_default_p_ignores_the_tensors_values(self):
+        # Tensor.bernoulli_() draws with p=0.5: its own values are overwritten, not probabilities.
+        def fn():
+            torch.manual_seed(0)
+            return torch.full((4,), 3.0).bernoulli_()
+
+        self.assert_same_everywhere(fn)
+
     def test_nested_tensor_through_transformer_encoder_layer(self):
         # Only the inference fast path takes NestedTensor input: an active
         # TorchFunctionMode would turn it off and this would raise.
