@@ -242,6 +242,7 @@ def call(original, check, args, kwargs, strict, capture):
                 break
             founds.append(found)
             skip.add(id(found.tensor))
+            skip.add(found.argument)
             if not check.multi:
                 break
     except Exception:  # noqa: BLE001 - fake/meta/functorch tensors go unchecked

@@ -60,6 +60,8 @@ PRECHECK_CPU = False
 # The async path (`_async.py`) runs a check with `deferring.skip` set: then
 # `outside` answers without a sync (True, unless the tensor is in `skip`) and
 # `range_mask` returns the device mask without asking whether it is empty.
+# `skip` holds the ids of the tensors already found, and their argument names
+# (an index given as a list is a new tensor at every check).
 deferring = threading.local()
 deferring.skip = None
 
@@ -105,6 +107,12 @@ def outside(t, low, high):
         return id(t) not in skip
     lo, hi = extrema(t)
     return (low is not None and lo < low) or (high is not None and hi >= high)
+
+
+def deferred(argument):
+    """Whether the async path already holds a Found for `argument`."""
+    skip = getattr(deferring, "skip", None)
+    return skip is not None and argument in skip
 
 
 def range_mask(t, low, high, allowed=None):

@@ -114,6 +114,30 @@ class ValidProgramsPass(unittest.TestCase):
 
         self.assert_same_everywhere(fn)
 
+    def test_a_bool_mask_of_k_dims_consumes_k_dimensions(self):
+        x = torch.arange(24).reshape(2, 3, 4)
+        rows = [[True, False, True], [False, False, True]]
+        idx = torch.tensor([3, 3, 3])  # in range for dimension 2 (4), not for dimension 1 (3)
+        for mask in (np.array(rows), rows, torch.tensor(rows)):
+            self.assert_same_everywhere(lambda: x[mask, idx])
+
+            def assign(mask=mask):
+                y = x.clone()
+                y[mask, idx] = -1
+                return y
+
+            self.assert_same_everywhere(assign)
+        # After an Ellipsis the dimensions are counted from the end.
+        x4 = torch.arange(5 * 6 * 3 * 4).reshape(5, 6, 3, 4)
+        self.assert_same_everywhere(lambda: x4[..., torch.tensor([5]), torch.ones(3, 4, dtype=torch.bool)])
+
+    def test_a_short_list_of_sequences_is_read_as_a_tuple_of_items(self):
+        # torch's (deprecated) numpy heuristic: x[[[0, 1], [1, 2]]] is x[[0, 1], [1, 2]].
+        x = torch.arange(6).reshape(2, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.assert_same_everywhere(lambda: x[[[0, 1], [1, 2]]])
+
     def test_nested_tensor_through_transformer_encoder_layer(self):
         # Only the inference fast path takes NestedTensor input: an active
         # TorchFunctionMode would turn it off and this would raise.
@@ -158,6 +182,28 @@ class InvalidProgramsFailAsTheyWould(unittest.TestCase):
             self.assertIn("--classes 4 --ignore 255", " ".join(got.finding["fixes"]))
         for got in self.assert_same_error(lambda: torch.multinomial(torch.tensor([[0.5, float("nan")]]), 1)):
             self.assertEqual(got.rule, "DA301")
+
+    def test_an_index_after_a_2d_mask_is_checked_against_its_own_dimension(self):
+        x = torch.arange(24).reshape(2, 3, 4)
+        rows = [[True, False, True], [False, False, True]]
+        for mask in (np.array(rows), rows, torch.tensor(rows)):
+            for got in self.assert_same_error(lambda: x[mask, torch.tensor([4, 0, 0])]):
+                self.assertIsInstance(got, IndexError)
+                self.assertEqual((got.finding["evidence"]["argument"], got.finding["bound"]), ("index (dimension 2)", {"low": -4, "high": 4}))
+
+    def test_the_second_of_two_list_indices_is_checked_against_its_own_dimension(self):
+        x = torch.arange(6).reshape(2, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for key in (([0, 1], [1, 5]), [[0, 1], [1, 5]]):  # a tuple, and a list read as one
+                for got in self.assert_same_error(lambda: x[key]):
+                    self.assertEqual(got.finding["evidence"]["argument"], "index (dimension 1)")
+
+    def test_a_mask_given_as_an_array_after_an_ellipsis_counts_as_one_dimension_there(self):
+        # torch sizes the Ellipsis before converting the array: [5] lands on dimension 2 (3), the mask off the end.
+        x4 = torch.arange(5 * 6 * 3 * 4).reshape(5, 6, 3, 4)
+        for mask in (np.ones((3, 4), dtype=bool), np.ones((3, 4), dtype=bool).tolist()):
+            self.assert_same_error(lambda: x4[..., torch.tensor([5]), mask], prevented=False)
 
     def test_an_in_place_op_on_its_own_index_raises_torchs_overlap_error(self):
         after = {}
