@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 import devassert
-from devassert import _async, _intercept, _violation
+from devassert import _async, _check_embedding, _intercept, _violation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
@@ -205,6 +205,22 @@ class InvalidProgramsFailAsTheyWould(unittest.TestCase):
         for mask in (np.ones((3, 4), dtype=bool), np.ones((3, 4), dtype=bool).tolist()):
             self.assert_same_error(lambda: x4[..., torch.tensor([5]), mask], prevented=False)
 
+    def test_embedding_bag_offsets_name_the_contract_they_break(self):
+        w = torch.randn(10, 2)
+        ids = torch.tensor([1, 2, 3, 4])
+        # A bag that ends before it starts: the CUDA kernel asserts `end >= begin`.
+        for got in self.assert_same_error(lambda: F.embedding_bag(ids, w, torch.tensor([0, 3, 2]))):
+            self.assertEqual((got.rule, got.finding["values"], got.finding["locations"][0]["index"]), ("DA103", [2], 2))
+            self.assertIn("non-decreasing", str(got))
+            self.assertIn("end >= begin", str(got))
+            self.assertNotIn("outside [0, 4]", str(got))
+            self.assertIn("this would fail a CUDA device-side assert", str(got))
+        # The CPU op alone rejects a first offset other than 0 (CUDA reads it as 0).
+        for got in self.assert_same_error(lambda: F.embedding_bag(ids, w, torch.tensor([1, 2]))):
+            self.assertEqual((got.finding["values"], got.finding["locations"][0]["index"]), ([1], 0))
+            self.assertIn("offsets[0] == 0", str(got))
+            self.assertIn("on CUDA it fails no device-side assert", str(got))
+
     def test_an_in_place_op_on_its_own_index_raises_torchs_overlap_error(self):
         after = {}
 
@@ -246,6 +262,34 @@ class InvalidProgramsFailAsTheyWould(unittest.TestCase):
         )
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.strip(), "DeviceAssertPreventedIndexError DA101 [5]")
+
+
+class TheAcceleratorPathChecksWhatCudaAssertsOn(unittest.TestCase):
+    def test_embedding_bag_offsets_are_rejected_exactly_where_the_kernel_asserts(self):
+        # Bag b runs from offsets[b] (0 for b = 0) to offsets[b + 1] (len(input)
+        # for the last bag; with include_last_offset the last offset is not a
+        # bag); the kernel asserts end >= begin.
+        cases = [
+            ([0, 3, 2], False, [2]),
+            ([0, 2, 2, 4], False, []),
+            ([1, 2], False, []),  # offsets[0] is never read
+            ([0, 5], False, [1]),  # the last bag would end (4) before it starts
+            ([0, 5], True, []),  # one bag, 0..4: the last offset is not read
+            ([0, 3, 2], True, []),
+            ([0, 3, 1, 4], True, [2]),
+            ([0, -1, 2], False, [1]),
+            ([7], False, []),
+        ]
+        w, ids = torch.randn(10, 2), torch.tensor([1, 2, 3, 4])
+        _violation.PRECHECK_CPU = True
+        try:
+            for offsets, include_last, bad in cases:
+                args = (w, ids, torch.tensor(offsets), False, 0, False, None, include_last)
+                found = _check_embedding.embedding_bag(args, {}, True, False)
+                got = [] if found is None else found.mask.nonzero().flatten().tolist()
+                self.assertEqual(got, bad, (offsets, include_last))
+        finally:
+            _violation.PRECHECK_CPU = False
 
 
 class TheRestIsUntouched(unittest.TestCase):
