@@ -36,6 +36,9 @@ MODES = (
 )
 
 
+GUARDED = [m[0] for m in MODES[1:]]
+
+
 def _set_mode(level, precheck, fake):
     _violation.PRECHECK_CPU = precheck
     _async.FAKE_DEVICE = fake
@@ -70,6 +73,13 @@ def plain_and_guarded(fn):
         finally:
             _set_mode("off", False, False)
     return out
+
+
+def forced(mode):
+    """A line that guards a script on `mode`'s path (a mode of MODES); the
+    script forces the async path's deferred raise with `_async.poll(wait=True)`."""
+    level, precheck, fake = next(m[1:] for m in MODES if m[0] == mode)
+    return f"from devassert import _async, _violation; _violation.PRECHECK_CPU = {precheck}; _async.FAKE_DEVICE = {fake}; devassert.guard({level!r})"
 
 
 def run_script(code, env=None, cwd=None):
@@ -382,6 +392,11 @@ class TheRestIsUntouched(unittest.TestCase):
 
 class WhereAndWhich(unittest.TestCase):
     def test_a_deep_library_stack_still_names_the_users_line(self):
+        for mode in GUARDED:
+            with self.subTest(mode):
+                self.deep_library_stack(mode)
+
+    def deep_library_stack(self, mode):
         with tempfile.TemporaryDirectory() as tmp:
             lib = os.path.join(tmp, "site-packages", "deeplib")
             os.makedirs(lib)
@@ -396,9 +411,10 @@ class WhereAndWhich(unittest.TestCase):
                     "import sys, torch, devassert\n"
                     f"sys.path.insert(0, {os.path.join(tmp, 'site-packages')!r})\n"
                     "import deeplib\n"
-                    "devassert.guard()\n"
+                    f"{forced(mode)}\n"
                     "try:\n"
                     "    deeplib.f13(torch.tensor([7]), torch.randn(4, 2))\n"
+                    "    _async.poll(wait=True)\n"
                     "except IndexError as e:\n"
                     "    import json; print(json.dumps(e.finding))\n"
                 )
@@ -411,17 +427,19 @@ class WhereAndWhich(unittest.TestCase):
     def test_a_caught_finding_and_an_uncaught_one(self):
         code = """
             import torch, devassert
-            devassert.guard()
+            FORCED
             try:
                 torch.gather(torch.zeros(2, 2), 1, torch.tensor([[0, 3], [0, 0]]))
+                _async.poll(wait=True)
             except RuntimeError:
                 pass
             if UNCAUGHT:
                 torch.gather(torch.zeros(2, 2), 1, torch.tensor([[0, 4], [0, 0]]))
+                _async.poll(wait=True)
         """
-        for uncaught in (0, 1):
-            with tempfile.TemporaryDirectory() as reports:
-                r = run_script(code.replace("UNCAUGHT", str(uncaught)), env={"DEVASSERT_REPORT_DIR": reports})
+        for mode, uncaught in ((m, u) for m in GUARDED for u in (0, 1)):
+            with self.subTest(mode=mode, uncaught=uncaught), tempfile.TemporaryDirectory() as reports:
+                r = run_script(code.replace("UNCAUGHT", str(uncaught)).replace("FORCED", forced(mode)), env={"DEVASSERT_REPORT_DIR": reports})
                 self.assertEqual(r.returncode, uncaught, r.stderr)
                 names = sorted(os.listdir(reports))
                 self.assertEqual([n.split("-")[0] for n in names], ["exit", "guard"])
