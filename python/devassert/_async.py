@@ -7,7 +7,9 @@ op launches. Here nothing waits for the device on the happy path:
 - the op is launched on arguments made safe: `found.replace` puts a valid
   value (0, or the low bound) where the mask is set (`torch.where`, on the
   device); on valid inputs that is the user's own values, so results are
-  bit-identical;
+  bit-identical. Not when a replaced argument shares memory with a tensor the
+  op writes: torch rejects that overlap only if it sees the user's own
+  tensors, so the exact path runs;
 - the count of bad elements is computed on the device and copied
   `non_blocking` into pinned host memory behind a CUDA event; the launch line
   is noted (code objects and line numbers up to the user's frame: frames
