@@ -201,6 +201,11 @@ class InvalidProgramsFailAsTheyWould(unittest.TestCase):
                 self.assertIsInstance(got, IndexError)
                 self.assertEqual((got.finding["evidence"]["argument"], got.finding["bound"]), ("index (dimension 2)", {"low": -4, "high": 4}))
 
+    def test_a_numpy_integer_index_is_checked(self):
+        x = torch.arange(6).reshape(2, 3)
+        for got in self.assert_same_error(lambda: x[:, np.array([0, 5])]):
+            self.assertEqual((got.finding["evidence"]["argument"], got.finding["values"]), ("index (dimension 1)", [5]))
+
     def test_the_second_of_two_list_indices_is_checked_against_its_own_dimension(self):
         x = torch.arange(6).reshape(2, 3)
         with warnings.catch_warnings():
