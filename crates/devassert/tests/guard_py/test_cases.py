@@ -236,19 +236,25 @@ class InvalidProgramsFailAsTheyWould(unittest.TestCase):
             self.assertIn("offsets[0] == 0", str(got))
             self.assertIn("on CUDA it fails no device-side assert", str(got))
 
-    def test_an_in_place_op_on_its_own_index_raises_torchs_overlap_error(self):
-        after = {}
+    def test_an_op_writing_its_own_index_raises_torchs_overlap_error(self):
+        ops = {
+            "index_add_": lambda ind: ind.index_add_(0, ind, ind.clone()),
+            "scatter_": lambda ind: ind.scatter_(0, ind, ind.clone()),
+            "gather out=": lambda ind: torch.gather(ind, 0, ind, out=ind),
+        }
+        for name, op in ops.items():
+            after = {}
 
-        def fn():
-            ind = torch.tensor([0, 1, 2])
-            try:
-                return ind.index_add_(0, ind, ind.clone())
-            finally:
-                after[_intercept.current_level(), _violation.PRECHECK_CPU] = ind.tolist()
+            def fn(op=op, after=after):
+                ind = torch.tensor([0, 1, 2])
+                try:
+                    return op(ind)
+                finally:
+                    after[_intercept.current_level(), _violation.PRECHECK_CPU] = ind.tolist()
 
-        for got in self.assert_same_error(fn, prevented=False):
-            self.assertIn("refer to a single memory location", str(got))
-        self.assertEqual(list(after.values()), [[0, 1, 2]] * 4, after)
+            for got in self.assert_same_error(fn, prevented=False):
+                self.assertIn("refer to a single memory location", str(got), name)
+            self.assertEqual(list(after.values()), [[0, 1, 2]] * 4, (name, after))
 
     def test_the_true_count_min_and_max_are_reported(self):
         ids = torch.arange(200).unsqueeze(0)
