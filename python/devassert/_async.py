@@ -7,7 +7,9 @@ op launches. Here nothing waits for the device on the happy path:
 - the op is launched on arguments made safe: `found.replace` puts a valid
   value (0, or the low bound) where the mask is set (`torch.where`, on the
   device); on valid inputs that is the user's own values, so results are
-  bit-identical;
+  bit-identical. Not when a replaced argument shares memory with a tensor the
+  op writes: torch rejects that overlap only if it sees the user's own
+  tensors, so the exact path runs;
 - the count of bad elements is computed on the device and copied
   `non_blocking` into pinned host memory behind a CUDA event; the launch line
   is noted (code objects and line numbers up to the user's frame: frames
@@ -159,6 +161,7 @@ def _count(found):
 
 
 def _enqueue(found, frames, check, original, args, kwargs, strict, valid, capture):
+    """Queue the entry that polls `found`'s count; returns it."""
     global armed
     count = _count(found)
     e = _Entry()
@@ -183,6 +186,45 @@ def _enqueue(found, frames, check, original, args, kwargs, strict, valid, captur
         _queue.append(e)
     armed = True
     _hook_exit()
+    return e
+
+
+def _forget(entries):
+    """Unqueue entries whose op raised before it launched: torch's error stands."""
+    global armed
+    for e in entries:
+        for queue in (_queue, _captured):
+            try:
+                queue.remove(e)
+            except ValueError:
+                pass
+    armed = bool(_queue or _captured)
+
+
+def _written(original, args, kwargs):
+    """The tensors the op writes: `out=`, and self of an in-place op."""
+    out = kwargs.get("out")
+    written = list(out) if isinstance(out, (list, tuple)) else [out]
+    name = getattr(original, "__name__", "")
+    if args and (name == "__setitem__" or (name.endswith("_") and not name.endswith("__"))):
+        written.append(args[0])
+    return [t for t in written if isinstance(t, torch.Tensor)]
+
+
+def _aliased(founds, written):
+    """Whether an argument about to be replaced shares memory with a tensor the
+    op writes: torch rejects that overlap, and a replaced copy would hide it."""
+    return any(_overlaps(f.tensor, w) for f in founds if isinstance(f.tensor, torch.Tensor) for w in written)
+
+
+def _overlaps(a, b):
+    try:
+        return bool(torch._C._overlaps(a, b))
+    except Exception:  # noqa: BLE001 - a private API: compare storages instead
+        try:
+            return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+        except Exception:  # noqa: BLE001 - no storage to compare: the exact path decides
+            return True
 
 
 def call(original, check, args, kwargs, strict, capture, caller):
@@ -205,6 +247,7 @@ def call(original, check, args, kwargs, strict, capture, caller):
                 break
             founds.append(found)
             skip.add(id(found.tensor))
+            skip.add(found.argument)
             if not check.multi:
                 break
     except Exception:  # noqa: BLE001 - fake/meta/functorch tensors go unchecked
@@ -213,6 +256,14 @@ def call(original, check, args, kwargs, strict, capture, caller):
         _violation.deferring.skip = None
     if not founds:
         return True, _caller.call(caller, original, args, kwargs)
+    written = _written(original, args, kwargs)
+    if written and _aliased(founds, written):
+        # The exact path runs the op on the user's own tensors: torch's
+        # overlap check sees them (rare: it syncs once).
+        if capture:
+            _notes.capture_skipped(founds[0].op)
+            return True, _caller.call(caller, original, args, kwargs)
+        return False, None
     safe_args, safe_kwargs = args, kwargs
     for found in founds:
         safe = found.replace(safe_args, safe_kwargs, found) if found.replace is not None else None
@@ -224,16 +275,24 @@ def call(original, check, args, kwargs, strict, capture, caller):
                 return True, _caller.call(caller, original, args, kwargs)
             return False, None
         safe_args, safe_kwargs = safe
+    entries = []
     try:
         frames = _launch_frames()
         for found in founds:
-            _enqueue(found, frames, check, original, args, kwargs, strict, _valid_of(found), capture)
+            entries.append(_enqueue(found, frames, check, original, args, kwargs, strict, _valid_of(found), capture))
     except Exception:  # noqa: BLE001 - e.g. no pinned memory inside a capture
+        _forget(entries)
         if capture:
             _notes.capture_skipped(founds[0].op)
             return True, _caller.call(caller, original, args, kwargs)
         return False, None
-    return True, _caller.call(caller, original, safe_args, safe_kwargs)
+    try:
+        return True, _caller.call(caller, original, safe_args, safe_kwargs)
+    except Exception:
+        # A shape or dtype error, raised before any launch: it is the error
+        # the op gives whatever the values are, so it stands alone.
+        _forget(entries)
+        raise
 
 
 def _valid_of(found):

@@ -126,40 +126,84 @@ def embedding_bag(args, kwargs, pre, strict):
     found = _lookup("embedding_bag", "DA102", "input", ids, weight, index_replace(1, "indices", 0, n), pre, strict)
     if found is not None:
         return found
+    return _offsets(args, kwargs, ids, pre, strict)
+
+
+def _offsets(args, kwargs, ids, pre, strict):
     offsets = arg(args, kwargs, 2, "offsets")
-    if not int_tensor(offsets) or not int_tensor(ids) or ids.dim() != 1 or offsets.dim() != 1 or offsets.numel() == 0:
+    if not int_tensor(offsets) or not int_tensor(ids) or ids.dim() != 1 or offsets.dim() != 1:
         return None
     if not precheck(offsets, pre, strict):
         return None
     include_last = bool(arg(args, kwargs, 7, "include_last_offset", False))
     count = ids.numel()
+    # Before an accelerator launch: what the CUDA kernel asserts on. After the
+    # CPU op raised: what the CPU op rejects.
+    cuda = pre or not offsets.is_cpu
     o = offsets.detach()
-    parts = [o[:1], o[-1:]]
-    if o.numel() > 1:
-        parts.append(o.diff().min().reshape(1))
-    stats = torch.cat(parts).tolist()
-    first, last = stats[0], stats[1]
-    min_step = stats[2] if len(stats) > 2 else 0
-    if first == 0 and last <= count and min_step >= 0:
+    mask = _cuda_breaks(o, count, include_last) if cuda else _cpu_breaks(o, count)
+    if mask is None:
         return None
-    mask = torch.zeros_like(o, dtype=torch.bool)
-    why = []
-    if first != 0:
-        mask[0] = True
-        why.append(f"offsets[0] is {first}, not 0")
-    if last > count:
-        mask |= o > count
-        why.append(f"offsets run to {last}, past the {count} ids")
-    if min_step < 0:
-        dec = torch.zeros_like(mask)
-        dec[1:] = o.diff() < 0
-        mask |= dec
-        why.append("offsets decrease (a bag ends before it starts)")
+    if cuda:
+        contract, asserts = _cuda_contract(count, include_last), True
+    else:
+        asserts = _cuda_breaks(o, count, include_last) is not None
+        on_cuda = _cuda_contract(count, include_last) if asserts else "they pass (offsets[0] is read as 0, the last bag ends at len(input))"
+        contract = f"{_cpu_contract(count)}; on CUDA {on_cuda}"
 
     def explain(desc, frames):
-        text = "; ".join(why) + ("; with include_last_offset=True the last offset must equal the number of ids" if include_last else "")
-        causes = [cause("index_ge_dim_size" if last > count else "unknown", 0.6, text)]
+        past = any(isinstance(v, int) and v > count for v in int_values(desc))
+        why = "offsets run past the ids, " if past else "offsets do not start at 0 or decrease, "
+        causes = [cause("index_ge_dim_size" if past else "unknown", 0.6, why + "built from unsorted or negative lengths, or taken from another batch than input")]
         return causes, ["build offsets as a cumulative sum of bag lengths starting at 0: offsets = torch.cat([lengths.new_zeros(1), lengths.cumsum(0)[:-1]])"]
 
     # No single valid replacement exists for offsets: the CPU error stands.
-    return Found("embedding_bag", "offsets", offsets, mask, "DA103", {"low": 0, "high": count, "high_inclusive": True}, explain, None)
+    bound = {"low": 0, "high": count, "high_inclusive": True}
+    return Found("embedding_bag", "offsets", offsets, mask, "DA103", bound, explain, None, contract=contract, device_assert=asserts)
+
+
+def _decreases(o):
+    """The mask of o[1:] elements smaller than the one before them."""
+    return o[1:] < o[:-1]
+
+
+def _cuda_breaks(o, count, include_last):
+    """The offsets the CUDA kernel asserts on, or None. Bag b runs from
+    offsets[b] (0 for the first bag: offsets[0] is never read) to offsets[b+1]
+    (`count` for the last bag: with include_last_offset the last offset is
+    never read) and the kernel asserts `end >= begin`."""
+    bags = o.numel() - int(include_last)
+    if bags < 2:
+        return None
+    read = torch.cat([o.new_zeros(1), o[1:bags], o.new_full((1,), count)])
+    bad = _decreases(read)  # bad[b]: bag b ends before it begins
+    if not bool(bad.any()):
+        return None
+    mask = torch.zeros_like(o, dtype=torch.bool)
+    mask[1:bags] = bad[:-1]  # the end of a bag that is not the last
+    mask[bags - 1] |= bad[-1]  # the begin of the last bag (it ends at `count`)
+    return mask
+
+
+def _cpu_breaks(o, count):
+    """The offsets the CPU op rejects, or None: offsets[0] == 0,
+    non-decreasing, offsets[-1] <= count."""
+    if o.numel() == 0:
+        return None
+    mask = torch.zeros_like(o, dtype=torch.bool)
+    mask[0] = o[0] != 0
+    mask[1:] = _decreases(o)
+    mask[-1] |= o[-1] > count
+    return mask if bool(mask.any()) else None
+
+
+def _cuda_contract(count, include_last):
+    ends = "; include_last_offset: the last offset is not read" if include_last else ""
+    return (
+        f"bag b runs from offsets[b] to offsets[b+1] (offsets[0] is read as 0, the last bag ends at len(input) = {count}{ends}) "
+        f"and the CUDA kernel asserts `end >= begin` for each: the offsets it reads must be non-decreasing, within [0, {count}]"
+    )
+
+
+def _cpu_contract(count):
+    return f"offsets[0] == 0, non-decreasing, offsets[-1] <= len(input) = {count} (checked by the CPU op)"

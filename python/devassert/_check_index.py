@@ -1,6 +1,8 @@
 """Index ops: gather / scatter, index_select / index_add / index_copy /
 index_fill, take / put / take_along_dim, x[idx] / x[idx] = v / index_put."""
 
+import sys
+
 import torch
 
 from ._violation import (
@@ -8,6 +10,7 @@ from ._violation import (
     arg,
     as_int,
     cause,
+    deferred,
     dim_size,
     index_replace,
     int_tensor,
@@ -89,6 +92,22 @@ def flat_index(op, argument="index", strict_only=False):
 # --- advanced indexing ----------------------------------------------------------
 
 
+def _is_array(k):
+    np = sys.modules.get("numpy")  # no array exists unless numpy was imported
+    return np is not None and isinstance(k, np.ndarray)
+
+
+def _as_index(k):
+    """A key item as torch reads it: a list or numpy array becomes the tensor
+    torch makes of it (of bools: a mask over as many dimensions as it has)."""
+    if isinstance(k, list) or _is_array(k):
+        try:
+            return torch.as_tensor(k)
+        except Exception:  # noqa: BLE001 - ragged or mixed: torch decides
+            return k
+    return k
+
+
 def _consumes(k):
     """Dimensions an item of an indexing key consumes."""
     if k is None or k is Ellipsis or isinstance(k, bool):
@@ -102,15 +121,17 @@ def key_tensors(x, items):
     """(position in key, index tensor, dimension size, dimension) for each
     integer tensor in an indexing key, following how x[key] assigns key items
     to dimensions."""
+    given = items
+    items = [_as_index(k) for k in items]
     out = []
     d = 0
     ndim = x.dim()
     for i, k in enumerate(items):
         if k is Ellipsis:
-            d = ndim - sum(_consumes(j) for j in items[i + 1 :])
+            # torch sizes the Ellipsis by the items after it as given: a mask
+            # given as a list or array counts as one dimension there.
+            d = ndim - sum(_consumes(j) for j in given[i + 1 :])
             continue
-        if isinstance(k, list) and k and all(isinstance(v, int) and not isinstance(v, bool) for v in k):
-            k = torch.tensor(k)
         if int_tensor(k) and k.dtype is not torch.uint8 and d < ndim:
             out.append((i, k, x.size(d), d))
         d += _consumes(k)
@@ -127,21 +148,38 @@ def _advanced(op, x, entries, rebuild, pre, strict):
                 return None
             return rebuild(args, kwargs, pos, with_valid(found.tensor, found.mask, 0))
 
-        found = _bounded(op, "DA111", f"index (dimension {d})", idx, -size, size, f"dimension {d}", fix, replace, pre, strict)
+        argument = f"index (dimension {d})"
+        if deferred(argument):
+            continue
+        found = _bounded(op, "DA111", argument, idx, -size, size, f"dimension {d}", fix, replace, pre, strict)
         if found is not None:
             return found
     return None
 
 
 def _key_items(key):
-    return key if isinstance(key, tuple) else (key,)
+    """The items of an indexing key. Like torch (after numpy), a list shorter
+    than 32 that holds a tensor, sequence, slice, None or Ellipsis is read as
+    a tuple of items; any other list is one item."""
+    if isinstance(key, tuple):
+        return key
+    if isinstance(key, list) and len(key) < 32 and any(_splits(k) for k in key):
+        return key
+    return (key,)
+
+
+def _splits(k):
+    return k is None or k is Ellipsis or isinstance(k, (torch.Tensor, list, tuple, slice)) or _is_array(k)
 
 
 def _rebuild_key(args, kwargs, pos, value):
-    items = list(_key_items(args[1]))
+    key = args[1]
+    items = _key_items(key)
+    if items is not key:  # a key of one item
+        return (args[0], value, *args[2:]), kwargs
+    items = list(items)
     items[pos] = value
-    key = tuple(items) if isinstance(args[1], tuple) else items[0]
-    return (args[0], key, *args[2:]), kwargs
+    return (args[0], tuple(items) if isinstance(key, tuple) else items, *args[2:]), kwargs
 
 
 def subscript(op):
@@ -152,7 +190,7 @@ def subscript(op):
         if not is_tensor(x):
             return None
         items = _key_items(key)
-        if not any(isinstance(k, (torch.Tensor, list)) for k in items):
+        if not any(isinstance(k, (torch.Tensor, list)) or _is_array(k) for k in items):
             return None
         return _advanced(op, x, key_tensors(x, items), _rebuild_key, pre, strict)
 

@@ -70,15 +70,21 @@ def _unit_interval(p):
 
 def bernoulli(args, kwargs, pre, strict):
     """torch.bernoulli(input) / Tensor.bernoulli(): `input` holds the
-    probabilities. torch.bernoulli(input, p) / Tensor.bernoulli_(p): `input`
-    only gives the shape; a tensor `p` holds them (a float p is checked by
-    torch on the host)."""
+    probabilities. torch.bernoulli(input, p): `input` only gives the shape; a
+    tensor `p` holds them (a float p is checked by torch on the host)."""
     if len(args) > 1 or "p" in kwargs:
-        p = arg(args, kwargs, 1, "p")
-        pos, name = 1, "p"
-    else:
-        p = arg(args, kwargs, 0, "input")
-        pos, name = 0, "input"
+        return _probabilities(arg(args, kwargs, 1, "p"), 1, "p", pre, strict)
+    return _probabilities(arg(args, kwargs, 0, "input"), 0, "input", pre, strict)
+
+
+def bernoulli_(args, kwargs, pre, strict):
+    """Tensor.bernoulli_(p=0.5): `self` is only overwritten; a tensor `p`
+    holds the probabilities."""
+    return _probabilities(arg(args, kwargs, 1, "p"), 1, "p", pre, strict)
+
+
+def _probabilities(p, pos, name, pre, strict):
+    """bernoulli's probabilities `p` (argument `pos` / `name`) must lie in [0, 1]."""
     if not is_tensor(p) or not p.is_floating_point() or p.numel() == 0:
         return None
     if not precheck(p, pre, strict):

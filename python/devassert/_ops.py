@@ -67,7 +67,7 @@ def _make_entries():
     add(both, ("multinomial",), _check_values.multinomial, deferrable=False)
     add(both, ("bincount",), _check_values.bincount)
     add(both, ("bernoulli",), _check_values.bernoulli, deferrable=False)
-    add((T,), ("bernoulli_",), _check_values.bernoulli, deferrable=False)
+    add((T,), ("bernoulli_",), _check_values.bernoulli_, deferrable=False)
     add((torch,), ("poisson",), _check_values.poisson, deferrable=False)
     add(both, ("repeat_interleave",), _check_values.repeat_interleave)
     add(both, ("take",), _check_index.flat_index("take"))

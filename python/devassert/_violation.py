@@ -60,6 +60,8 @@ PRECHECK_CPU = False
 # The async path (`_async.py`) runs a check with `deferring.skip` set: then
 # `outside` answers without a sync (True, unless the tensor is in `skip`) and
 # `range_mask` returns the device mask without asking whether it is empty.
+# `skip` holds the ids of the tensors already found, and their argument names
+# (an index given as a list is a new tensor at every check).
 deferring = threading.local()
 deferring.skip = None
 
@@ -107,6 +109,12 @@ def outside(t, low, high):
     return (low is not None and lo < low) or (high is not None and hi >= high)
 
 
+def deferred(argument):
+    """Whether the async path already holds a Found for `argument`."""
+    skip = getattr(deferring, "skip", None)
+    return skip is not None and argument in skip
+
+
 def range_mask(t, low, high, allowed=None):
     """The mask of values outside [low, high) other than `allowed`, or None."""
     t = collapse(t)
@@ -134,11 +142,13 @@ class Found:
     """A violation: `tensor` (the argument as passed) has bad elements at
     `mask` (over `collapse(tensor)`). `explain(desc, frames)` gives (causes,
     fixes); `replace(args, kwargs)` gives the arguments with every bad value
-    made valid, or None when no valid value exists (an empty dimension)."""
+    made valid, or None when no valid value exists (an empty dimension).
+    `contract`: what the values must satisfy, when a range (`bound`) does not
+    say it all; `device_assert`: False for values only the CPU op rejects."""
 
-    __slots__ = ("op", "argument", "tensor", "mask", "rule", "bound", "explain", "replace", "desc")
+    __slots__ = ("op", "argument", "tensor", "mask", "rule", "bound", "explain", "replace", "desc", "contract", "device_assert")
 
-    def __init__(self, op, argument, tensor, mask, rule, bound, explain, replace, desc=None):
+    def __init__(self, op, argument, tensor, mask, rule, bound, explain, replace, desc=None, contract=None, device_assert=True):
         self.op = op
         self.argument = argument
         self.tensor = tensor
@@ -148,6 +158,8 @@ class Found:
         self.explain = explain
         self.replace = replace
         self.desc = desc
+        self.contract = contract
+        self.device_assert = device_assert
 
 
 def replaced(args, kwargs, i, name, value):
@@ -302,6 +314,8 @@ def finding(found, desc, causes, fixes, where):
         "dtype": str(t.dtype),
         "device": str(t.device),
     }
+    if found.contract:
+        evidence["contract"] = found.contract
     evidence.update(where["evidence"])
     out = {
         "rule": found.rule,
@@ -346,12 +360,18 @@ def message(found, desc, finding_, torch_message):
     span = ""
     if desc["count"] > 1 and desc.get("value_min") != desc.get("value_max"):
         span = f" (min {desc['value_min']}, max {desc['value_max']})"
+    broken = "that break its contract" if found.contract else f"outside {bound_str(found.bound)}"
     lines = [torch_message] if torch_message else []
-    lines += [
+    lines.append(
         f"devassert: {found.op}: argument `{found.argument}` (shape {shape_str(t)}, {t.dtype}, {t.device}) holds "
-        f"{desc['count']} value(s) outside {bound_str(found.bound)}{span}{detail}{where}",
-        f"  this would fail a CUDA device-side assert [{found.rule} {finding_['name']}]",
-    ]
+        f"{desc['count']} value(s) {broken}{span}{detail}{where}"
+    )
+    if found.contract:
+        lines.append(f"  contract: {found.contract}")
+    if found.device_assert:
+        lines.append(f"  this would fail a CUDA device-side assert [{found.rule} {finding_['name']}]")
+    else:
+        lines.append(f"  the CPU op rejects this; on CUDA it fails no device-side assert [{found.rule} {finding_['name']}]")
     for s in finding_.get("samples", [])[:3]:
         lines.append("  " + _report.sample_str(s, finding_.get("samples_certain", False), finding_["evidence"].get("worker")))
     causes = finding_["causes"]

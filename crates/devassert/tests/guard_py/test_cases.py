@@ -1,6 +1,7 @@
 """The guard in real programs: invisible on valid ones, faithful on invalid
-ones. Each test runs the same code plain and guarded (on both guard paths:
-the CPU path, and the accelerator path forced on CPU tensors) and compares.
+ones. Each test runs the same code plain and guarded (on every guard path:
+the CPU path, the accelerator path and the async path, the last two forced on
+CPU tensors) and compares.
 
 Run: python -m unittest test_cases (PYTHONPATH must hold python/).
 """
@@ -20,26 +21,65 @@ import torch
 import torch.nn.functional as F
 
 import devassert
-from devassert import _intercept, _violation
+from devassert import _async, _check_embedding, _intercept, _violation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
 
 
+# (mode, level, accelerator path forced on CPU tensors, async path forced on them)
+MODES = (
+    ("plain", "off", False, False),
+    ("cpu", "on", False, False),
+    ("precheck", "on", True, False),
+    ("async", "async", True, True),
+)
+
+
+GUARDED = [m[0] for m in MODES[1:]]
+
+
+def _set_mode(level, precheck, fake):
+    _violation.PRECHECK_CPU = precheck
+    _async.FAKE_DEVICE = fake
+    _async.reset()
+    _intercept.set_level(level)
+
+
+def _outcome(fn, mode):
+    """fn's result or exception. The async path raises a finding when its
+    summary is polled (at the next guarded op, at the latest at exit): polled
+    here at once. An error raised at once must leave nothing to raise later."""
+    try:
+        got = fn()
+    except Exception as e:  # noqa: BLE001
+        got = e
+    try:
+        _async.poll(wait=True)
+    except Exception as late:  # noqa: BLE001
+        if isinstance(got, Exception):
+            return AssertionError(f"{mode}: raised {got!r} at once and {late!r} later")
+        return late
+    return got
+
+
 def plain_and_guarded(fn):
-    """[(mode, result or exception)] for plain, the CPU path and the precheck path."""
+    """[(mode, result or exception)] for plain and every guard path."""
     out = []
-    for mode, level, precheck in (("plain", "off", False), ("cpu", "on", False), ("precheck", "on", True)):
-        _violation.PRECHECK_CPU = precheck
-        _intercept.set_level(level)
+    for mode, level, precheck, fake in MODES:
+        _set_mode(level, precheck, fake)
         try:
-            out.append((mode, fn()))
-        except Exception as e:  # noqa: BLE001
-            out.append((mode, e))
+            out.append((mode, _outcome(fn, mode)))
         finally:
-            _violation.PRECHECK_CPU = False
-            _intercept.set_level("off")
+            _set_mode("off", False, False)
     return out
+
+
+def forced(mode):
+    """A line that guards a script on `mode`'s path (a mode of MODES); the
+    script forces the async path's deferred raise with `_async.poll(wait=True)`."""
+    level, precheck, fake = next(m[1:] for m in MODES if m[0] == mode)
+    return f"from devassert import _async, _violation; _violation.PRECHECK_CPU = {precheck}; _async.FAKE_DEVICE = {fake}; devassert.guard({level!r})"
 
 
 def run_script(code, env=None, cwd=None):
@@ -75,6 +115,38 @@ class ValidProgramsPass(unittest.TestCase):
         self.assert_same_everywhere(lambda: F.cross_entropy(x, t, ignore_index=np.int64(255)))
         self.assert_same_everywhere(lambda: F.cross_entropy(x, t, ignore_index=torch.tensor(255)))
         self.assert_same_everywhere(lambda: F.nll_loss(x.log_softmax(1), t, ignore_index=np.int32(255)))
+
+    def test_bernoulli_with_the_default_p_ignores_the_tensors_values(self):
+        # Tensor.bernoulli_() draws with p=0.5: its own values are overwritten, not probabilities.
+        def fn():
+            torch.manual_seed(0)
+            return torch.full((4,), 3.0).bernoulli_()
+
+        self.assert_same_everywhere(fn)
+
+    def test_a_bool_mask_of_k_dims_consumes_k_dimensions(self):
+        x = torch.arange(24).reshape(2, 3, 4)
+        rows = [[True, False, True], [False, False, True]]
+        idx = torch.tensor([3, 3, 3])  # in range for dimension 2 (4), not for dimension 1 (3)
+        for mask in (np.array(rows), rows, torch.tensor(rows)):
+            self.assert_same_everywhere(lambda: x[mask, idx])
+
+            def assign(mask=mask):
+                y = x.clone()
+                y[mask, idx] = -1
+                return y
+
+            self.assert_same_everywhere(assign)
+        # After an Ellipsis the dimensions are counted from the end.
+        x4 = torch.arange(5 * 6 * 3 * 4).reshape(5, 6, 3, 4)
+        self.assert_same_everywhere(lambda: x4[..., torch.tensor([5]), torch.ones(3, 4, dtype=torch.bool)])
+
+    def test_a_short_list_of_sequences_is_read_as_a_tuple_of_items(self):
+        # torch's (deprecated) numpy heuristic: x[[[0, 1], [1, 2]]] is x[[0, 1], [1, 2]].
+        x = torch.arange(6).reshape(2, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.assert_same_everywhere(lambda: x[[[0, 1], [1, 2]]])
 
     def test_nested_tensor_through_transformer_encoder_layer(self):
         # Only the inference fast path takes NestedTensor input: an active
@@ -121,6 +193,69 @@ class InvalidProgramsFailAsTheyWould(unittest.TestCase):
         for got in self.assert_same_error(lambda: torch.multinomial(torch.tensor([[0.5, float("nan")]]), 1)):
             self.assertEqual(got.rule, "DA301")
 
+    def test_an_index_after_a_2d_mask_is_checked_against_its_own_dimension(self):
+        x = torch.arange(24).reshape(2, 3, 4)
+        rows = [[True, False, True], [False, False, True]]
+        for mask in (np.array(rows), rows, torch.tensor(rows)):
+            for got in self.assert_same_error(lambda: x[mask, torch.tensor([4, 0, 0])]):
+                self.assertIsInstance(got, IndexError)
+                self.assertEqual((got.finding["evidence"]["argument"], got.finding["bound"]), ("index (dimension 2)", {"low": -4, "high": 4}))
+
+    def test_a_numpy_integer_index_is_checked(self):
+        x = torch.arange(6).reshape(2, 3)
+        for got in self.assert_same_error(lambda: x[:, np.array([0, 5])]):
+            self.assertEqual((got.finding["evidence"]["argument"], got.finding["values"]), ("index (dimension 1)", [5]))
+
+    def test_the_second_of_two_list_indices_is_checked_against_its_own_dimension(self):
+        x = torch.arange(6).reshape(2, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for key in (([0, 1], [1, 5]), [[0, 1], [1, 5]]):  # a tuple, and a list read as one
+                for got in self.assert_same_error(lambda: x[key]):
+                    self.assertEqual(got.finding["evidence"]["argument"], "index (dimension 1)")
+
+    def test_a_mask_given_as_an_array_after_an_ellipsis_counts_as_one_dimension_there(self):
+        # torch sizes the Ellipsis before converting the array: [5] lands on dimension 2 (3), the mask off the end.
+        x4 = torch.arange(5 * 6 * 3 * 4).reshape(5, 6, 3, 4)
+        for mask in (np.ones((3, 4), dtype=bool), np.ones((3, 4), dtype=bool).tolist()):
+            self.assert_same_error(lambda: x4[..., torch.tensor([5]), mask], prevented=False)
+
+    def test_embedding_bag_offsets_name_the_contract_they_break(self):
+        w = torch.randn(10, 2)
+        ids = torch.tensor([1, 2, 3, 4])
+        # A bag that ends before it starts: the CUDA kernel asserts `end >= begin`.
+        for got in self.assert_same_error(lambda: F.embedding_bag(ids, w, torch.tensor([0, 3, 2]))):
+            self.assertEqual((got.rule, got.finding["values"], got.finding["locations"][0]["index"]), ("DA103", [2], 2))
+            self.assertIn("non-decreasing", str(got))
+            self.assertIn("end >= begin", str(got))
+            self.assertNotIn("outside [0, 4]", str(got))
+            self.assertIn("this would fail a CUDA device-side assert", str(got))
+        # The CPU op alone rejects a first offset other than 0 (CUDA reads it as 0).
+        for got in self.assert_same_error(lambda: F.embedding_bag(ids, w, torch.tensor([1, 2]))):
+            self.assertEqual((got.finding["values"], got.finding["locations"][0]["index"]), ([1], 0))
+            self.assertIn("offsets[0] == 0", str(got))
+            self.assertIn("on CUDA it fails no device-side assert", str(got))
+
+    def test_an_op_writing_its_own_index_raises_torchs_overlap_error(self):
+        ops = {
+            "index_add_": lambda ind: ind.index_add_(0, ind, ind.clone()),
+            "scatter_": lambda ind: ind.scatter_(0, ind, ind.clone()),
+            "gather out=": lambda ind: torch.gather(ind, 0, ind, out=ind),
+        }
+        for name, op in ops.items():
+            after = {}
+
+            def fn(op=op, after=after):
+                ind = torch.tensor([0, 1, 2])
+                try:
+                    return op(ind)
+                finally:
+                    after[_intercept.current_level(), _violation.PRECHECK_CPU] = ind.tolist()
+
+            for got in self.assert_same_error(fn, prevented=False):
+                self.assertIn("refer to a single memory location", str(got), name)
+            self.assertEqual(list(after.values()), [[0, 1, 2]] * 4, (name, after))
+
     def test_the_true_count_min_and_max_are_reported(self):
         ids = torch.arange(200).unsqueeze(0)
         table = torch.randn(128, 2)
@@ -148,6 +283,34 @@ class InvalidProgramsFailAsTheyWould(unittest.TestCase):
         )
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.strip(), "DeviceAssertPreventedIndexError DA101 [5]")
+
+
+class TheAcceleratorPathChecksWhatCudaAssertsOn(unittest.TestCase):
+    def test_embedding_bag_offsets_are_rejected_exactly_where_the_kernel_asserts(self):
+        # Bag b runs from offsets[b] (0 for b = 0) to offsets[b + 1] (len(input)
+        # for the last bag; with include_last_offset the last offset is not a
+        # bag); the kernel asserts end >= begin.
+        cases = [
+            ([0, 3, 2], False, [2]),
+            ([0, 2, 2, 4], False, []),
+            ([1, 2], False, []),  # offsets[0] is never read
+            ([0, 5], False, [1]),  # the last bag would end (4) before it starts
+            ([0, 5], True, []),  # one bag, 0..4: the last offset is not read
+            ([0, 3, 2], True, []),
+            ([0, 3, 1, 4], True, [2]),
+            ([0, -1, 2], False, [1]),
+            ([7], False, []),
+        ]
+        w, ids = torch.randn(10, 2), torch.tensor([1, 2, 3, 4])
+        _violation.PRECHECK_CPU = True
+        try:
+            for offsets, include_last, bad in cases:
+                args = (w, ids, torch.tensor(offsets), False, 0, False, None, include_last)
+                found = _check_embedding.embedding_bag(args, {}, True, False)
+                got = [] if found is None else found.mask.nonzero().flatten().tolist()
+                self.assertEqual(got, bad, (offsets, include_last))
+        finally:
+            _violation.PRECHECK_CPU = False
 
 
 class TheRestIsUntouched(unittest.TestCase):
@@ -240,6 +403,11 @@ class TheRestIsUntouched(unittest.TestCase):
 
 class WhereAndWhich(unittest.TestCase):
     def test_a_deep_library_stack_still_names_the_users_line(self):
+        for mode in GUARDED:
+            with self.subTest(mode):
+                self.deep_library_stack(mode)
+
+    def deep_library_stack(self, mode):
         with tempfile.TemporaryDirectory() as tmp:
             lib = os.path.join(tmp, "site-packages", "deeplib")
             os.makedirs(lib)
@@ -254,9 +422,10 @@ class WhereAndWhich(unittest.TestCase):
                     "import sys, torch, devassert\n"
                     f"sys.path.insert(0, {os.path.join(tmp, 'site-packages')!r})\n"
                     "import deeplib\n"
-                    "devassert.guard()\n"
+                    f"{forced(mode)}\n"
                     "try:\n"
                     "    deeplib.f13(torch.tensor([7]), torch.randn(4, 2))\n"
+                    "    _async.poll(wait=True)\n"
                     "except IndexError as e:\n"
                     "    import json; print(json.dumps(e.finding))\n"
                 )
@@ -269,17 +438,19 @@ class WhereAndWhich(unittest.TestCase):
     def test_a_caught_finding_and_an_uncaught_one(self):
         code = """
             import torch, devassert
-            devassert.guard()
+            FORCED
             try:
                 torch.gather(torch.zeros(2, 2), 1, torch.tensor([[0, 3], [0, 0]]))
+                _async.poll(wait=True)
             except RuntimeError:
                 pass
             if UNCAUGHT:
                 torch.gather(torch.zeros(2, 2), 1, torch.tensor([[0, 4], [0, 0]]))
+                _async.poll(wait=True)
         """
-        for uncaught in (0, 1):
-            with tempfile.TemporaryDirectory() as reports:
-                r = run_script(code.replace("UNCAUGHT", str(uncaught)), env={"DEVASSERT_REPORT_DIR": reports})
+        for mode, uncaught in ((m, u) for m in GUARDED for u in (0, 1)):
+            with self.subTest(mode=mode, uncaught=uncaught), tempfile.TemporaryDirectory() as reports:
+                r = run_script(code.replace("UNCAUGHT", str(uncaught)).replace("FORCED", forced(mode)), env={"DEVASSERT_REPORT_DIR": reports})
                 self.assertEqual(r.returncode, uncaught, r.stderr)
                 names = sorted(os.listdir(reports))
                 self.assertEqual([n.split("-")[0] for n in names], ["exit", "guard"])
