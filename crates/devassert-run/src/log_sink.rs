@@ -12,13 +12,17 @@ use devassert_core::{Catalog, Command, Report};
 use devassert_log::LogAnalyzer;
 use std::fs::File;
 use std::io::Write;
-use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 pub struct LogSink {
     file: File,
     name: String,
-    reader: Option<(SyncSender<Vec<u8>>, JoinHandle<Report>)>,
+    reader: Option<(Sender<Vec<u8>>, JoinHandle<Report>)>,
+    /// Bytes handed to the reader and not yet read.
+    queued: Arc<AtomicUsize>,
     pending: [Vec<u8>; 2],
     write_error: Option<std::io::Error>,
     skipped: u64,
@@ -36,19 +40,24 @@ pub struct LogEnd {
 
 /// A line longer than this (progress bars with `\r`) is written as it is.
 const MAX_PENDING: usize = 64 * 1024;
-/// Batches of lines waiting for the reader (each at most about 128 KiB).
-const READER_QUEUE: usize = 256;
+/// Bytes of whole lines that may wait for the reader: what it has not read
+/// when the command ends is read before the diagnosis, so this also bounds
+/// that wait.
+const READER_QUEUE: usize = 8 << 20;
 
 impl LogSink {
     /// `name` is how the log is named in messages and the report.
     pub fn new(file: File, name: String) -> Self {
-        let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(READER_QUEUE);
+        let (tx, rx) = mpsc::channel::<Vec<u8>>();
         let input = name.clone();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let read = Arc::clone(&queued);
         let handle = std::thread::spawn(move || {
             let mut analyzer = LogAnalyzer::new(Catalog::builtin());
             analyzer.begin_input(&input);
             for bytes in rx {
                 analyzer.feed(&bytes);
+                read.fetch_sub(bytes.len(), Ordering::AcqRel);
             }
             analyzer.finish()
         });
@@ -56,6 +65,7 @@ impl LogSink {
             file,
             name,
             reader: Some((tx, handle)),
+            queued,
             pending: [Vec::new(), Vec::new()],
             write_error: None,
             skipped: 0,
@@ -92,11 +102,14 @@ impl LogSink {
 
     fn read(&mut self, lines: Vec<u8>) {
         let Some((tx, _)) = &self.reader else { return };
-        let n = lines.len() as u64;
-        match tx.try_send(lines) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => self.skipped += n,
-            Err(TrySendError::Disconnected(_)) => self.skipped += n,
+        let n = lines.len();
+        if self.queued.load(Ordering::Acquire) + n > READER_QUEUE {
+            self.skipped += n as u64;
+            return;
+        }
+        self.queued.fetch_add(n, Ordering::AcqRel);
+        if tx.send(lines).is_err() {
+            self.skipped += n as u64;
         }
     }
 

@@ -187,3 +187,43 @@ fn an_error_names_its_cause_once() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("os error 2").count(), 1, "{err}");
 }
+
+#[test]
+fn a_slow_log_reader_never_holds_the_output_up() {
+    // Back-to-back assertion messages on one line are the reader's slowest
+    // input; 24 MB of them written at once must pass straight through and
+    // land whole in the log, whatever the reader manages to read.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.log");
+    let glued = "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1141: indexSelectLargeIndex: block: [1,0,0], \
+                 thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.";
+    let script = format!(
+        "import sys\nline = ({glued:?} * 2000 + '\\n').encode()\nfor _ in range(24_000_000 // len(line)):\n    sys.stdout.buffer.write(line)\n"
+    );
+    let started = Instant::now();
+    let out = supervisor(&["--guard", "off", "--log", log.to_str().unwrap(), "--"])
+        .arg(common::python())
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let written = std::fs::metadata(&log).unwrap().len();
+    assert_eq!(
+        written as usize,
+        out.stdout.len(),
+        "the log holds all of it"
+    );
+    assert!(written > 20_000_000);
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "took {:?}",
+        started.elapsed()
+    );
+    // The test build's reader is far slower than 24 MB at once: it skipped,
+    // and the closing lines say so.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the log reader fell behind and skipped"),
+        "{err}"
+    );
+}
