@@ -9,7 +9,8 @@
 //!   caller (log file, log reader).
 //! - [`collect`]: reads the findings the guards wrote and merges repeats.
 //! - [`caught`]: the exit records that say which findings the program caught.
-//! - [`log_sink`]: keeps the output in the log file and reads it as it comes.
+//! - [`log_sink`]: keeps the output in the log file and reads it as it comes
+//!   (on its own thread: the reader never holds the output up).
 //! - [`merge`]: one diagnosis from the guards' findings and the log's.
 //! - [`rerun`]: a device-side assert the guard did not stop, and the exact
 //!   command that finds its line.
@@ -25,9 +26,9 @@ pub mod supervise;
 
 pub use collect::{collect_findings, Collected};
 pub use guard::{GuardDir, GuardLevel};
-pub use log_sink::LogSink;
+pub use log_sink::{LogEnd, LogSink};
 pub use merge::{merge, relativize};
-pub use supervise::{run, ExitStatus, RunConfig, Stream};
+pub use supervise::{run, Ended, ExitStatus, RunConfig, Stream};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

@@ -1,35 +1,74 @@
-//! The run's log: every byte of the child's output written to the log file
-//! and read by the log reader, whole lines per stream so that the two
-//! streams never cut into each other's lines.
+//! The run's log: every byte of the child's output written to the log file,
+//! whole lines per stream so that the two streams never cut into each other's
+//! lines, and read by the log reader on a thread of its own.
+//!
+//! The file gets exactly what the program wrote (no newline is added to an
+//! unfinished last line). The reader never holds the output up: lines it
+//! cannot take in time are skipped and counted, and the log on disk stays
+//! complete for `devassert explain`.
 
 use crate::supervise::Stream;
-use devassert_core::{Catalog, Report};
+use devassert_core::{Catalog, Command, Report};
 use devassert_log::LogAnalyzer;
 use std::fs::File;
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 pub struct LogSink {
     file: File,
     name: String,
-    analyzer: LogAnalyzer,
+    reader: Option<(Sender<Vec<u8>>, JoinHandle<Report>)>,
+    /// Bytes handed to the reader and not yet read.
+    queued: Arc<AtomicUsize>,
     pending: [Vec<u8>; 2],
-    write_failed: bool,
+    write_error: Option<std::io::Error>,
+    skipped: u64,
+}
+
+/// How the log ended.
+#[derive(Debug)]
+pub struct LogEnd {
+    pub report: Report,
+    /// The log file is incomplete: the first write that failed.
+    pub write_error: Option<std::io::Error>,
+    /// Bytes of output the log reader skipped because it fell behind.
+    pub skipped: u64,
 }
 
 /// A line longer than this (progress bars with `\r`) is written as it is.
 const MAX_PENDING: usize = 64 * 1024;
+/// Bytes of whole lines that may wait for the reader: what it has not read
+/// when the command ends is read before the diagnosis, so this also bounds
+/// that wait.
+const READER_QUEUE: usize = 8 << 20;
 
 impl LogSink {
     /// `name` is how the log is named in messages and the report.
     pub fn new(file: File, name: String) -> Self {
-        let mut analyzer = LogAnalyzer::new(Catalog::builtin());
-        analyzer.begin_input(&name);
+        let (tx, rx) = mpsc::channel::<Vec<u8>>();
+        let input = name.clone();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let read = Arc::clone(&queued);
+        let handle = std::thread::spawn(move || {
+            let mut analyzer = LogAnalyzer::new(Catalog::builtin());
+            analyzer.begin_input(&input);
+            for bytes in rx {
+                analyzer.feed(&bytes);
+                read.fetch_sub(bytes.len(), Ordering::AcqRel);
+            }
+            analyzer.finish()
+        });
         LogSink {
             file,
             name,
-            analyzer,
+            reader: Some((tx, handle)),
+            queued,
             pending: [Vec::new(), Vec::new()],
-            write_failed: false,
+            write_error: None,
+            skipped: 0,
         }
     }
 
@@ -44,31 +83,65 @@ impl LogSink {
             None => 0,
         };
         if cut > 0 {
-            self.write(&buf[..cut]);
-            buf.drain(..cut);
+            let rest = buf.split_off(cut);
+            self.write(&buf);
+            self.read(buf);
+            buf = rest;
         }
         self.pending[i] = buf;
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        self.analyzer.feed(bytes);
-        if !self.write_failed && self.file.write_all(bytes).is_err() {
-            self.write_failed = true;
-            eprintln!("devassert: cannot write the log file {}", self.name);
+        if self.write_error.is_none() {
+            if let Err(e) = self.file.write_all(bytes) {
+                eprintln!("devassert: cannot write the log file {}: {e}", self.name);
+                self.write_error = Some(e);
+            }
         }
     }
 
-    /// Flush what is pending (an unfinished last line gets its newline) and
-    /// return the log's diagnosis.
-    pub fn finish(mut self) -> Report {
+    fn read(&mut self, lines: Vec<u8>) {
+        let Some((tx, _)) = &self.reader else { return };
+        let n = lines.len();
+        if self.queued.load(Ordering::Acquire) + n > READER_QUEUE {
+            self.skipped += n as u64;
+            return;
+        }
+        self.queued.fetch_add(n, Ordering::AcqRel);
+        if tx.send(lines).is_err() {
+            self.skipped += n as u64;
+        }
+    }
+
+    /// Flush what is pending and return the log's diagnosis.
+    pub fn finish(mut self) -> LogEnd {
         for i in 0..2 {
-            let mut rest = std::mem::take(&mut self.pending[i]);
+            let rest = std::mem::take(&mut self.pending[i]);
             if !rest.is_empty() {
-                rest.push(b'\n');
                 self.write(&rest);
+                // The reader reads lines: an unfinished last one is ended
+                // for it only (the file keeps the bytes as written).
+                let mut line = rest;
+                line.push(b'\n');
+                self.read(line);
             }
         }
-        let _ = self.file.flush();
-        self.analyzer.finish()
+        if self.write_error.is_none() {
+            if let Err(e) = self.file.flush() {
+                self.write_error = Some(e);
+            }
+        }
+        let report = match self.reader.take() {
+            Some((tx, handle)) => {
+                drop(tx);
+                handle.join().unwrap_or_else(|_| Report::new(Command::Run))
+            }
+            None => Report::new(Command::Run),
+        };
+        LogEnd {
+            report,
+            write_error: self.write_error,
+            skipped: self.skipped,
+        }
     }
 }

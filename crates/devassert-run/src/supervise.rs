@@ -1,6 +1,15 @@
 //! Running the command: argv directly (no shell), in its own process group,
-//! with SIGINT/SIGTERM/SIGHUP forwarded to the group and both output streams
-//! passed through as they come while every chunk is also handed to the caller.
+//! with the terminating signals a user or a scheduler sends forwarded to the
+//! group and both output streams passed through as they come while every chunk
+//! is also handed to the caller.
+//!
+//! The child never outlives devassert: it gets SIGKILL when devassert dies,
+//! however it dies (Linux `PR_SET_PDEATHSIG`; on other systems only the
+//! forwarded signals reach it). A closed stdout downstream (`| head`) closes
+//! the child's pipe too, so the child sees the broken pipe it would see
+//! without devassert. Once the child has exited, its output is drained for
+//! at most [`DRAIN`]: a background process it left holding the pipes does not
+//! keep the run waiting.
 
 use crate::RunError;
 use std::ffi::OsString;
@@ -9,6 +18,13 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How long output is still read after the child exited.
+pub const DRAIN: Duration = Duration::from_secs(2);
+/// Chunks queued between the pass-through threads and the caller: a bound on
+/// memory (64 KiB each) that a slow disk, never the log reader, can reach.
+const QUEUE: usize = 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stream {
@@ -46,14 +62,22 @@ static CHILD_PGID: AtomicI32 = AtomicI32::new(0);
 static PENDING: AtomicI32 = AtomicI32::new(0);
 static FORWARDED: AtomicBool = AtomicBool::new(false);
 
-const FORWARD: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// Signals that end a run: forwarded, and the child's group is killed once
+/// the child has exited (no straggling workers).
+const INTERRUPT: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+/// Signals a program or a scheduler uses to talk to the job (Slurm sends
+/// SIGUSR1 before a time limit): forwarded only. Left alone they would
+/// kill devassert and, with it, the child.
+const NOTIFY: [libc::c_int; 3] = [libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM];
 
 extern "C" fn forward(sig: libc::c_int) {
-    // Only async-signal-safe calls here: an atomic load and killpg.
+    // Only async-signal-safe calls here: atomics and killpg.
     let pg = CHILD_PGID.load(Ordering::SeqCst);
     PENDING.store(sig, Ordering::SeqCst);
     if pg > 0 {
-        FORWARDED.store(true, Ordering::SeqCst);
+        if INTERRUPT.contains(&sig) {
+            FORWARDED.store(true, Ordering::SeqCst);
+        }
         // SAFETY: killpg is async-signal-safe; pg is the child's group.
         unsafe {
             libc::killpg(pg, sig);
@@ -62,7 +86,7 @@ extern "C" fn forward(sig: libc::c_int) {
 }
 
 fn install_forwarding() {
-    for sig in FORWARD {
+    for sig in INTERRUPT.into_iter().chain(NOTIFY) {
         // SAFETY: a plain handler that only touches atomics and calls killpg.
         unsafe {
             let mut act: libc::sigaction = std::mem::zeroed();
@@ -98,9 +122,8 @@ enum Event {
     Exit(std::io::Result<std::process::ExitStatus>),
 }
 
-fn pump(mut from: impl Read, stream: Stream, tx: mpsc::Sender<Event>) {
+fn pump(mut from: impl Read, stream: Stream, tx: mpsc::SyncSender<Event>) {
     let mut buf = vec![0u8; 64 * 1024];
-    let mut passthrough = true;
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) => break,
@@ -108,32 +131,39 @@ fn pump(mut from: impl Read, stream: Stream, tx: mpsc::Sender<Event>) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        if passthrough {
-            // A closed stdout (`| head`) stops the pass-through, not the run.
-            let ok = match stream {
-                Stream::Stdout => {
-                    let mut out = std::io::stdout().lock();
-                    out.write_all(&buf[..n]).and_then(|_| out.flush()).is_ok()
-                }
-                Stream::Stderr => {
-                    let mut err = std::io::stderr().lock();
-                    err.write_all(&buf[..n]).and_then(|_| err.flush()).is_ok()
-                }
-            };
-            passthrough = ok;
-        }
+        let passed = match stream {
+            Stream::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(&buf[..n]).and_then(|_| out.flush())
+            }
+            Stream::Stderr => {
+                let mut err = std::io::stderr().lock();
+                err.write_all(&buf[..n]).and_then(|_| err.flush())
+            }
+        };
         if tx.send(Event::Chunk(stream, buf[..n].to_vec())).is_err() {
+            break;
+        }
+        if matches!(&passed, Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe) {
+            // Nobody reads our end any more (`| head`): close the child's
+            // pipe, so that its next write fails as it would without us.
             break;
         }
     }
 }
 
+/// How the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended {
+    pub status: ExitStatus,
+    /// The child exited but something it started still held its output open
+    /// after [`DRAIN`]: what that process wrote later is not in the log.
+    pub undrained: bool,
+}
+
 /// Run the command to its end. `on_output` sees every chunk of each stream in
 /// order (after it was passed through). Returns how the child ended.
-pub fn run(
-    cfg: &RunConfig,
-    mut on_output: impl FnMut(Stream, &[u8]),
-) -> Result<ExitStatus, RunError> {
+pub fn run(cfg: &RunConfig, mut on_output: impl FnMut(Stream, &[u8])) -> Result<Ended, RunError> {
     let Some((program, args)) = cfg.argv.split_first() else {
         return Err(RunError::NoCommand);
     };
@@ -151,14 +181,17 @@ pub fn run(
     }
     // The child must not inherit our forwarding handlers' effect: exec resets
     // caught signals to their defaults, so nothing to undo here.
-    if foreground {
-        // SAFETY: runs in the forked child before exec; only async-signal-safe calls.
-        unsafe {
-            cmd.pre_exec(|| {
+    // SAFETY: getpid before the fork; the closure runs in the forked child
+    // before exec and makes only async-signal-safe calls.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            die_with_parent(parent);
+            if foreground {
                 set_foreground(libc::getpid());
-                Ok(())
-            });
-        }
+            }
+            Ok(())
+        });
     }
     let mut child = cmd.spawn().map_err(|source| RunError::Spawn {
         program: name.clone(),
@@ -177,7 +210,7 @@ pub fn run(
             libc::killpg(pid, early);
         }
     }
-    let (tx, rx) = mpsc::channel();
+    let (tx, rx) = mpsc::sync_channel(QUEUE);
     let mut threads = Vec::new();
     if let Some(out) = child.stdout.take() {
         let tx = tx.clone();
@@ -196,7 +229,25 @@ pub fn run(
     }
     drop(tx);
     let mut status = None;
-    for ev in rx {
+    let mut undrained = false;
+    loop {
+        // Until the child exits, wait as long as it runs; then drain for DRAIN.
+        let ev = match status.as_ref().map(|(_, at): &(_, Instant)| *at + DRAIN) {
+            None => match rx.recv() {
+                Ok(ev) => ev,
+                Err(_) => break,
+            },
+            Some(deadline) => {
+                match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                    Ok(ev) => ev,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        undrained = true;
+                        break;
+                    }
+                }
+            }
+        };
         match ev {
             Event::Chunk(s, bytes) => on_output(s, &bytes),
             Event::Exit(st) => {
@@ -208,19 +259,21 @@ pub fn run(
                         libc::killpg(pid, libc::SIGKILL);
                     }
                 }
-                status = Some(st);
+                status = Some((st, Instant::now()));
             }
         }
     }
-    for t in threads {
-        let _ = t.join();
+    if !undrained {
+        for t in threads {
+            let _ = t.join();
+        }
     }
     CHILD_PGID.store(0, Ordering::SeqCst);
     if foreground {
         // SAFETY: query of our own group.
         set_foreground(unsafe { libc::getpgrp() });
     }
-    let st = match status {
+    let st = match status.map(|(st, _)| st) {
         Some(Ok(st)) => st,
         Some(Err(source)) => {
             return Err(RunError::Wait {
@@ -235,9 +288,25 @@ pub fn run(
             })
         }
     };
-    Ok(match (st.code(), st.signal()) {
+    let status = match (st.code(), st.signal()) {
         (Some(c), _) => ExitStatus::Code(c),
         (None, Some(s)) => ExitStatus::Signal(s),
         (None, None) => ExitStatus::Code(1),
-    })
+    };
+    Ok(Ended { status, undrained })
+}
+
+/// In the forked child: SIGKILL when devassert dies, and no start at all if
+/// it died already (between the fork and this call).
+fn die_with_parent(parent: libc::pid_t) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl, getppid and _exit are async-signal-safe.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+        if libc::getppid() != parent {
+            libc::_exit(137);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = parent;
 }

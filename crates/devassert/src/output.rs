@@ -51,7 +51,13 @@ pub fn print(bytes: &[u8]) -> anyhow::Result<()> {
 pub fn print_error(e: &anyhow::Error) {
     let mut msg = format!("devassert: error: {e}");
     for cause in e.chain().skip(1) {
-        msg.push_str(&format!(": {cause}"));
+        // A message that already quotes its cause (`…: {source}`) is not
+        // followed by it a second time.
+        let cause = cause.to_string();
+        if !msg.ends_with(&cause) {
+            msg.push_str(": ");
+            msg.push_str(&cause);
+        }
     }
     eprintln!("{msg}");
 }

@@ -88,8 +88,16 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         .with_context(|| format!("cannot create the log file {}", log_path.display()))?;
     let mut log = LogSink::new(file, log_path.display().to_string());
 
-    let status = devassert_run::run(&cfg, |stream, bytes| log.feed(stream, bytes))?;
-    let mut log_report = log.finish();
+    let ended = devassert_run::run(&cfg, |stream, bytes| log.feed(stream, bytes))?;
+    let status = ended.status;
+    let log_end = log.finish();
+    let mut log_report = log_end.report;
+    let log_state = LogState {
+        path: &log_path,
+        write_error: log_end.write_error,
+        skipped: log_end.skipped,
+        undrained: ended.undrained,
+    };
 
     let catalog = Catalog::builtin();
     let guard = devassert_run::collect_findings(&dir.reports(), status.code() == 0);
@@ -140,7 +148,7 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         std::fs::write(path, text)
             .with_context(|| format!("cannot write the report {}", path.display()))?;
     }
-    print_diagnosis(&report, g, &log_path);
+    print_diagnosis(&report, g, &log_state);
     // Dropping the run folder removes the guard's copy; the log and the
     // guard reports stay until the folder is pruned.
     drop(dir);
@@ -179,8 +187,49 @@ fn environment(args: &RunArgs, dir: &GuardDir, level: GuardLevel) -> Vec<(OsStri
     env
 }
 
+/// What became of the log file and of the output the log reader saw.
+struct LogState<'a> {
+    path: &'a Path,
+    write_error: Option<std::io::Error>,
+    skipped: u64,
+    undrained: bool,
+}
+
+impl LogState<'_> {
+    /// The closing lines: where the output is, and what is missing from it.
+    fn lines(&self) -> String {
+        let mut out = String::new();
+        if self.undrained {
+            out.push_str(&format!(
+                "devassert: the command exited, but a process it started still held its output open after {} s; \
+                 output written after that is not in the log\n",
+                devassert_run::supervise::DRAIN.as_secs()
+            ));
+        }
+        if self.skipped > 0 {
+            out.push_str(&format!(
+                "devassert: the log reader fell behind and skipped {} bytes of output; \
+                 the log has them: devassert explain {}\n",
+                self.skipped,
+                self.path.display()
+            ));
+        }
+        match &self.write_error {
+            Some(e) => out.push_str(&format!(
+                "devassert: the log {} is incomplete (a write failed: {e})\n",
+                self.path.display()
+            )),
+            None => out.push_str(&format!(
+                "devassert: full output in {}\n",
+                self.path.display()
+            )),
+        }
+        out
+    }
+}
+
 /// The diagnosis goes to stderr: stdout and stderr carried the child's output.
-fn print_diagnosis(report: &Report, g: &Global, log_path: &Path) {
+fn print_diagnosis(report: &Report, g: &Global, log: &LogState) {
     let tty = std::io::stderr().is_terminal();
     let color = match g.color {
         ColorArg::Always => true,
@@ -214,10 +263,7 @@ fn print_diagnosis(report: &Report, g: &Global, log_path: &Path) {
         if !text.is_empty() {
             text.insert(0, '\n');
         }
-        text.push_str(&format!(
-            "devassert: full output in {}\n",
-            log_path.display()
-        ));
+        text.push_str(&log.lines());
     }
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
