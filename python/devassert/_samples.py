@@ -17,6 +17,8 @@ import sys
 
 import torch
 
+from ._violation import cpu_view
+
 _recent = collections.deque(maxlen=4)  # (batch, indices, worker) newest last
 _patched = False
 
@@ -115,7 +117,7 @@ def _same(a, b):
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     try:
-        return bool(torch.equal(a.detach().cpu(), b.detach().cpu()))
+        return bool(torch.equal(cpu_view(a), cpu_view(b)))
     except Exception:
         return False
 
@@ -140,18 +142,17 @@ def _fetching():
     return None
 
 
-def _rows(found):
-    """The first-dimension rows that hold a bad value."""
+def _rows(found, cap=16):
+    """The first `cap` first-dimension rows that hold a bad value, found on
+    the mask (over the collapsed tensor), never over the view's full size."""
     t = found.tensor
-    if t.dim() == 0:
-        return []
     mask = found.mask
-    if mask.dim() == 0:
+    if t.dim() == 0 or mask.dim() == 0:
         return []
-    rows = mask.reshape(mask.size(0), -1).any(dim=1).nonzero().flatten().tolist()
-    if mask.size(0) == 1 and t.size(0) > 1:  # collapsed along the batch dimension
-        rows = list(range(t.size(0)))
-    return rows
+    if mask.size(0) == 1 and t.size(0) > 1:  # expanded along the batch dimension: every row
+        return list(range(min(t.size(0), cap)))
+    per_row = mask.any(dim=tuple(range(1, mask.dim()))) if mask.dim() > 1 else mask
+    return per_row.nonzero()[:cap].flatten().tolist()
 
 
 def find(found):

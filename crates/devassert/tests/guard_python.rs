@@ -1,7 +1,9 @@
 //! The guard's own Python tests, on real PyTorch (CPU): PyTorch's OpInfo
 //! database run plain vs guarded (`guard_py/opinfo_conformance.py`), and the
 //! programs a user writes (`guard_py/test_cases.py`), and the sync-free
-//! `async` level, CUDA graph capture and torch.compile (`guard_py/test_async.py`).
+//! `async` level, CUDA graph capture and torch.compile (`guard_py/test_async.py`), and
+//! diagnostics in bounded memory and dataset samples under prefetching loaders
+//! (`guard_py/test_samples.py`).
 
 mod common;
 
@@ -35,6 +37,6 @@ fn opinfo_samples_and_error_inputs_are_unchanged_by_the_guard() {
 
 #[test]
 fn real_programs_behave_the_same_guarded() {
-    let text = run_python(&["-m", "unittest", "-v", "test_cases", "test_async"]);
+    let text = run_python(&["-m", "unittest", "-v", "test_cases", "test_async", "test_samples"]);
     assert!(text.contains("\nOK"), "{text}");
 }
