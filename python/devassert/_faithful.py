@@ -136,7 +136,13 @@ def explain(original, check, args, kwargs, error, strict):
 def _raise(found, error):
     exc = build(found, error, _report.caller_frames())
     _report.emit(exc.finding)
-    raise exc from None
+    try:
+        raise exc from None
+    finally:
+        # Its traceback holds this frame: a local naming it would be a cycle
+        # that keeps the user's frames (a DataLoader iterator, its workers)
+        # alive until the garbage collector runs.
+        del exc
 
 
 def build(found, error, frames, samples=None):
@@ -147,7 +153,9 @@ def build(found, error, frames, samples=None):
     location, inner = _report.locate(frames)
     desc = _violation.describe(found)
     causes, fixes = found.explain(desc, frames)
-    samples, certain, worker = _samples.find(found) if samples is None else samples
+    found_samples = _samples.find(found) if samples is None else samples
+    samples, certain, worker = found_samples
+    note = getattr(found_samples, "note", None)
     evidence = {"pid": os.getpid(), "raise_id": _report.next_raise_id()}
     rank = _report.rank()
     if rank is not None:
@@ -155,6 +163,8 @@ def build(found, error, frames, samples=None):
         evidence["ranks"] = [rank]
     if worker is not None:
         evidence["worker"] = worker
+    if samples and not certain and note:
+        evidence["samples_note"] = note
     if inner is not None and inner != location:
         evidence["inner_frame"] = inner
     where = {"location": location, "evidence": evidence, "samples": samples, "samples_certain": certain}

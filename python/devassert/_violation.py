@@ -410,7 +410,8 @@ def message(found, desc, finding_, torch_message):
         f"  this would fail a CUDA device-side assert [{found.rule} {finding_['name']}]",
     ]
     for s in finding_.get("samples", [])[:3]:
-        lines.append("  " + _report.sample_str(s, finding_.get("samples_certain", False), finding_["evidence"].get("worker")))
+        evidence = finding_["evidence"]
+        lines.append("  " + _report.sample_str(s, finding_.get("samples_certain", False), evidence.get("worker"), evidence.get("samples_note")))
     causes = finding_["causes"]
     if causes:
         lines.append(f"  likely cause: {causes[0]['id']}: {causes[0]['why']}")

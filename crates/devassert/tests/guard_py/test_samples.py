@@ -5,6 +5,8 @@ samples, or honestly to none, with loaders that prefetch.
 Run: python -m unittest test_samples (PYTHONPATH must hold python/).
 """
 
+import collections
+import gc
 import json
 import os
 import subprocess
@@ -12,10 +14,12 @@ import sys
 import tempfile
 import textwrap
 import unittest
+import warnings
 
 import torch
+from torch.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
 
-from devassert import _intercept, _violation
+from devassert import _intercept, _samples, _violation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
@@ -116,6 +120,151 @@ class FirstPlaces(unittest.TestCase):
         idx[2, 5:] = 11
         idx[1, -1] = -12
         self.check(idx, 5)
+
+
+# --- dataset samples under loaders that prefetch ------------------------------------
+
+N, BATCH, FAILS = 32, 4, 2  # the program fails on batch 2 (samples 8..11)
+# Row 1 of batches 1, 2 and 3 holds the same bad id and every other row is
+# the same: those batches hold equal tensors, so content alone is ambiguous.
+SHARED_BAD = (5, 9, 13)
+ONLY_BAD = (9,)
+
+
+def item(i, bad):
+    return {"ids": torch.tensor([1, 2, 60 if i in bad else 3]), "label": torch.tensor(1)}
+
+
+class Items(Dataset):
+    def __init__(self, bad):
+        self.bad = bad
+
+    def __len__(self):
+        return N
+
+    def __getitem__(self, i):
+        return item(i, self.bad)
+
+
+class Stream(IterableDataset):
+    """The same items, split between workers; no sampler indices."""
+
+    def __init__(self, bad):
+        self.bad = bad
+
+    def __iter__(self):
+        info = get_worker_info()
+        step, first = (info.num_workers, info.id) if info else (1, 0)
+        return (item(i, self.bad) for i in range(first, N, step))
+
+
+class Prefetcher:
+    """Hands out a batch only once the next `ahead` are fetched, moved by
+    `move` (timm's PrefetchLoader and CUDA-stream prefetchers copy with
+    non_blocking=True; Lightning's fetcher keeps the object)."""
+
+    def __init__(self, loader, ahead=1, move=None):
+        self.loader, self.ahead, self.move = loader, ahead, move
+
+    def __iter__(self):
+        waiting = collections.deque()
+        for batch in self.loader:
+            waiting.append(self.move(batch) if self.move else batch)
+            if len(waiting) > self.ahead:
+                yield waiting.popleft()
+        yield from waiting
+
+
+def copied(batch):
+    return {k: v.to("cpu", copy=True, non_blocking=True) for k, v in batch.items()}
+
+
+def accelerate_shard(loader):
+    from accelerate import Accelerator
+
+    return Accelerator(cpu=True).prepare_data_loader(loader)
+
+
+# name: (make the loader from (dataset, workers), whether the batch the op
+# gets is an object the DataLoader returned (then the match is proven))
+SHAPES = {
+    "plain": (lambda ds, w: DataLoader(ds, BATCH, num_workers=w), True),
+    "plain, copied in the loop": (lambda ds, w: Prefetcher(DataLoader(ds, BATCH, num_workers=w), 0, copied), False),
+    "timm-style prefetcher": (lambda ds, w: Prefetcher(DataLoader(ds, BATCH, num_workers=w), 1, copied), False),
+    "cuda-stream prefetcher, pinned, 2 ahead": (lambda ds, w: Prefetcher(DataLoader(ds, BATCH, num_workers=w, pin_memory=True), 2, copied), False),
+    "pin_memory": (lambda ds, w: DataLoader(ds, BATCH, num_workers=w, pin_memory=True), True),
+    "accelerate DataLoaderShard": (lambda ds, w: accelerate_shard(DataLoader(ds, BATCH, num_workers=w)), True),
+    "lightning-style fetcher": (lambda ds, w: Prefetcher(DataLoader(ds, BATCH, num_workers=w), 1), True),
+    "persistent_workers, 2nd epoch": (lambda ds, w: DataLoader(ds, BATCH, num_workers=w, persistent_workers=w > 0), True),
+}
+
+
+def first_finding(loader, epochs=1):
+    """Run `loader` as a training loop that catches a failure on batch FAILS
+    of its last epoch; the finding of the guard's exception."""
+    emb = torch.nn.Embedding(50, 4)
+    finding = None
+    for epoch in range(epochs):
+        for k, batch in enumerate(loader):
+            if epoch == epochs - 1 and k == FAILS:
+                try:
+                    emb(batch["ids"])
+                    raise AssertionError("no IndexError")
+                except IndexError as e:
+                    finding = e.finding
+            # The program goes on to the end of the epoch (persistent workers
+            # left mid-epoch take seconds to shut down).
+    assert finding is not None, "the loop never reached the bad batch"
+    return finding
+
+
+class SamplesUnderPrefetching(unittest.TestCase):
+    def findings(self, make, dataset, workers, epochs=1):
+        """The finding on the CPU path and on the forced accelerator path."""
+        out = {}
+        for precheck in (False, True):
+            _samples._recent.clear()
+            _violation.PRECHECK_CPU = precheck
+            _intercept.set_level("on")
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # pin_memory without an accelerator
+                    out["precheck" if precheck else "cpu"] = first_finding(make(dataset, workers), epochs)
+            finally:
+                _violation.PRECHECK_CPU = False
+                _intercept.set_level("off")
+                gc.collect()  # shut the workers down here, not in a later fork
+        return out
+
+    def test_right_or_not_certain_with_every_loader_shape(self):
+        for workers in (0, 2):
+            for name, (make, proven) in SHAPES.items():
+                epochs = 2 if name.startswith("persistent") else 1
+                for bad in (SHARED_BAD, ONLY_BAD):
+                    for mode, f in self.findings(make, Items(bad), workers, epochs).items():
+                        where = (name, workers, bad, mode)
+                        indices = [s["dataset_index"] for s in f.get("samples", [])]
+                        self.assertIn(9, indices, where)
+                        if f["samples_certain"]:
+                            self.assertEqual(f["samples"], [{"dataset_index": 9, "row": 1}], where)
+                            self.assertEqual(f["evidence"].get("worker"), 0 if workers else None, where)
+                        else:
+                            self.assertIn("may hold this tensor", f["evidence"]["samples_note"], where)
+                        # Proven by identity, or by content no other batch shares.
+                        self.assertEqual(f["samples_certain"], proven or bad == ONLY_BAD, where)
+                        if not f["samples_certain"]:
+                            # Every fetched batch holding the row is named.
+                            fetched = [i for i in SHARED_BAD if i // BATCH <= FAILS + (0 if name.startswith("plain") else 2)]
+                            self.assertTrue(set(indices) <= set(fetched), where)
+
+    def test_an_iterable_dataset_never_names_samples(self):
+        for workers in (0, 2):
+            for name in ("plain", "timm-style prefetcher", "plain, copied in the loop"):
+                make = SHAPES[name][0]
+                # Sample 8 is in batch 2 however the workers split the stream.
+                for mode, f in self.findings(make, Stream(SHARED_BAD + (8,)), workers).items():
+                    self.assertNotIn("samples", f, (name, workers, mode))
+                    self.assertNotIn("samples_certain", f, (name, workers, mode))
 
 
 if __name__ == "__main__":
