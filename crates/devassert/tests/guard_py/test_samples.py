@@ -267,5 +267,55 @@ class SamplesUnderPrefetching(unittest.TestCase):
                     self.assertNotIn("samples_certain", f, (name, workers, mode))
 
 
+class WorkerFindingsInTheParent(unittest.TestCase):
+    def test_the_parent_re_raises_the_workers_finding_and_records_it_as_the_end(self):
+        # Samples 3 (batch 1, worker 1) and 5 (batch 2, worker 0) fail inside
+        # the workers; batches are handed out in order, so sample 3 ends it.
+        code = """
+            import json, torch, devassert
+            from torch.utils.data import DataLoader, Dataset
+            table = torch.arange(10.0)
+
+            class Items(Dataset):
+                def __len__(self):
+                    return 16
+                def __getitem__(self, i):
+                    return table[torch.tensor([20 + i if i in (3, 5) else i % 10])]
+
+            if __name__ == "__main__":
+                devassert.guard()
+                try:
+                    for batch in DataLoader(Items(), batch_size=2, num_workers=2):
+                        pass
+                except IndexError as e:
+                    print(json.dumps(e.finding))
+                    if RAISE:
+                        raise
+        """
+        for uncaught in (0, 1):
+            with tempfile.TemporaryDirectory() as reports:
+                r = run_file(code.replace("RAISE", str(uncaught)), env={"DEVASSERT_REPORT_DIR": reports})
+                self.assertEqual(r.returncode, uncaught, r.stderr)
+                carried = json.loads(r.stdout)
+                self.assertEqual(carried["samples"], [{"dataset_index": 3}])
+                self.assertEqual(carried["evidence"]["worker"], 1)
+                written = {}
+                records = []
+                for name in os.listdir(reports):
+                    with open(os.path.join(reports, name)) as fh:
+                        if name.startswith("guard-"):
+                            for f in map(json.loads, fh):
+                                written[f["evidence"]["raise_id"]] = f
+                        else:
+                            records.append(json.load(fh))
+                rid = carried["evidence"]["raise_id"]
+                self.assertEqual(written[rid]["samples"], [{"dataset_index": 3}])
+                # The parent wrote no finding of its own, but its record says
+                # which raise reached its top.
+                self.assertEqual([rec["uncaught"] for rec in records], [[rid] if uncaught else []])
+                if uncaught:
+                    self.assertIn("dataset sample 3", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
