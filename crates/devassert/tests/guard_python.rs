@@ -37,6 +37,13 @@ fn opinfo_samples_and_error_inputs_are_unchanged_by_the_guard() {
 
 #[test]
 fn real_programs_behave_the_same_guarded() {
-    let text = run_python(&["-m", "unittest", "-v", "test_cases", "test_async", "test_samples"]);
+    let text = run_python(&[
+        "-m",
+        "unittest",
+        "-v",
+        "test_cases",
+        "test_async",
+        "test_samples",
+    ]);
     assert!(text.contains("\nOK"), "{text}");
 }
