@@ -161,8 +161,10 @@ def _carry_findings():
 
     def __init__(self, exc_info=None, *args, **kwargs):
         init(self, exc_info, *args, **kwargs)
-        exc = (exc_info or sys.exc_info())[1]
-        finding = getattr(exc, "finding", None)
+        try:
+            finding = getattr((exc_info or sys.exc_info())[1], "finding", None)
+        except Exception:
+            finding = None
         if isinstance(finding, dict):
             self.devassert_finding = finding  # pickled with the wrapper
 

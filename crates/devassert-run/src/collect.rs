@@ -67,10 +67,22 @@ pub fn collect_findings(reports: &Path, program_exited_ok: bool) -> Collected {
             }
         }
     }
-    // The failure that ended the run leads, whichever process wrote first
-    // (a DataLoader worker whose raise the parent never re-raised, say).
-    out.findings.sort_by_key(|f| !exits.ended(f));
+    ended_first(&mut out.findings, &exits);
     out
+}
+
+/// Among the findings that were not caught, the one that ended the run
+/// comes first, whichever process wrote first (a DataLoader worker whose
+/// raise the parent never re-raised, say); caught ones keep their place.
+fn ended_first(findings: &mut [Finding], exits: &ExitRecords) {
+    let slots: Vec<usize> = (0..findings.len())
+        .filter(|&i| !findings[i].caught)
+        .collect();
+    let mut uncaught: Vec<Finding> = slots.iter().map(|&i| findings[i].clone()).collect();
+    uncaught.sort_by_key(|f| !exits.ended(f));
+    for (slot, f) in slots.into_iter().zip(uncaught) {
+        findings[slot] = f;
+    }
 }
 
 /// One finding of a guard's report, with a rule this binary knows.
@@ -113,7 +125,11 @@ fn merge(out: &mut Vec<Finding>, f: Finding, exits: &ExitRecords) {
         .copied()
         .find(|&i| process(&out[i]) != pid || pid.is_none())
         .or_else(|| mine.iter().copied().find(|&i| same_failure(&out[i], &f)))
-        .or_else(|| (mine.len() >= LISTED_PER_PROCESS).then(|| mine[mine.len() - 1]));
+        .or_else(|| {
+            mine.last()
+                .copied()
+                .filter(|_| mine.len() >= LISTED_PER_PROCESS)
+        });
     match into {
         Some(i) => combine(&mut out[i], f, exits),
         None => out.push(f),
