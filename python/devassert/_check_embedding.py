@@ -7,7 +7,7 @@ import torch
 
 from . import _report
 from ._rules import BASE_VOCABS
-from ._violation import Found, arg, cause, index_replace, int_tensor, int_values, is_tensor, outside, precheck, range_mask
+from ._violation import Found, arg, cause, collapse, index_replace, int_tensor, int_values, is_tensor, outside, precheck, range_mask
 
 _POSITION_HINT = re.compile(r"position|\bwpe\b|pos_emb|positional")
 _TOKEN_TYPE_HINT = re.compile(r"token_type|segment|type_emb")
@@ -103,7 +103,7 @@ def _lookup(op, rule, argument, ids, weight, replace, pre, strict):
         return None
 
     def explain(desc, frames):
-        causes = _causes(ids.detach(), mask, desc, n, frames)
+        causes = _causes(collapse(ids), mask, desc, n, frames)
         return causes, _fixes(sorted(causes, key=lambda c: -c["confidence"]), n, frames)
 
     return Found(op, argument, ids, mask, rule, {"low": 0, "high": n}, explain, replace)

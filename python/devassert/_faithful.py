@@ -5,7 +5,10 @@ copies of the arguments (on CPU tensors the op itself already raised them), so
 ``except IndexError`` and ``assertRaisesRegex`` keep working. Whether the bad
 values are what the op objects to is decided by running it once more with
 every bad value replaced by a valid one: if it still fails the same way, a
-shape or dtype check failed first, and that error is left to the op.
+shape or dtype check failed first, and that error is left to the op. On
+large arguments that repeat first runs on meta tensors; when its outputs
+would be large, meta's answer stands (a failing op must not cost what the valid one would). Copies
+keep expanded dimensions expanded, so a view costs what its storage costs.
 """
 
 import os
@@ -20,17 +23,50 @@ from . import DeviceAssertPrevented, _prevented_class, _report, _samples, _viola
 # the guarded argument's values matter, and it is never that large).
 _COPY_LIMIT = 1 << 30
 
+# A repeat with valid values on arguments (as views) larger than this runs on
+# meta tensors first, and only there when its outputs would be this large too:
+# a failing op must not cost what the valid one would (x[idx.expand(2**31)]).
+# Meta is not the default: its first use imports torch's meta registrations
+# (about 0.4 s).
+_RERUN_LIMIT = 64 << 20
+
 
 def _on_cpu(x):
     if isinstance(x, torch.Tensor):
-        t = x.detach()
-        if t.numel() * t.element_size() > _COPY_LIMIT:
-            return torch.empty(t.shape, dtype=t.dtype)
-        # A copy even on CPU: in-place ops must not touch the user's tensors.
-        return t.clone() if t.device.type == "cpu" else t.cpu()
+        return _violation.cpu_view(x, _COPY_LIMIT)
     if type(x) in (list, tuple):
         return type(x)(_on_cpu(v) for v in x)
     return x
+
+
+def _on_meta(x):
+    if isinstance(x, torch.Tensor):
+        return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device="meta")
+    if type(x) in (list, tuple):
+        return type(x)(_on_meta(v) for v in x)
+    return x
+
+
+def _nbytes(x):
+    """Bytes of the tensors in `x` as views (their logical size)."""
+    if isinstance(x, torch.Tensor):
+        return x.numel() * x.element_size()
+    if isinstance(x, (list, tuple)):
+        return sum(_nbytes(v) for v in x)
+    return 0
+
+
+def _on_meta_run(original, args, kwargs):
+    """The bytes of what `original` returns on meta copies of the arguments
+    (shapes and dtypes, no values), or the exception it raised there."""
+    try:
+        a = tuple(_on_meta(v) for v in args)
+        k = {n: _on_meta(v) for n, v in kwargs.items()}
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _nbytes(original(*a, **k))
+    except Exception as e:  # noqa: BLE001 - an op meta cannot run is an answer too
+        return e
 
 
 def _attempt(original, args, kwargs):
@@ -61,6 +97,15 @@ def _fails_anyway(original, args, kwargs, found, error):
     safe = found.replace(args, kwargs, found)
     if safe is None:
         return True  # no valid value exists: the empty dimension is the problem
+    if _nbytes(safe[0]) + _nbytes(list(safe[1].values())) > _RERUN_LIMIT:
+        meta = _on_meta_run(original, *safe)
+        if isinstance(meta, int):
+            if meta > _RERUN_LIMIT:
+                return False  # shapes and dtypes pass: the values are the problem
+        else:
+            # Meta's shape error stands; an op it cannot run (no meta kernel,
+            # a data-dependent shape) leaves the values to blame.
+            return not isinstance(meta, NotImplementedError)
     return _same(_attempt(original, *safe), error)
 
 
@@ -91,7 +136,13 @@ def explain(original, check, args, kwargs, error, strict):
 def _raise(found, error):
     exc = build(found, error, _report.caller_frames())
     _report.emit(exc.finding)
-    raise exc from None
+    try:
+        raise exc from None
+    finally:
+        # Its traceback holds this frame: a local naming it would be a cycle
+        # that keeps the user's frames (a DataLoader iterator, its workers)
+        # alive until the garbage collector runs.
+        del exc
 
 
 def build(found, error, frames, samples=None):
@@ -102,7 +153,9 @@ def build(found, error, frames, samples=None):
     location, inner = _report.locate(frames)
     desc = _violation.describe(found)
     causes, fixes = found.explain(desc, frames)
-    samples, certain, worker = _samples.find(found) if samples is None else samples
+    found_samples = _samples.find(found) if samples is None else samples
+    samples, certain, worker = found_samples
+    note = getattr(found_samples, "note", None)
     evidence = {"pid": os.getpid(), "raise_id": _report.next_raise_id()}
     rank = _report.rank()
     if rank is not None:
@@ -110,6 +163,8 @@ def build(found, error, frames, samples=None):
         evidence["ranks"] = [rank]
     if worker is not None:
         evidence["worker"] = worker
+    if samples and not certain and note:
+        evidence["samples_note"] = note
     if inner is not None and inner != location:
         evidence["inner_frame"] = inner
     where = {"location": location, "evidence": evidence, "samples": samples, "samples_certain": certain}

@@ -127,14 +127,14 @@ def scalar(v):
     return v
 
 
-def sample_str(s, certain, worker=None):
+def sample_str(s, certain, worker=None, note=None):
     text = f"dataset sample {s['dataset_index']}"
     if "row" in s:
         text += f" (row {s['row']} of the batch)"
     if worker is not None:
         text += f", loaded by DataLoader worker {worker}"
     if not certain:
-        text += " (not certain: the tensor could not be matched to a batch the DataLoader returned)"
+        text += f" (not certain: {note or 'the tensor could not be matched to a batch the DataLoader returned'})"
     return text
 
 
@@ -166,6 +166,14 @@ def emit(finding):
             fh.write(json.dumps(finding, allow_nan=False, default=str) + "\n")
     except (OSError, ValueError, TypeError):
         pass
+
+
+def watch_uncaught():
+    """Note at exit which findings reached the top uncaught, in a process
+    that raises a finding it did not write (a DataLoader parent re-raising
+    its worker's)."""
+    if _report_dir():
+        _install_exit_hooks()
 
 
 def _raise_ids(exc):

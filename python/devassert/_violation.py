@@ -81,6 +81,20 @@ def precheck(t, pre, strict, cpu_checks=True):
     return True
 
 
+def cpu_view(t, limit=None):
+    """`t` on CPU, copied (in-place ops must not touch the user's tensors) as
+    it is laid out: an expanded dimension is copied once and expanded again, so
+    a huge view costs what its storage costs. Past `limit` bytes, an
+    uninitialised stand-in of the same shape and dtype."""
+    t = t.detach()
+    c = collapse(t)
+    if limit is not None and c.numel() * c.element_size() > limit:
+        c = torch.empty(c.shape, dtype=c.dtype)
+    else:
+        c = c.clone() if c.device.type == "cpu" else c.cpu()
+    return c.expand(t.shape) if c.shape != t.shape else c
+
+
 def collapse(t):
     """`t` without its stride-0 (expanded) dimensions' copies: the same values,
     none of the repeats, and no copy."""
@@ -211,6 +225,48 @@ def flat(pos, shape):
     return idx
 
 
+# Masks are searched for their first bad places this many elements at a time.
+_CHUNK = 1 << 20
+
+
+def first_true(mask, k):
+    """The first `k` True places of `mask`, row-major, without listing them
+    all (`nonzero` of a mostly-bad tensor would be 8 bytes per element per
+    dimension)."""
+    flat_mask = mask.reshape(-1)
+    out = []
+    for start in range(0, flat_mask.numel(), _CHUNK):
+        hits = flat_mask[start : start + _CHUNK].nonzero().flatten()[: k - len(out)].tolist()
+        out += [start + h for h in hits]
+        if len(out) >= k:
+            break
+    return [unravel(i, list(mask.shape)) for i in out]
+
+
+def unravel(i, shape):
+    pos = []
+    for s in reversed(shape):
+        pos.append(i % s)
+        i //= s
+    return pos[::-1]
+
+
+def first_positions(mask, shape, k):
+    """The first `k` bad places (row-major) of an argument of `shape` whose
+    bad elements are `mask` over its collapsed form: each place of the mask
+    stands for every copy along the expanded dimensions, and only the first
+    `k` copies of each can be among the first `k` places, so they are unfolded
+    one dimension at a time and cut back to `k` (a place precedes all the
+    places unfolded from it)."""
+    places = first_true(mask, k)
+    if mask.dim() != len(shape):
+        return places
+    for d, size in enumerate(shape):
+        if mask.size(d) == 1 and size > 1:
+            places = sorted(p[:d] + [c] + p[d + 1 :] for p in places for c in range(min(size, k)))[:k]
+    return places
+
+
 def describe(found):
     """True count, min and max of the bad values; a sample of the distinct ones
     (the smallest, and always the largest) with their counts; the first places."""
@@ -251,9 +307,10 @@ def describe(found):
     if t.dim() == 0:
         positions.append({"index": 0, "value": _report.scalar(t.item())})
     else:
-        for pos in mask.nonzero()[:MAX_POSITIONS].tolist():
-            value = t[tuple(pos)].item()
-            positions.append({"index": flat(pos, list(found.tensor.shape)), "position": pos, "value": _report.scalar(value)})
+        full = found.tensor.detach()
+        for pos in first_positions(mask, list(full.shape), MAX_POSITIONS):
+            value = full[tuple(pos)].item()
+            positions.append({"index": flat(pos, list(full.shape)), "position": pos, "value": _report.scalar(value)})
     found.desc = {
         "values": [_report.scalar(v) for v in values],
         "value_counts": [c * repeat for c in counts],
@@ -373,7 +430,8 @@ def message(found, desc, finding_, torch_message):
     else:
         lines.append(f"  the CPU op rejects this; on CUDA it fails no device-side assert [{found.rule} {finding_['name']}]")
     for s in finding_.get("samples", [])[:3]:
-        lines.append("  " + _report.sample_str(s, finding_.get("samples_certain", False), finding_["evidence"].get("worker")))
+        evidence = finding_["evidence"]
+        lines.append("  " + _report.sample_str(s, finding_.get("samples_certain", False), evidence.get("worker"), evidence.get("samples_note")))
     causes = finding_["causes"]
     if causes:
         lines.append(f"  likely cause: {causes[0]['id']}: {causes[0]['why']}")

@@ -2,7 +2,8 @@
 //! normally writes `reports/exit-<pid>.json`, `{"pid": 123, "uncaught":
 //! ["123-1"]}`: the raise ids (`evidence.raise_id`, `<pid>-<n>`) that reached
 //! `sys.excepthook`. A finding is caught when the whole program exited 0, or
-//! when its process wrote an exit record that does not list its raise id.
+//! when its process wrote an exit record that does not list its raise id. A
+//! finding listed in a record is the one that ended that process.
 
 use devassert_core::Finding;
 use serde_json::Value;
@@ -71,6 +72,26 @@ impl ExitRecords {
         }
         raise_pid(id).is_some_and(|pid| self.uncaught.contains_key(&pid))
     }
+
+    /// Whether `f`'s raise reached the top of a process uncaught (in its own
+    /// process, or in a DataLoader parent that re-raised it): the failure
+    /// that ended that process, whatever else was written before it.
+    pub fn ended(&self, f: &Finding) -> bool {
+        f.evidence
+            .get("raise_id")
+            .and_then(Value::as_str)
+            .is_some_and(|id| self.uncaught.values().any(|ids| ids.contains(id)))
+    }
+}
+
+/// The process that wrote `f`: `evidence.pid`, else the pid of its raise id.
+pub fn process(f: &Finding) -> Option<u64> {
+    f.evidence.get("pid").and_then(Value::as_u64).or_else(|| {
+        f.evidence
+            .get("raise_id")
+            .and_then(Value::as_str)
+            .and_then(raise_pid)
+    })
 }
 
 /// The pid part of a raise id `<pid>-<n>`.
@@ -117,5 +138,10 @@ mod tests {
         // The program exited 0: whatever was raised was handled.
         assert!(rec.caught(&raised("10-2"), true));
         assert!(rec.caught(&no_id, true));
+        // Listed uncaught by its own process or by the one that re-raised it.
+        assert!(rec.ended(&raised("10-2")) && rec.ended(&raised("30-1")));
+        assert!(!rec.ended(&raised("10-1")) && !rec.ended(&raised("13-1")));
+        assert!(!rec.ended(&no_id));
+        assert_eq!(process(&raised("30-1")), Some(30));
     }
 }

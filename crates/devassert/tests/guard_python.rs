@@ -2,9 +2,10 @@
 //! database run plain vs guarded (`guard_py/opinfo_conformance.py`), and the
 //! programs a user writes (`guard_py/test_cases.py`), and the sync-free
 //! `async` level, CUDA graph capture and torch.compile (`guard_py/test_async.py`),
-//! and the guard's invisibility to Python itself: list-of-tensor idioms,
-//! `__torch_function__` of every testing override, warnings, tracebacks,
-//! unguard (`guard_py/test_transparency.py`).
+//! diagnostics in bounded memory and dataset samples under prefetching loaders
+//! (`guard_py/test_samples.py`), and the guard's invisibility to Python itself:
+//! list-of-tensor idioms, `__torch_function__` of every testing override,
+//! warnings, tracebacks, unguard (`guard_py/test_transparency.py`).
 
 mod common;
 
@@ -44,6 +45,7 @@ fn real_programs_behave_the_same_guarded() {
         "-v",
         "test_cases",
         "test_async",
+        "test_samples",
         "test_transparency",
     ]);
     assert!(text.contains("\nOK"), "{text}");

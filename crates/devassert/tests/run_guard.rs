@@ -461,6 +461,57 @@ fn dataloader_workers_are_guarded() {
 }
 
 #[test]
+fn the_report_leads_with_the_worker_raise_that_ended_the_run() {
+    // Two workers fail at the same line (samples 3 and 5); the parent
+    // re-raised sample 3's, whichever worker wrote its report first.
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let out = common::bin()
+        .current_dir(guard_fixture(""))
+        .args(["--color", "never", "run", "--report"])
+        .arg(&report)
+        .args(["--", &py(), "two_workers.py"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let f = &report["findings"][0];
+    assert_eq!(
+        f["samples"].to_string(),
+        r#"[{"dataset_index":3}]"#,
+        "{report:#}"
+    );
+    assert_eq!(f["values"].to_string(), "[23]");
+    assert_eq!(f["evidence"]["worker"], 1);
+    assert!(f.get("caught").is_none(), "{report:#}");
+    // The traceback and the diagnosis after it name the same sample.
+    let diagnosis = stderr.find("error[DA111]").expect("a diagnosis");
+    assert!(
+        stderr[..diagnosis].contains("dataset sample 3, loaded by DataLoader worker 1"),
+        "{stderr}"
+    );
+    assert!(stderr[diagnosis..].contains("dataset sample 3"), "{stderr}");
+    assert!(
+        !stderr[diagnosis..].contains("dataset sample 5"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn every_finding_a_program_caught_is_reported() {
+    let (code, report, _) = run(&[], &[&py(), "caught_twice.py"]);
+    assert_eq!(code, 0);
+    let findings = report["findings"].as_array().unwrap();
+    let values: Vec<String> = findings.iter().map(|f| f["values"].to_string()).collect();
+    assert_eq!(values, ["[12]", "[13]"], "{report:#}");
+    let line = marker_line(&guard_fixture("caught_twice.py"), "lookup");
+    assert!(findings
+        .iter()
+        .all(|f| f["caught"] == true && f["location"]["line"] == line));
+}
+
+#[test]
 fn torchrun_findings_carry_the_failing_rank() {
     let torchrun = common::python().with_file_name("torchrun");
     let (code, report, _) = run(

@@ -149,4 +149,18 @@ fn dataset_samples_and_the_worker_are_named() {
         stderr.contains("dataset samples 3 (row 0), 8 (row 1) of the batch (not certain"),
         "{stderr}"
     );
+    // The guard's reason, when it gives one.
+    let f = finding(
+        1,
+        5,
+        json!({"evidence": {"samples_note": "2 batches the DataLoader returned may hold this tensor"},
+               "samples": [{"dataset_index": 3, "row": 0}], "samples_certain": false}),
+    );
+    let (_, stderr, _) = run(&[f], None, 1);
+    assert!(
+        stderr.contains(
+            "dataset sample 3 (row 0 of the batch) (not certain: 2 batches the DataLoader returned may hold this tensor)"
+        ),
+        "{stderr}"
+    );
 }

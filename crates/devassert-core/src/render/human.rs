@@ -297,9 +297,13 @@ fn samples(f: &Finding) -> Option<String> {
             line.push_str(if line.is_empty() { "" } else { "; " });
             line.push_str("the batch could not be tied to its dataset samples");
         } else {
-            line.push_str(
-                " (not certain: the batch may not map to these dataset indices one to one)",
-            );
+            // The guard says why (two fetched batches hold the tensor, ...).
+            let why = f
+                .evidence
+                .get("samples_note")
+                .and_then(Value::as_str)
+                .unwrap_or("the batch may not map to these dataset indices one to one");
+            let _ = write!(line, " (not certain: {why})");
         }
     }
     (!line.is_empty()).then_some(line)

@@ -133,9 +133,13 @@ class ListsOfTensors(unittest.TestCase):
 def snapshot():
     """Every attribute of the objects the guard touches, by identity, and
     Tensor's sequence slots."""
+    from torch._utils import ExceptionWrapper
     from torch.utils.data import dataloader
 
-    owners = [torch, torch.Tensor, torch._C._nn, F, torch.nn.Parameter, dataloader._BaseDataLoaderIter, dataloader._MultiProcessingDataLoaderIter]
+    owners = [
+        torch, torch.Tensor, torch._C._nn, F, torch.nn.Parameter,
+        dataloader._BaseDataLoaderIter, dataloader._MultiProcessingDataLoaderIter, ExceptionWrapper,
+    ]
     out = {}
     for owner in owners:
         for name, value in vars(owner).items():
