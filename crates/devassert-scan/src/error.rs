@@ -17,3 +17,20 @@ pub type Result<T> = std::result::Result<T, ScanError>;
 pub fn bad(msg: impl Into<String>) -> ScanError {
     ScanError::Format(msg.into())
 }
+
+/// Refuse a decode that needs `needed` bytes when the budget is `budget`.
+pub fn within_budget(what: &str, needed: u64, budget: u64) -> Result<()> {
+    if needed <= budget {
+        return Ok(());
+    }
+    Err(bad(format!(
+        "{what} needs {} of memory, over the decode budget of {} (a decompression bomb, or raise it with --max-decoded {})",
+        mib(needed),
+        mib(budget),
+        mib(needed.saturating_add((1 << 20) - 1)).replace(' ', "")
+    )))
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{} MiB", bytes.div_ceil(1 << 20))
+}

@@ -138,7 +138,15 @@ pub struct ScanOptions {
     pub threads: Option<usize>,
     /// Scan only this shard of the sorted file list.
     pub shard: Option<crate::walk::Shard>,
+    /// Bytes of decoded values one compressed file (PNG, npz member) may
+    /// take in memory; a header or stream that needs more is refused before
+    /// anything is allocated (a decompression bomb, or a file to scan with a
+    /// larger budget). Each scan thread holds at most one file's worth.
+    pub decode_budget: u64,
 }
+
+/// The default [`ScanOptions::decode_budget`]: 256 MiB.
+pub const DECODE_BUDGET: u64 = 256 << 20;
 
 impl Default for ScanOptions {
     fn default() -> Self {
@@ -155,6 +163,7 @@ impl Default for ScanOptions {
             target: Target::Tokens,
             threads: None,
             shard: None,
+            decode_budget: DECODE_BUDGET,
         }
     }
 }

@@ -842,3 +842,55 @@ fn human_output_masks() {
         &["mask_gray.png", "mask_palette.png", "--classes", "21"]
     ));
 }
+
+/// Peak resident memory of this test process's waited-for children, in bytes.
+fn children_peak_rss() -> u64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    usage.ru_maxrss as u64 * 1024
+}
+
+#[test]
+fn decompression_bombs_are_refused_and_the_other_files_still_scanned() {
+    // 0.9 MB of PNG that inflates to 900 MB of pixels, 0.4 MB of 1-bit PNG
+    // that unpacks to 3.6 GB, an npz member that inflates to 1 GiB, and one
+    // real mask beside them.
+    let dir = gen(&["bombs"]);
+    let r = scan(dir.path(), &[".", "--classes", "21"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let errors = r.report["errors"].as_array().unwrap();
+    for bomb in ["bomb_8bit.png", "bomb_1bit.png", "bomb.npz"] {
+        let e = errors
+            .iter()
+            .find(|e| e["file"].as_str().unwrap().ends_with(bomb))
+            .unwrap_or_else(|| panic!("no error for {bomb}: {errors:?}"));
+        let text = e["error"].as_str().unwrap();
+        assert!(text.contains("over the decode budget of 256 MiB"), "{text}");
+        assert!(text.contains("--max-decoded"), "{text}");
+    }
+    let f = finding(&r.report, "DA202", "range");
+    assert_eq!(at(f), vec![("real_mask.png".to_string(), 6, 30)]);
+    // Every child of this test so far (gen.py, the scan) stayed far below
+    // what the bombs would have taken.
+    assert!(children_peak_rss() < 512 << 20, "{}", children_peak_rss());
+}
+
+#[test]
+fn the_decode_budget_is_the_users_to_raise() {
+    let dir = gen(&["png"]);
+    let r = scan(
+        dir.path(),
+        &["mask_gray.png", "--classes", "21", "--max-decoded", "16"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.report["errors"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("over the decode budget"));
+    let r = scan(
+        dir.path(),
+        &["mask_gray.png", "--classes", "21", "--max-decoded", "1KiB"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+}

@@ -2,7 +2,7 @@
 //! deflates). `--tensor NAME` picks one member.
 
 use super::{npy, Input, Reader};
-use crate::error::{bad, Result};
+use crate::error::{bad, within_budget, Result};
 use crate::options::{InputFormat, ScanOptions};
 use crate::values::{Bytes, Part};
 use std::io::Read;
@@ -16,6 +16,7 @@ impl Reader for Npz {
             .map_err(|e| bad(format!("not a readable zip: {e}")))?;
         let mut parts = Vec::new();
         let mut names = Vec::new();
+        let mut used = 0u64; // bytes inflated so far, kept until the scan ends
         for i in 0..zip.len() {
             let mut member = zip
                 .by_index(i)
@@ -32,13 +33,20 @@ impl Reader for Npz {
             }
             // Both stated sizes are untrusted (fuzzed headers said 3.8 GB, and a
             // zip64 field 2 GB of compressed bytes in a 237-byte file): reserve
-            // no more than the bytes the file really has can inflate to.
+            // no more than the bytes the file really has can inflate to, and
+            // inflate no more than the budget left for this file.
+            let left = opts.decode_budget.saturating_sub(used);
+            let what = format!("member {full} ({} bytes inflated)", member.size());
+            within_budget(&what, member.size(), left)?;
             let compressed = member.compressed_size().min(input.data().len() as u64);
             let room = compressed.saturating_mul(1032);
-            let mut buf = Vec::with_capacity(member.size().min(room) as usize);
-            member
+            let mut buf = Vec::with_capacity(member.size().min(room).min(left) as usize);
+            (&mut member)
+                .take(left.saturating_add(1))
                 .read_to_end(&mut buf)
                 .map_err(|e| bad(format!("member {full}: {e}")))?;
+            // The stated size may lie: the stream itself is held to the budget.
+            within_budget(&format!("member {full}"), buf.len() as u64, left)?;
             let len = buf.len();
             // Float members (weights, masks of probabilities) are not ids: skip them unless asked for.
             if opts.tensor.is_none()
@@ -46,6 +54,7 @@ impl Reader for Npz {
             {
                 continue;
             }
+            used += len as u64;
             let part = npy::parse(
                 Arc::new(Bytes::Heap(buf)),
                 0,

@@ -2,7 +2,7 @@
 //! transformation, so the class id is the pixel value or the palette index.
 
 use super::{Input, Reader};
-use crate::error::{bad, Result};
+use crate::error::{bad, within_budget, Result};
 use crate::options::{Dtype, InputFormat, ScanOptions};
 use crate::values::{Bytes, Layout, Part, Values};
 use std::sync::Arc;
@@ -12,32 +12,18 @@ pub struct Png;
 const DEFLATE_MAX_RATIO: usize = 1032;
 
 impl Reader for Png {
-    fn read(&self, input: &Input<'_>, _opts: &ScanOptions) -> Result<Vec<Part>> {
+    fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
         let mut decoder = png::Decoder::new(std::io::Cursor::new(input.data()));
         decoder.set_transformations(png::Transformations::IDENTITY);
         let mut reader = decoder
             .read_info()
             .map_err(|e| bad(format!("not a readable PNG: {e}")))?;
-        let size = reader
+        let packed = reader
             .output_buffer_size()
             .ok_or_else(|| bad("PNG dimensions too large"))?;
-        // Deflate expands at most ~1032:1, so a header that states more pixel
-        // bytes than that is corrupt; saying so beats allocating them.
-        let room = input.data().len().saturating_mul(DEFLATE_MAX_RATIO);
-        if size > room {
-            let i = reader.info();
-            return Err(bad(format!(
-                "the header states a {}x{} image ({size} bytes of pixels), more than the file's {} bytes can hold",
-                i.width,
-                i.height,
-                input.data().len()
-            )));
-        }
-        let mut buf = vec![0u8; size];
-        let info = reader
-            .next_frame(&mut buf)
-            .map_err(|e| bad(format!("truncated or corrupt PNG data: {e}")))?;
+        let info = reader.info();
         let (w, h) = (info.width as usize, info.height as usize);
+        let (depth, interlaced) = (info.bit_depth as u8, info.interlaced);
         let kind = match info.color_type {
             png::ColorType::Grayscale => "gray",
             png::ColorType::Indexed => "palette",
@@ -47,39 +33,58 @@ impl Reader for Png {
                 )))
             }
         };
-        let depth = info.bit_depth as u8;
-        let line = info.line_size;
-        let (bytes, dtype, big_endian) = match depth {
-            16 => {
-                buf.truncate(line * h);
-                (buf, Dtype::U16, true)
+        // Deflate expands at most ~1032:1, so a header that states more pixel
+        // bytes than that is corrupt; saying so beats allocating them.
+        let room = input.data().len().saturating_mul(DEFLATE_MAX_RATIO);
+        if packed > room {
+            return Err(bad(format!(
+                "the header states a {w}x{h} image ({packed} bytes of pixels), more than the file's {} bytes can hold",
+                input.data().len()
+            )));
+        }
+        // One value per pixel (two bytes at 16 bits) is what the scan keeps;
+        // 1/2/4-bit pixels unpack to 8 times their packed size at most.
+        let width = if depth == 16 { 2 } else { 1 };
+        let values = (w as u64) * (h as u64) * width;
+        // Rows are unpacked as they are inflated; an interlaced image needs
+        // its whole packed frame first.
+        let needed = values + if interlaced { packed as u64 } else { 0 };
+        within_budget(
+            &format!("a {w}x{h} {depth}-bit PNG"),
+            needed,
+            opts.decode_budget,
+        )?;
+        let mut out = Vec::with_capacity(values as usize);
+        if interlaced {
+            let mut frame = vec![0u8; packed];
+            let line = reader
+                .next_frame(&mut frame)
+                .map_err(|e| bad(format!("truncated or corrupt PNG data: {e}")))?
+                .line_size;
+            for row in frame.chunks(line).take(h) {
+                unpack(row, w, depth, &mut out)?;
             }
-            8 => {
-                let mut out = Vec::with_capacity(w * h);
-                for y in 0..h {
-                    out.extend_from_slice(&buf[y * line..y * line + w]);
-                }
-                (out, Dtype::U8, false)
+        } else {
+            while let Some(row) = reader
+                .next_row()
+                .map_err(|e| bad(format!("truncated or corrupt PNG data: {e}")))?
+            {
+                unpack(row.data(), w, depth, &mut out)?;
             }
-            bits => {
-                // 1/2/4-bit pixels, packed most significant first.
-                let bits = bits as usize;
-                let per = 8 / bits;
-                let mask = (1u8 << bits) - 1;
-                let mut out = Vec::with_capacity(w * h);
-                for y in 0..h {
-                    let row = &buf[y * line..(y + 1) * line];
-                    for x in 0..w {
-                        let byte = row[x / per];
-                        let shift = 8 - bits * (x % per + 1);
-                        out.push((byte >> shift) & mask);
-                    }
-                }
-                (out, Dtype::U8, false)
-            }
+        }
+        if out.len() as u64 != values {
+            return Err(bad(format!(
+                "truncated PNG data: {} of {h} rows",
+                out.len() / (w * width as usize).max(1)
+            )));
+        }
+        let (dtype, big_endian) = if depth == 16 {
+            (Dtype::U16, true)
+        } else {
+            (Dtype::U8, false)
         };
         let values = Values {
-            bytes: Arc::new(Bytes::Heap(bytes)),
+            bytes: Arc::new(Bytes::Heap(out)),
             start: 0,
             len: w * h,
             dtype,
@@ -97,4 +102,25 @@ impl Reader for Png {
             shape: Some(vec![h as u64, w as u64]),
         }])
     }
+}
+
+/// Append one row's `w` values: 16- and 8-bit rows as they are, 1/2/4-bit
+/// pixels (packed most significant first) one byte each.
+fn unpack(row: &[u8], w: usize, depth: u8, out: &mut Vec<u8>) -> Result<()> {
+    let short = || bad("truncated or corrupt PNG data: a row is shorter than the image is wide");
+    match depth {
+        16 => out.extend_from_slice(row.get(..w * 2).ok_or_else(short)?),
+        8 => out.extend_from_slice(row.get(..w).ok_or_else(short)?),
+        bits => {
+            let bits = bits as usize;
+            let per = 8 / bits;
+            let mask = (1u8 << bits) - 1;
+            let row = row.get(..w.div_ceil(per)).ok_or_else(short)?;
+            for x in 0..w {
+                let shift = 8 - bits * (x % per + 1);
+                out.push((row[x / per] >> shift) & mask);
+            }
+        }
+    }
+    Ok(())
 }

@@ -74,6 +74,11 @@ pub struct ScanArgs {
     /// Scan only shard K of N (K from 0) of the sorted file list.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<Shard>,
+    /// Memory one compressed file (PNG mask, npz member) may inflate to, per
+    /// scan thread: 512M, 2G, 1048576 (bytes). A file that needs more is
+    /// refused (exit 2) and the other files are still scanned.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    pub max_decoded: u64,
     /// Merge shard reports (`--format json` output of scans) into one.
     #[arg(long, conflicts_with_all = ["vocab", "classes", "range", "shard"])]
     pub merge: bool,
@@ -133,7 +138,33 @@ fn options(args: &ScanArgs) -> anyhow::Result<ScanOptions> {
         target,
         threads: args.threads,
         shard: args.shard,
+        decode_budget: args.max_decoded,
     })
+}
+
+/// `512M`, `2G`, `64KiB`, `1048576`: binary multiples, case-insensitive.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t
+        .strip_suffix("ib")
+        .or_else(|| t.strip_suffix('b'))
+        .unwrap_or(&t);
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, 'k')) => (&t[..i], 10),
+        Some((i, 'm')) => (&t[..i], 20),
+        Some((i, 'g')) => (&t[..i], 30),
+        Some((i, 't')) => (&t[..i], 40),
+        _ => (t, 0),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (like 512M, 2G or a number of bytes)"))?;
+    if n == 0 {
+        return Err("the size must be above 0".into());
+    }
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))
 }
 
 /// A bar on stderr, shown only on a terminal once the scan has run a moment.

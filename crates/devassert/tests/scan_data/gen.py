@@ -144,6 +144,50 @@ def png():
     Image.new("RGB", (2, 2)).save(path("photo.png"))
 
 
+def _png_stream(name, width, height, depth, row):
+    """A grayscale PNG whose rows are all `row` (filter byte included),
+    deflated as it is written: a few MB on disk, any size inflated."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    z = zlib.compressobj(9)
+    idat = bytearray()
+    for _ in range(height):
+        idat += z.compress(row)
+    idat += z.flush()
+    ihdr = struct.pack(">IIBBBBB", width, height, depth, 0, 0, 0, 0)
+    with open(path(name), "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", bytes(idat)) + chunk(b"IEND", b""))
+
+
+def bombs():
+    # Decompression bombs beside one real mask: 30000x30000 8-bit (900 MB of
+    # pixels), 60000x60000 1-bit (3.6 GB unpacked), and an npz member that
+    # inflates to 1 GiB.
+    import zipfile
+
+    _png_stream("bomb_8bit.png", 30000, 30000, 8, bytes(30001))
+    _png_stream("bomb_1bit.png", 60000, 60000, 1, bytes(7501))
+    mask = np.zeros((4, 4), dtype=np.uint8)
+    mask[1, 2] = 30
+    from PIL import Image
+
+    Image.fromarray(mask).save(path("real_mask.png"))
+    n = 1 << 27  # int64: 1 GiB
+    header = np.lib.format.header_data_from_array_1_0(np.zeros(0, dtype=np.int64))
+    header["shape"] = (n,)
+    with zipfile.ZipFile(path("bomb.npz"), "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("ids.npy", "w", force_zip64=True) as m:
+            np.lib.format.write_array_header_1_0(m, header)
+            block = bytes(1 << 24)
+            for _ in range(n * 8 // len(block)):
+                m.write(block)
+
+
 def shards():
     os.makedirs(path("shards"), exist_ok=True)
     for i in range(5):
@@ -152,7 +196,7 @@ def shards():
         a.tofile(path(f"shards/part-{i:03d}.bin"))
 
 
-WRITERS = {f.__name__: f for f in [raw, llmc, npy, npz, safetensors, arrow, parquet, jsonl, csv, png, shards]}
+WRITERS = {f.__name__: f for f in [raw, llmc, npy, npz, safetensors, arrow, parquet, jsonl, csv, png, shards, bombs]}
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
