@@ -17,6 +17,7 @@ pub mod safetensors;
 pub mod shapes;
 pub mod summary;
 pub mod tokenizer;
+pub mod tokenizer_json;
 
 pub use checks::check;
 pub use data::{check_data, DataCheck, DataOptions};

@@ -1,12 +1,14 @@
 //! The tokenizer side: how many ids it can emit (added tokens included), its
 //! special tokens, its `model_max_length`, and whether it emits
 //! `token_type_ids` above 0. Read from `tokenizer.json` with the `tokenizers`
-//! library, or from `vocab.txt` / `vocab.json` when there is none, plus
+//! library (one bounded streaming pass when the file is large:
+//! [`tokenizer_json`]), or from `vocab.txt` / `vocab.json` when there is none, plus
 //! `tokenizer_config.json`, `special_tokens_map.json` and `added_tokens.json`.
 
 use crate::error::{read_json, ModelError};
+use crate::tokenizer_json::{self, Vocab};
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// transformers writes `int(1e30)` for "no limit"; anything this large is one.
@@ -119,6 +121,12 @@ fn token_content(v: &Value) -> Option<&str> {
 
 /// Read the tokenizer of `dir`; `None` when it has no tokenizer files.
 pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
+    read_tokenizer_with(dir, tokenizer_json::FULL_READ_LIMIT)
+}
+
+/// `read_tokenizer`, with a `tokenizer.json` over `full_limit` bytes read by
+/// the bounded pass.
+fn read_tokenizer_with(dir: &Path, full_limit: u64) -> Result<Option<TokenizerInfo>, ModelError> {
     let tj = dir.join("tokenizer.json");
     let config_path = dir.join("tokenizer_config.json");
     let config = opt_json(&config_path)?;
@@ -128,10 +136,27 @@ pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
     let added_json = opt_json(&added_path)?;
 
     let mut files = Vec::new();
-    let mut vocab: HashMap<String, u64> = HashMap::new();
+    let mut vocab = Vocab::default();
     let mut added: BTreeMap<u64, AddedToken> = BTreeMap::new();
     let mut pair_type_id = None;
-    let (source, base_size) = if tj.is_file() {
+    let large = std::fs::metadata(&tj).is_ok_and(|m| m.len() > full_limit);
+    let (source, base_size) = if tj.is_file() && large {
+        let light = tokenizer_json::read(&tj)?;
+        files.push("tokenizer.json".to_string());
+        vocab = light.vocab;
+        for (id, t) in tokenizer_json::assign_ids(&light.added, &vocab, light.base_size) {
+            added.insert(
+                id,
+                AddedToken {
+                    id,
+                    content: t.content.clone(),
+                    special: t.special,
+                },
+            );
+        }
+        pair_type_id = light.pair_type_id;
+        (VocabSource::TokenizerJson, light.base_size)
+    } else if tj.is_file() {
         // tokenizers panics on some malformed files ("Helper" on a JSON
         // error inside its `decoder`, found by fuzzing): contain it.
         let tok = devassert_core::contain::contain(|| tokenizers::Tokenizer::from_file(&tj))
@@ -144,11 +169,9 @@ pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
                 message: e.to_string(),
             })?;
         files.push("tokenizer.json".to_string());
-        vocab = tok
-            .get_vocab(true)
-            .into_iter()
-            .map(|(k, v)| (k, u64::from(v)))
-            .collect();
+        for (k, v) in tok.get_vocab(true) {
+            vocab.insert_if_absent(&k, u64::from(v));
+        }
         for (id, t) in tok.get_added_tokens_decoder() {
             added.insert(
                 u64::from(id),
@@ -170,9 +193,7 @@ pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
         let text = String::from_utf8_lossy(&text);
         // transformers' load_vocab: one token per line, its id is the line number.
         for (i, line) in text.lines().enumerate() {
-            vocab
-                .entry(line.trim_end_matches('\r').to_string())
-                .or_insert(i as u64);
+            vocab.insert_if_absent(line.trim_end_matches('\r'), i as u64);
         }
         files.push("vocab.txt".into());
         (VocabSource::VocabTxt, text.lines().count() as u64)
@@ -191,7 +212,7 @@ pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
                     format!("token {k:?} has id {v}, not a non-negative integer"),
                 )
             })?;
-            vocab.insert(k, id);
+            vocab.insert_if_absent(&k, id);
         }
         files.push("vocab.json".into());
         if dir.join("merges.txt").is_file() {
@@ -263,8 +284,8 @@ pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
                     .collect()
             });
     }
-    for (content, id) in added.values().map(|t| (t.content.clone(), t.id)) {
-        vocab.entry(content).or_insert(id);
+    for t in added.values() {
+        vocab.insert_if_absent(&t.content, t.id);
     }
 
     let mut specials = Vec::new();
@@ -286,7 +307,7 @@ pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
                     specials.push(SpecialToken {
                         role: role.clone(),
                         content: content.to_string(),
-                        id: vocab.get(content).copied(),
+                        id: vocab.get(content),
                     });
                 }
             }
@@ -314,7 +335,7 @@ pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
         Some(1)
     };
 
-    let max_id = vocab.values().copied().max();
+    let max_id = vocab.max_id();
     Ok(Some(TokenizerInfo {
         source,
         files,
@@ -333,6 +354,70 @@ pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bounded pass and the `tokenizers` library read the same facts.
+    #[test]
+    fn the_bounded_pass_agrees_with_the_library() {
+        let added = r#"[{"id":7,"content":"<new>","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true},
+                        {"id":8,"content":"<more>","single_word":false,"lstrip":false,"rstrip":false,"normalized":true,"special":false}]"#;
+        let wordpiece = r###"{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##","max_input_chars_per_word":100,
+                           "vocab":{"[UNK]":0,"a":1,"[CLS]":2,"[SEP]":3,"b":4,"[PAD]":5}}"###;
+        let bpe = r#"{"type":"BPE","dropout":null,"unk_token":null,"continuing_subword_prefix":null,"end_of_word_suffix":null,
+                     "fuse_unk":false,"byte_fallback":false,"vocab":{"a":0,"b":1,"ab":2,"[CLS]":3,"[SEP]":4},"merges":["a b"]}"#;
+        let unigram = r#"{"type":"Unigram","unk_id":0,"vocab":[["<unk>",0.0],["a",-1.0],["b",-2.0],["[CLS]",-3.0]],"byte_fallback":false}"#;
+        let template = r#"{"type":"TemplateProcessing",
+            "single":[{"SpecialToken":{"id":"[CLS]","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],
+            "pair":[{"SpecialToken":{"id":"[CLS]","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"Sequence":{"id":"B","type_id":1}}],
+            "special_tokens":{"[CLS]":{"id":"[CLS]","ids":[3],"tokens":["[CLS]"]}}}"#;
+        let template_0 = template.replace(r#""id":"B","type_id":1"#, r#""id":"B","type_id":0"#);
+        let bert = r#"{"type":"BertProcessing","sep":["[SEP]",3],"cls":["[CLS]",2]}"#;
+        let roberta = r#"{"type":"RobertaProcessing","sep":["[SEP]",4],"cls":["[CLS]",3],"trim_offsets":true,"add_prefix_space":false}"#;
+        let cases = [
+            (wordpiece, bert.to_string()),
+            (bpe, template.to_string()),
+            (bpe, template_0),
+            (bpe, roberta.to_string()),
+            (bpe, "null".to_string()),
+            (
+                unigram,
+                format!(
+                    r#"{{"type":"Sequence","processors":[{{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":false,"use_regex":false}},{template}]}}"#
+                ),
+            ),
+        ];
+        for (model, processor) in cases {
+            let d = tempfile::tempdir().unwrap();
+            let json = format!(
+                r#"{{"version":"1.0","truncation":null,"padding":null,"added_tokens":{added},"normalizer":null,
+                   "pre_tokenizer":{{"type":"Whitespace"}},"post_processor":{processor},"decoder":null,"model":{model}}}"#
+            );
+            std::fs::write(d.path().join("tokenizer.json"), json).unwrap();
+            std::fs::write(
+                d.path().join("tokenizer_config.json"),
+                r#"{"pad_token":"[PAD]","cls_token":"[CLS]","additional_special_tokens":["<new>"]}"#,
+            )
+            .unwrap();
+            let full = read_tokenizer_with(d.path(), u64::MAX).unwrap().unwrap();
+            let light = read_tokenizer_with(d.path(), 0).unwrap().unwrap();
+            assert_eq!(
+                format!("{light:?}"),
+                format!("{full:?}"),
+                "{model} {processor}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_bounded_pass_names_a_broken_file() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("tokenizer.json"),
+            r#"{"model": {"vocab": {"a": -1}}}"#,
+        )
+        .unwrap();
+        let e = read_tokenizer_with(d.path(), 0).unwrap_err().to_string();
+        assert!(e.contains("tokenizer.json"), "{e}");
+    }
 
     #[test]
     fn broken_tokenizer_config_names_the_file() {
