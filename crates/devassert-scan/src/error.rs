@@ -17,3 +17,10 @@ pub type Result<T> = std::result::Result<T, ScanError>;
 pub fn bad(msg: impl Into<String>) -> ScanError {
     ScanError::Format(msg.into())
 }
+
+/// A piece of the file quoted in a message (a header, a cell): escaped and
+/// cut short, so a hostile or huge header neither drives the terminal nor
+/// floods it.
+pub fn excerpt(text: &str) -> std::borrow::Cow<'_, str> {
+    devassert_core::render::inert::bounded(text, 200)
+}

@@ -1,6 +1,7 @@
 //! Rendering a report to stdout with the global flags, and the one error style.
 
 use crate::global::{ColorArg, FormatArg, Global};
+use devassert_core::render::inert;
 use devassert_core::{render, Format, RenderOptions, Report};
 use std::io::{IsTerminal, Write};
 
@@ -49,9 +50,10 @@ pub fn print(bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 pub fn print_error(e: &anyhow::Error) {
-    let mut msg = format!("devassert: error: {e}");
+    // Errors quote file names and file contents: inert, like every report.
+    let mut msg = format!("devassert: error: {}", inert::line(&e.to_string()));
     for cause in e.chain().skip(1) {
-        msg.push_str(&format!(": {cause}"));
+        msg.push_str(&format!(": {}", inert::line(&cause.to_string())));
     }
     eprintln!("{msg}");
 }

@@ -1,5 +1,6 @@
 //! The terminal rendering: what happened, where, why, and what to do next.
 
+use super::inert;
 use super::RenderOptions;
 use crate::finding::{Fallout, Finding, Report, Sample, Severity, SourceLocation};
 use crate::sections::Command;
@@ -41,7 +42,9 @@ impl Paint {
     }
 }
 
-pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
+/// `report` is the inert copy whose strings are safe to print; `raw` the
+/// original, for the words of a command (quoted for the shell instead).
+pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> String {
     let p = Paint { on: opts.color };
     // One root (and one read budget) for every snippet of the run.
     let src = opts.source_root.as_deref().and_then(SourceRoot::new);
@@ -53,11 +56,11 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
         };
         let _ = writeln!(out, "{}", p.green(what));
     }
-    for (i, f) in report.findings.iter().enumerate() {
+    for (i, (f, raw)) in report.findings.iter().zip(&raw.findings).enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        finding(&mut out, &p, f, opts, src.as_ref());
+        finding(&mut out, &p, f, raw, opts, src.as_ref());
     }
     if !report.fallout.is_empty() {
         fallout(&mut out, &p, &report.fallout, opts);
@@ -81,6 +84,7 @@ fn finding(
     out: &mut String,
     p: &Paint,
     f: &Finding,
+    raw: &Finding,
     opts: &RenderOptions,
     src: Option<&SourceRoot>,
 ) {
@@ -240,9 +244,9 @@ fn finding(
     if f.location.is_none() && f.noticed_at.is_some() && !opts.under_run {
         n += 1;
         // Without the real command line, the script Python noticed it in is the best guess.
-        let cmd = match (&opts.rerun_hint, &f.noticed_at) {
-            (Some(hint), _) => hint.clone(),
-            (None, Some(n)) => format!("python {} …", n.file),
+        let cmd = match (&opts.rerun_hint, &raw.noticed_at) {
+            (Some(hint), _) => inert::line(hint).into_owned(),
+            (None, Some(n)) => format!("python {} …", inert::shell_word(&n.file)),
             (None, None) => "python train.py …".to_string(),
         };
         let _ = writeln!(
@@ -325,7 +329,7 @@ fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, src: Option<&Sourc
                 " ".to_string()
             };
             let num = p.blue(&format!("{n:>width$} |"));
-            let _ = writeln!(out, "{marker}{num} {}", lines[n - 1]);
+            let _ = writeln!(out, "{marker}{num} {}", inert::line(lines[n - 1]));
         }
     } else if let Some(code) = &loc.code {
         let _ = writeln!(out, "{gutter} {}", code.trim());
@@ -361,12 +365,10 @@ fn evidence(out: &mut String, p: &Paint, f: &Finding) {
         .and_then(Value::as_array)
         .filter(|r| !r.is_empty())
     {
-        let r: Vec<String> = ranks.iter().map(|v| v.to_string()).collect();
-        spread.push(format!(
-            "rank{} {}",
-            if r.len() == 1 { "" } else { "s" },
-            r.join(", ")
-        ));
+        let mut r: Vec<i64> = ranks.iter().filter_map(Value::as_i64).collect();
+        r.sort_unstable();
+        r.dedup();
+        spread.push(super::rank_list(&r));
     }
     if !spread.is_empty() {
         let _ = writeln!(out, "{gutter} failed in {}", spread.join(", "));
@@ -417,12 +419,10 @@ fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions)
         let ranks = if f.ranks.is_empty() {
             String::new()
         } else {
-            let r: Vec<String> = f.ranks.iter().map(|r| r.to_string()).collect();
-            format!(
-                " (rank{} {})",
-                if r.len() == 1 { "" } else { "s" },
-                r.join(", ")
-            )
+            let mut r = f.ranks.clone();
+            r.sort_unstable();
+            r.dedup();
+            format!(" ({})", super::rank_list(&r))
         };
         let _ = writeln!(out, "  - {times}{}{ranks}", truncate(&f.message, 140));
     }

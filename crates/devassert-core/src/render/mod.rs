@@ -3,6 +3,7 @@
 
 mod github;
 mod human;
+pub mod inert;
 mod json;
 mod model_summary;
 mod scan_table;
@@ -38,8 +39,61 @@ pub struct RenderOptions {
 
 pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> String {
     match format {
-        Format::Human => human::render(report, opts),
+        // Every string quoted from an input passes through `inert::line`.
+        Format::Human => human::render(&inert::report(report), report, opts),
         Format::Json => json::render(report),
-        Format::Github => github::render(report),
+        Format::Github => github::render(&inert::report(report)),
+    }
+}
+
+/// Ranks as a reader takes them in: `rank 3`, `ranks 0, 1, 4-7`, or for many
+/// scattered ranks, their count and span (a log from 1M ranks would make a
+/// list megabytes long). `ranks` must be sorted and without duplicates.
+pub fn rank_list(ranks: &[i64]) -> String {
+    const RUNS_SHOWN: usize = 8;
+    let mut runs: Vec<(i64, i64)> = Vec::new();
+    for &r in ranks {
+        match runs.last_mut() {
+            Some((_, hi)) if hi.checked_add(1) == Some(r) => *hi = r,
+            _ => runs.push((r, r)),
+        }
+    }
+    match (ranks, runs.len()) {
+        ([], _) => String::new(),
+        ([one], _) => format!("rank {one}"),
+        (all, n) if n > RUNS_SHOWN => format!(
+            "{} ranks from {} to {}",
+            all.len(),
+            all[0],
+            all[all.len() - 1]
+        ),
+        _ => {
+            let parts: Vec<String> = runs
+                .iter()
+                .map(|&(lo, hi)| match hi - lo {
+                    0 => lo.to_string(),
+                    1 => format!("{lo}, {hi}"),
+                    _ => format!("{lo}-{hi}"),
+                })
+                .collect();
+            format!("ranks {}", parts.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rank_list;
+
+    #[test]
+    fn ranks_as_ranges_or_a_count() {
+        assert_eq!(rank_list(&[]), "");
+        assert_eq!(rank_list(&[3]), "rank 3");
+        assert_eq!(rank_list(&[0, 1]), "ranks 0, 1");
+        assert_eq!(rank_list(&[0, 1, 2, 3, 7, 9, 10]), "ranks 0-3, 7, 9, 10");
+        let many: Vec<i64> = (0..1_000_000).collect();
+        assert_eq!(rank_list(&many), "ranks 0-999999");
+        let scattered: Vec<i64> = (0..1000).map(|r| r * 2).collect();
+        assert_eq!(rank_list(&scattered), "1000 ranks from 0 to 1998");
     }
 }

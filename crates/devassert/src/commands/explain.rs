@@ -4,6 +4,7 @@
 use crate::global::{FormatArg, Global};
 use crate::output;
 use clap::Args;
+use devassert_core::render::{inert, rank_list};
 use devassert_core::source::SourceRoot;
 use devassert_core::{Catalog, OpFamily, Report};
 use devassert_model::ModelDir;
@@ -54,7 +55,7 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     };
     let mut report = devassert_log::explain_paths(&logs, Catalog::builtin())?;
     if g.format == FormatArg::Human && !g.quiet {
-        print!("{}", header(&report));
+        output::print(header(&report).as_bytes())?;
     }
     let mut opts = output::render_options(g);
     if args.no_source {
@@ -164,7 +165,7 @@ fn header(report: &Report) -> String {
             if i.name == "-" {
                 "stdin".to_string()
             } else {
-                i.name.clone()
+                inert::line(&i.name).into_owned()
             }
         })
         .collect();
@@ -177,31 +178,19 @@ fn header(report: &Report) -> String {
     let mut ranks: Vec<i64> = report
         .findings
         .iter()
-        .flat_map(|f| {
-            f.evidence
-                .get("ranks")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter_map(|v| v.as_i64())
+        .filter_map(|f| f.evidence.get("ranks").and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_i64)
         .collect();
     for f in &report.fallout {
         ranks.extend(&f.ranks);
     }
     ranks.sort_unstable();
     ranks.dedup();
-    let rank_text = match ranks.len() {
-        0 => String::new(),
-        1 => format!(", rank {}", ranks[0]),
-        _ => format!(
-            ", ranks {}",
-            ranks
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+    let rank_text = if ranks.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", rank_list(&ranks))
     };
     format!(
         "read {shown}: {lines} line{}{rank_text}\n\n",
