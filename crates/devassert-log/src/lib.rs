@@ -24,6 +24,7 @@ mod literal_dfa;
 mod literals;
 pub mod normalize;
 mod prefilter;
+pub mod ranks;
 pub mod reader;
 mod traceback;
 mod unwrap;

@@ -28,6 +28,7 @@ pub fn render_options(g: &Global) -> RenderOptions {
     RenderOptions {
         color: use_color(g, std::io::stdout().is_terminal()),
         source_root: std::env::current_dir().ok(),
+        sources: None,
         rerun_hint: None,
         quiet: g.quiet,
         under_run: false,

@@ -236,3 +236,44 @@ fn a_closed_stdout_is_a_quiet_exit() {
         assert!(matches!(out.status.code(), Some(0 | 1)), "{err}");
     }
 }
+
+/// Thousands of scattered ranks: explain's memory and its header stay small,
+/// the ranks are listed as ranges and a count.
+#[test]
+fn many_ranks_are_counted_not_listed() {
+    use std::fmt::Write as _;
+    let d = tempfile::tempdir().expect("tempdir");
+    let mut log = String::new();
+    // Even ranks only: no two are consecutive, so none merge into a range.
+    for r in 0..20_000 {
+        let _ = writeln!(
+            log,
+            "[rank{}]:../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+            r * 2
+        );
+    }
+    for r in 0..50_000 {
+        let _ = writeln!(
+            log,
+            "[rank{r}]: RuntimeError: CUDA error: device-side assert triggered"
+        );
+    }
+    std::fs::write(d.path().join("crash.log"), log).expect("write log");
+    let (code, out, err) = run(d.path(), &["explain", "--color", "never", "crash.log"]);
+    assert!(matches!(code, Some(0 | 1)), "{err}");
+    let header = out.lines().next().expect("header");
+    assert!(header.len() < 200, "{header}");
+    assert!(
+        header.contains("at least") && header.contains("more"),
+        "{header}"
+    );
+    assert_inert("human", &out, 4096);
+    let (_, json, _) = run(d.path(), &["explain", "--format", "json", "crash.log"]);
+    let v: Value = serde_json::from_str(&json).expect("JSON");
+    let e = &v["findings"][0]["evidence"];
+    assert_eq!(e["ranks"].as_array().map(Vec::len), Some(256));
+    // 1024 scattered ranks are kept; the count is a lower bound past that.
+    assert_eq!(e["ranks_total"], 1024);
+    assert_eq!(e["ranks_total_at_least"], true);
+    assert!(json.len() < 100_000, "{} bytes of JSON", json.len());
+}

@@ -47,7 +47,15 @@ impl Paint {
 pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> String {
     let p = Paint { on: opts.color };
     // One root (and one read budget) for every snippet of the run.
-    let src = opts.source_root.as_deref().and_then(SourceRoot::new);
+    let src = match &opts.sources {
+        Some(s) => Some(s.clone()),
+        None => opts
+            .source_root
+            .as_deref()
+            .and_then(SourceRoot::new)
+            .map(std::rc::Rc::new),
+    };
+    let src = src.as_deref();
     let mut out = sections(report, opts);
     if report.findings.is_empty() {
         let what = match report.command {
@@ -60,7 +68,7 @@ pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> Str
         if i > 0 {
             out.push('\n');
         }
-        finding(&mut out, &p, f, raw, opts, src.as_ref());
+        finding(&mut out, &p, f, raw, opts, src);
     }
     if !report.fallout.is_empty() {
         fallout(&mut out, &p, &report.fallout, opts);
@@ -368,7 +376,9 @@ fn evidence(out: &mut String, p: &Paint, f: &Finding) {
         let mut r: Vec<i64> = ranks.iter().filter_map(Value::as_i64).collect();
         r.sort_unstable();
         r.dedup();
-        spread.push(super::rank_list(&r));
+        let total = e.get("ranks_total").and_then(Value::as_u64);
+        let at_least = e.get("ranks_total_at_least").and_then(Value::as_bool);
+        spread.push(super::rank_list(&r, total, at_least == Some(true)));
     }
     if !spread.is_empty() {
         let _ = writeln!(out, "{gutter} failed in {}", spread.join(", "));
@@ -422,7 +432,10 @@ fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions)
             let mut r = f.ranks.clone();
             r.sort_unstable();
             r.dedup();
-            format!(" ({})", super::rank_list(&r))
+            format!(
+                " ({})",
+                super::rank_list(&r, f.ranks_total, f.ranks_total_at_least)
+            )
         };
         let _ = writeln!(out, "  - {times}{}{ranks}", truncate(&f.message, 140));
     }

@@ -8,9 +8,10 @@ use crate::clean::Stamp;
 use crate::device_line;
 use crate::errors::HostKind;
 use crate::prefilter::Target;
+use crate::ranks::RankSet;
 use crate::traceback::{self, Builder, Step, Traceback};
 use devassert_core::LogHits;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// Tracebacks kept.
 const MAX_TRACEBACKS: usize = 48;
@@ -30,7 +31,7 @@ pub struct HostEvent {
     pub kind: HostKind,
     pub message: String,
     pub count: u64,
-    pub ranks: BTreeSet<i64>,
+    pub ranks: RankSet,
     pub first: Pos,
     pub first_time: Option<Stamp>,
 }
@@ -65,7 +66,7 @@ pub struct Facts {
     pub cpu: Vec<CpuHit>,
     pub hits: LogHits,
     pub launch_blocking: bool,
-    pub ranks: BTreeSet<i64>,
+    pub ranks: RankSet,
     pub inputs: Vec<InputStats>,
 }
 

@@ -68,7 +68,13 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         );
         opts.source_root = Some(dir.clone());
     }
-    establish(&mut report, &args, opts.source_root.as_deref())?;
+    // One root for the causes and the snippets: each file read, and counted, once.
+    opts.sources = opts
+        .source_root
+        .as_deref()
+        .and_then(SourceRoot::new)
+        .map(std::rc::Rc::new);
+    establish(&mut report, &args, opts.sources.as_deref())?;
     output::emit(&report, g, &opts)?;
     Ok(report.exit_code)
 }
@@ -78,9 +84,8 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
 fn establish(
     report: &mut Report,
     args: &ExplainArgs,
-    source_root: Option<&std::path::Path>,
+    sources: Option<&SourceRoot>,
 ) -> anyhow::Result<()> {
-    let sources = source_root.and_then(SourceRoot::new);
     let model = match &args.model {
         Some(dir) => Some(ModelDir::read(dir)?),
         None => None,
@@ -101,7 +106,7 @@ fn establish(
     crate::establish::establish(
         report,
         &crate::establish::Facts {
-            sources: sources.as_ref(),
+            sources,
             model: model.as_ref(),
             model_findings: &model_findings,
             data: data.as_ref(),
@@ -187,10 +192,22 @@ fn header(report: &Report) -> String {
     }
     ranks.sort_unstable();
     ranks.dedup();
+    // Each list holds the first ranks only; the largest count says how many.
+    let total = report
+        .findings
+        .iter()
+        .filter_map(|f| f.evidence.get("ranks_total").and_then(Value::as_u64))
+        .chain(report.fallout.iter().filter_map(|f| f.ranks_total))
+        .max();
     let rank_text = if ranks.is_empty() {
         String::new()
     } else {
-        format!(", {}", rank_list(&ranks))
+        let at_least = report.fallout.iter().any(|f| f.ranks_total_at_least)
+            || report
+                .findings
+                .iter()
+                .any(|f| f.evidence.get("ranks_total_at_least") == Some(&Value::Bool(true)));
+        format!(", {}", rank_list(&ranks, total, at_least))
     };
     format!(
         "read {shown}: {lines} line{}{rank_text}\n\n",

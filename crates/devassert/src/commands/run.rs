@@ -194,6 +194,7 @@ fn print_diagnosis(report: &Report, g: &Global, log_path: &Path) {
     let opts = RenderOptions {
         color,
         source_root: std::env::current_dir().ok(),
+        sources: None,
         rerun_hint: None,
         quiet: g.quiet,
         under_run: true,
