@@ -53,7 +53,15 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     } else {
         args.logs.clone()
     };
-    let mut report = devassert_log::explain_paths(&logs, Catalog::builtin())?;
+    let (mut report, skipped) = devassert_log::explain_paths_skipping(&logs, Catalog::builtin())?;
+    // Said per entry; the rest of the folder was read.
+    for s in &skipped {
+        eprintln!(
+            "devassert: warning: {}: {}",
+            inert::line(&s.path.to_string_lossy()),
+            inert::line(&s.why)
+        );
+    }
     if g.format == FormatArg::Human && !g.quiet {
         output::print(header(&report).as_bytes())?;
     }
