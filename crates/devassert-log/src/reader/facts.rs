@@ -15,6 +15,10 @@ use std::collections::{HashMap, HashSet};
 
 /// Tracebacks kept.
 const MAX_TRACEBACKS: usize = 48;
+/// Tracebacks read at once (one per rank): a log of a million ranks must not
+/// hold a million half-read tracebacks. Past it, a new one is counted as
+/// dropped.
+const MAX_OPEN_TRACEBACKS: usize = 256;
 /// Host-side CPU message matches kept.
 const MAX_CPU: usize = 16;
 
@@ -96,12 +100,20 @@ impl Reader {
                     self.push_traceback(tb);
                 }
             }
-            self.tracebacks.chain_pending.insert(rank);
+            if self.tracebacks.chain_pending.len() < MAX_OPEN_TRACEBACKS {
+                self.tracebacks.chain_pending.insert(rank);
+            }
             return;
         }
         for _ in 0..2 {
             if !self.tracebacks.builders.contains_key(&rank) {
                 if !(traceback::is_header(t) || traceback::parse_frame(t).is_some()) {
+                    return;
+                }
+                if self.tracebacks.builders.len() >= MAX_OPEN_TRACEBACKS {
+                    if traceback::is_header(t) {
+                        self.facts.tracebacks_dropped += 1;
+                    }
                     return;
                 }
                 let chained = self.tracebacks.chain_pending.remove(&rank);
