@@ -136,3 +136,51 @@ fn explain_reads_the_folder_once_and_skips_what_it_cannot_use() {
         );
     }
 }
+
+#[test]
+fn check_does_not_read_text_files_linked_from_outside() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let base = d.path().canonicalize().expect("canonical");
+    let model = base.join("model");
+    std::fs::create_dir_all(&model).expect("mkdir");
+    std::fs::write(model.join("config.json"), r#"{"vocab_size": 8}"#).expect("write");
+    std::fs::write(
+        base.join("stolen.json"),
+        format!(r#"{{"model": {{"vocab": {{"{SECRET}": 0}}}}}}"#),
+    )
+    .expect("write");
+    symlink(base.join("stolen.json"), model.join("tokenizer.json")).expect("link");
+    let out = common::bin()
+        .arg("check")
+        .arg(&model)
+        .output()
+        .expect("run devassert");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(!all.contains("ghp_"), "{all}");
+    assert!(
+        all.contains("tokenizer.json: a symlink to") && all.contains("not followed"),
+        "{all}"
+    );
+    // A Hugging Face hub snapshot links into its repository's blobs: read.
+    let repo = base.join("models--org--m");
+    let snap = repo.join("snapshots/abc");
+    std::fs::create_dir_all(&snap).expect("mkdir");
+    std::fs::create_dir_all(repo.join("blobs")).expect("mkdir");
+    std::fs::write(repo.join("blobs/c0ffee"), r#"{"vocab_size": 8}"#).expect("write");
+    symlink("../../blobs/c0ffee", snap.join("config.json")).expect("link");
+    let out = common::bin()
+        .arg("check")
+        .arg(&snap)
+        .output()
+        .expect("run devassert");
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
