@@ -56,5 +56,11 @@ pub fn print_error(e: &anyhow::Error) {
     for cause in e.chain().skip(1) {
         msg.push_str(&format!(": {}", inert::line(&cause.to_string())));
     }
-    eprintln!("{msg}");
+    eprint(&format!("{msg}\n"));
+}
+
+/// Write to stderr; unlike `eprintln!`, a closed pipe (`2>&1 | head`) is
+/// not a panic: there is no one left to tell.
+pub fn eprint(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -235,6 +235,18 @@ fn a_closed_stdout_is_a_quiet_exit() {
         assert!(err.is_empty(), "{err}");
         assert!(matches!(out.status.code(), Some(0 | 1)), "{err}");
     }
+    // `2>&1 | head -c1`: stderr closed too, while a warning is written to it.
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(&log, d.path().join("rank0.log")).expect("copy");
+    std::os::unix::fs::symlink(d.path().join("gone"), d.path().join("dangling.log")).expect("link");
+    let status = Command::new(assert_cmd::cargo::cargo_bin("devassert"))
+        .args(["explain", "--color", "never"])
+        .arg(d.path())
+        .stdout(Stdio::from(write.try_clone().expect("dup")))
+        .stderr(Stdio::from(write.try_clone().expect("dup")))
+        .status()
+        .expect("run devassert");
+    assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
 }
 
 /// Thousands of scattered ranks: explain's memory and its header stay small,

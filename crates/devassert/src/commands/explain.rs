@@ -46,7 +46,7 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         if std::io::stdin().is_terminal() {
             // Waiting for a paste nobody announced helps no one.
             let usage = ExplainArgs::augment_args(clap::Command::new("explain")).render_usage();
-            eprintln!("{usage}\n\ngive a log file, a folder of logs, or pipe the log in: `… 2>&1 | devassert explain -`");
+            output::eprint(&format!("{usage}\n\ngive a log file, a folder of logs, or pipe the log in: `… 2>&1 | devassert explain -`\n"));
             return Ok(2);
         }
         vec![PathBuf::from("-")]
@@ -56,11 +56,11 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     let (mut report, skipped) = devassert_log::explain_paths_skipping(&logs, Catalog::builtin())?;
     // Said per entry; the rest of the folder was read.
     for s in &skipped {
-        eprintln!(
-            "devassert: warning: {}: {}",
+        output::eprint(&format!(
+            "devassert: warning: {}: {}\n",
             inert::line(&s.path.to_string_lossy()),
             inert::line(&s.why)
-        );
+        ));
     }
     if g.format == FormatArg::Human && !g.quiet {
         output::print(header(&report).as_bytes())?;

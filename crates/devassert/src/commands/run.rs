@@ -94,10 +94,10 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     let catalog = Catalog::builtin();
     let guard = devassert_run::collect_findings(&dir.reports(), status.code() == 0);
     for w in &guard.warnings {
-        eprintln!(
-            "devassert: warning: {}",
+        output::eprint(&format!(
+            "devassert: warning: {}\n",
             devassert_core::render::inert::line(w)
-        );
+        ));
     }
     devassert_run::rerun::annotate_unstopped(
         &mut log_report,

@@ -207,11 +207,11 @@ pub fn run(args: ScanArgs, g: &Global) -> anyhow::Result<i32> {
         devassert_scan::scan_paths_with(&args.paths, &opts, &bar)
     };
     for e in report.scan.iter().flat_map(|s| &s.errors) {
-        eprintln!(
-            "devassert: error: {}: {}",
+        output::eprint(&format!(
+            "devassert: error: {}: {}\n",
             inert::line(&e.file),
             inert::line(&e.error)
-        );
+        ));
     }
     output::emit(&report, g, &output::render_options(g))?;
     Ok(report.exit_code)
