@@ -406,8 +406,16 @@ pub struct Fallout {
     pub kind: String,
     pub message: String,
     pub count: u64,
+    /// The first ranks (at most 256), lowest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<i64>,
+    /// How many ranks in all, when `ranks` does not list them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks_total: Option<u64>,
+    /// `ranks_total` is a lower bound: the log named more scattered ranks
+    /// than devassert keeps.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ranks_total_at_least: bool,
     /// 1-based line in the (first) input where it first appeared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,

@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod contain;
 pub mod docs;
 pub mod finding;
+pub mod inside;
 pub mod lazy_regex;
 pub mod python_rules;
 pub mod render;

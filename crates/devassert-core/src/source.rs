@@ -7,20 +7,26 @@
 //! resolved, each at most [`FILE_CAP`] bytes, text only, and at most
 //! [`BUDGET`] bytes in all through one [`SourceRoot`].
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// The largest source file read (a training script is far smaller).
 pub const FILE_CAP: u64 = 256 * 1024;
 /// Bytes read in all through one [`SourceRoot`] (one run).
 pub const BUDGET: usize = 320 * 1024;
 
-/// The directory source may be read from, and what is left of the budget.
+/// The directory source may be read from, what is left of the budget, and
+/// the files already read (each is read and counted once, however often
+/// the findings and the renderer ask for it).
 #[derive(Debug)]
 pub struct SourceRoot {
     root: PathBuf,
     left: Cell<usize>,
+    read: RefCell<HashMap<PathBuf, Option<Rc<str>>>>,
 }
 
 impl SourceRoot {
@@ -30,6 +36,7 @@ impl SourceRoot {
         root.is_dir().then(|| SourceRoot {
             root,
             left: Cell::new(BUDGET),
+            read: RefCell::new(HashMap::new()),
         })
     }
 
@@ -38,9 +45,10 @@ impl SourceRoot {
         &self.root
     }
 
-    /// Where `file` (as a log names it) resolves to, when it may be read: a
-    /// regular `.py` file under the root, symlinks resolved.
-    pub fn resolve(&self, file: &str) -> Option<PathBuf> {
+    /// The text of `file` (as a log names it) when it may be read and the
+    /// budget allows it; `None` for anything else (missing, outside the
+    /// root, not a regular `.py` file, too big, binary).
+    pub fn read(&self, file: &str) -> Option<Rc<str>> {
         let named = Path::new(file);
         if !is_py(named) {
             return None;
@@ -50,26 +58,37 @@ impl SourceRoot {
         } else {
             self.root.join(named)
         };
-        let real = std::fs::canonicalize(&joined).ok()?;
+        if let Some(done) = self.read.borrow().get(&joined) {
+            return done.clone();
+        }
+        let text = self.open(&joined).and_then(|f| self.take(f));
+        self.read.borrow_mut().insert(joined, text.clone());
+        text
+    }
+
+    /// Open `path` once and check what was opened, never the path before
+    /// it: the last component is not followed if it is a symlink
+    /// (O_NOFOLLOW), a FIFO or device does not block the open (O_NONBLOCK),
+    /// the descriptor must be a regular file, and the file the path resolves
+    /// to under the root must be that same file (device and inode), so a
+    /// directory swapped for a symlink after the open is caught.
+    fn open(&self, path: &Path) -> Option<File> {
+        let real = std::fs::canonicalize(path).ok()?;
         if !real.starts_with(&self.root) || !is_py(&real) {
             return None;
         }
-        std::fs::metadata(&real)
-            .ok()
-            .filter(|m| m.is_file() && m.len() <= FILE_CAP)
-            .map(|_| real)
-    }
-
-    /// The text of `file` when it may be read and the budget allows it;
-    /// `None` for anything else (missing, outside, too big, binary).
-    pub fn read(&self, file: &str) -> Option<String> {
-        let real = self.resolve(file)?;
-        let f = std::fs::File::open(&real).ok()?;
-        // The file may have been swapped since it was resolved: check what was opened.
+        let f = open_no_follow(&real)?;
         let meta = f.metadata().ok()?;
-        if !meta.is_file() || meta.len() > FILE_CAP || meta.len() as usize > self.left.get() {
+        if !meta.is_file() || meta.len() > FILE_CAP {
             return None;
         }
+        let again = std::fs::canonicalize(path).ok()?;
+        let now = std::fs::metadata(&again).ok()?;
+        (again.starts_with(&self.root) && same_file(&meta, &now)).then_some(f)
+    }
+
+    /// Read an opened file within the cap and the budget.
+    fn take(&self, f: File) -> Option<Rc<str>> {
         let mut bytes = Vec::new();
         f.take(FILE_CAP + 1).read_to_end(&mut bytes).ok()?;
         if bytes.len() as u64 > FILE_CAP || bytes.len() > self.left.get() {
@@ -79,8 +98,41 @@ impl SourceRoot {
         if bytes.contains(&0) {
             return None;
         }
-        Some(String::from_utf8_lossy(&bytes).into_owned())
+        Some(Rc::from(String::from_utf8_lossy(&bytes)))
     }
+
+    /// Bytes of the budget still unread.
+    pub fn budget_left(&self) -> usize {
+        self.left.get()
+    }
+}
+
+#[cfg(unix)]
+fn open_no_follow(path: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()
+}
+
+#[cfg(not(unix))]
+fn open_no_follow(path: &Path) -> Option<File> {
+    // No O_NOFOLLOW: the path was resolved just before, and the identity
+    // check after the open still holds.
+    File::open(path).ok()
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.len() == b.len() && a.modified().ok() == b.modified().ok()
 }
 
 fn is_py(p: &Path) -> bool {
@@ -109,6 +161,10 @@ mod tests {
         std::fs::write(d.join("outside.py"), "secret = 1\n").expect("write");
         let s = SourceRoot::new(&root).expect("root");
         assert_eq!(s.read("pkg/train.py").as_deref(), Some("x = 1\n"));
+        // Read once: asking again costs nothing.
+        let left = s.budget_left();
+        assert!(s.read("pkg/train.py").is_some());
+        assert_eq!(s.budget_left(), left);
         let abs = root.join("pkg/train.py");
         assert!(s.read(&abs.to_string_lossy()).is_some());
         assert_eq!(s.read("notes.txt"), None);
@@ -149,5 +205,17 @@ mod tests {
         assert!(s.read("a.py").is_some());
         // The second whole file would pass the run's budget.
         assert_eq!(s.read("b.py"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_does_not_block() {
+        let d = tmp("fifo");
+        let fifo = d.join("pipe.py");
+        let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let s = SourceRoot::new(&d).expect("root");
+        assert_eq!(s.read("pipe.py"), None);
     }
 }

@@ -57,6 +57,8 @@ fn sample() -> Report {
         message: "CUBLAS_STATUS_EXECUTION_FAILED".into(),
         count: 2,
         ranks: vec![0],
+        ranks_total: None,
+        ranks_total_at_least: false,
         line: Some(40),
     });
     r

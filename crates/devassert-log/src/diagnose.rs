@@ -5,6 +5,7 @@
 //! `noticed_at`), the ranked causes, and everything after it as fallout.
 
 use crate::errors::HostKind;
+use crate::ranks::RankSet;
 use crate::reader::{AssertGroup, Facts, HostEvent, Pos};
 use crate::traceback::{Frame, Traceback};
 use crate::values;
@@ -13,7 +14,7 @@ use devassert_core::{
     ids, Bound, Catalog, Command, CompiledRule, DeviceAssert, Fallout, Finding, InputSummary,
     OpFamily, Report, Scalar, SourceLocation,
 };
-use serde_json::{json, Map};
+use serde_json::{json, Map, Value};
 
 /// How the root failure showed itself.
 enum Root<'a> {
@@ -152,11 +153,33 @@ fn device_related(tb: &Traceback) -> u8 {
     }
 }
 
+/// Ranks listed in a finding's evidence or a fallout item; `ranks_total`
+/// says how many there were when that is more.
+const RANKS_LISTED: usize = 256;
+
+/// The count of ranks, when the list does not hold them all.
+fn ranks_total(ranks: &RankSet) -> Option<u64> {
+    (ranks.count() > RANKS_LISTED as u64 || ranks.untracked() > 0).then_some(ranks.count())
+}
+
+/// `ranks`, `ranks_total`, and `ranks_total_at_least` when the log named
+/// more scattered ranks than were kept (the count is then a lower bound).
+fn rank_evidence(evidence: &mut Map<String, Value>, ranks: &RankSet) {
+    let listed: Vec<i64> = ranks.iter().take(RANKS_LISTED).collect();
+    evidence.insert("ranks".into(), json!(listed));
+    if let Some(total) = ranks_total(ranks) {
+        evidence.insert("ranks_total".into(), json!(total));
+    }
+    if ranks.untracked() > 0 {
+        evidence.insert("ranks_total_at_least".into(), json!(true));
+    }
+}
+
 /// The traceback that reported the failure: device-related first, the root's
 /// rank preferred, then the earliest.
 fn pick_traceback<'a>(
     facts: &'a Facts,
-    ranks: &[i64],
+    ranks: &RankSet,
     cpu_text: Option<&str>,
 ) -> Option<&'a Traceback> {
     if let Some(text) = cpu_text {
@@ -169,7 +192,7 @@ fn pick_traceback<'a>(
         }
     }
     let score = |tb: &Traceback| {
-        let rank_ok = ranks.is_empty() || tb.rank.is_none_or(|r| ranks.contains(&r));
+        let rank_ok = ranks.is_empty() || tb.rank.is_none_or(|r| ranks.contains(r));
         (device_related(tb), rank_ok)
     };
     let best = facts.tracebacks.iter().map(score).max()?;
@@ -242,104 +265,95 @@ fn frames_text<'a>(tbs: &[&'a Traceback]) -> Vec<&'a str> {
 fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding> {
     let mut evidence = Map::new();
     let mut family: Option<OpFamily> = None;
-    let (rule, assertion, ranks, cpu_text): (
-        &CompiledRule,
-        Option<String>,
-        Vec<i64>,
-        Option<&str>,
-    ) = match root {
-        Root::Assert(g) => {
-            // hipify renames `native/cuda/X.cu` to `native/hip/X.hip`: match ROCm lines as their CUDA source.
-            let file = if g.rocm || g.file.ends_with(".hip") {
-                g.file
-                    .replace("/native/hip/", "/native/cuda/")
-                    .replace(".hip", ".cu")
-            } else {
-                g.file.clone()
-            };
-            let a = DeviceAssert {
-                file: &file,
-                kernel: g.kernel.as_deref(),
-                assertion: &g.assertion,
-            };
-            let mut rule = catalog.match_assert(&a);
-            if let Some(i) = crate::infer::rule_for(catalog, &a, rule) {
-                rule = i.rule;
-                evidence.insert("inferred".into(), json!(i.how));
-            } else if rule.internal {
-                // An internal guard of a known kernel (the NLL overflow check) is still that op.
-                if let Some(fam) = crate::infer::family_by_name(catalog, &a) {
-                    family = Some(fam);
+    let (rule, assertion, ranks, cpu_text): (&CompiledRule, Option<String>, RankSet, Option<&str>) =
+        match root {
+            Root::Assert(g) => {
+                // hipify renames `native/cuda/X.cu` to `native/hip/X.hip`: match ROCm lines as their CUDA source.
+                let file = if g.rocm || g.file.ends_with(".hip") {
+                    g.file
+                        .replace("/native/hip/", "/native/cuda/")
+                        .replace(".hip", ".cu")
+                } else {
+                    g.file.clone()
+                };
+                let a = DeviceAssert {
+                    file: &file,
+                    kernel: g.kernel.as_deref(),
+                    assertion: &g.assertion,
+                };
+                let mut rule = catalog.match_assert(&a);
+                if let Some(i) = crate::infer::rule_for(catalog, &a, rule) {
+                    rule = i.rule;
+                    evidence.insert("inferred".into(), json!(i.how));
+                } else if rule.internal {
+                    // An internal guard of a known kernel (the NLL overflow check) is still that op.
+                    if let Some(fam) = crate::infer::family_by_name(catalog, &a) {
+                        family = Some(fam);
+                    }
                 }
+                if let Some(k) = &g.kernel {
+                    evidence.insert("kernel".into(), json!(k));
+                }
+                evidence.insert("assertion".into(), json!(g.assertion));
+                if let Some(s) = g.source() {
+                    evidence.insert("source".into(), json!(s));
+                }
+                if !g.triples.is_empty() {
+                    evidence.insert("threads".into(), json!(g.triples.len()));
+                }
+                if !g.blocks.is_empty() {
+                    evidence.insert("blocks".into(), json!(g.blocks.len()));
+                }
+                rank_evidence(&mut evidence, &g.ranks);
+                evidence.insert("count".into(), json!(g.lines));
+                if g.triples_capped {
+                    evidence.insert(
+                        "note".into(),
+                        json!("more distinct threads than counted; the counts are lower bounds"),
+                    );
+                }
+                if g.rocm {
+                    evidence.insert("platform".into(), json!("rocm"));
+                }
+                if let Some(m) = &g.printf_message {
+                    evidence.insert("message".into(), json!(m));
+                } else if let Some(e) = &facts.device_error {
+                    evidence.insert("message".into(), json!(e.message));
+                }
+                (rule, Some(g.assertion.clone()), g.ranks.clone(), None)
             }
-            if let Some(k) = &g.kernel {
-                evidence.insert("kernel".into(), json!(k));
-            }
-            evidence.insert("assertion".into(), json!(g.assertion));
-            if let Some(s) = g.source() {
-                evidence.insert("source".into(), json!(s));
-            }
-            if !g.triples.is_empty() {
-                evidence.insert("threads".into(), json!(g.triples.len()));
-            }
-            if !g.blocks.is_empty() {
-                evidence.insert("blocks".into(), json!(g.blocks.len()));
-            }
-            evidence.insert("ranks".into(), json!(g.ranks.iter().collect::<Vec<_>>()));
-            evidence.insert("count".into(), json!(g.lines));
-            if g.triples_capped {
-                evidence.insert(
-                    "note".into(),
-                    json!("more distinct threads than counted; the counts are lower bounds"),
-                );
-            }
-            if g.rocm {
-                evidence.insert("platform".into(), json!("rocm"));
-            }
-            if let Some(m) = &g.printf_message {
-                evidence.insert("message".into(), json!(m));
-            } else if let Some(e) = &facts.device_error {
+            Root::NoKernelLine(e) | Root::RocmAbort(e) | Root::IllegalAccess(e) => {
+                let id = match root {
+                    Root::NoKernelLine(_) => fallback::NO_KERNEL_LINE,
+                    Root::RocmAbort(_) => ids::ROCM_KERNEL_ABORT.as_str(),
+                    _ => ids::ILLEGAL_MEMORY_ACCESS.as_str(),
+                };
+                let rule = catalog
+                    .get(id)
+                    .or_else(|| catalog.get(fallback::NO_KERNEL_LINE))?;
                 evidence.insert("message".into(), json!(e.message));
-            }
-            (
-                rule,
-                Some(g.assertion.clone()),
-                g.ranks.iter().copied().collect(),
-                None,
-            )
-        }
-        Root::NoKernelLine(e) | Root::RocmAbort(e) | Root::IllegalAccess(e) => {
-            let id = match root {
-                Root::NoKernelLine(_) => fallback::NO_KERNEL_LINE,
-                Root::RocmAbort(_) => ids::ROCM_KERNEL_ABORT.as_str(),
-                _ => ids::ILLEGAL_MEMORY_ACCESS.as_str(),
-            };
-            let rule = catalog
-                .get(id)
-                .or_else(|| catalog.get(fallback::NO_KERNEL_LINE))?;
-            evidence.insert("message".into(), json!(e.message));
-            evidence.insert("ranks".into(), json!(e.ranks.iter().collect::<Vec<_>>()));
-            evidence.insert("count".into(), json!(e.count));
-            if let Some(hsa) = host(facts, HostKind::HsaAbort) {
-                if matches!(root, Root::RocmAbort(_)) {
-                    evidence.insert("hsa".into(), json!(hsa.message));
+                rank_evidence(&mut evidence, &e.ranks);
+                evidence.insert("count".into(), json!(e.count));
+                if let Some(hsa) = host(facts, HostKind::HsaAbort) {
+                    if matches!(root, Root::RocmAbort(_)) {
+                        evidence.insert("hsa".into(), json!(hsa.message));
+                    }
                 }
+                (rule, None, e.ranks.clone(), None)
             }
-            (rule, None, e.ranks.iter().copied().collect(), None)
-        }
-        Root::Cpu(i) => {
-            let hit = &facts.cpu[*i];
-            let rule = catalog.get(&hit.rule)?;
-            evidence.insert("message".into(), json!(hit.text));
-            evidence.insert("host_side".into(), json!(true));
-            (
-                rule,
-                None,
-                hit.rank.into_iter().collect(),
-                Some(hit.text.as_str()),
-            )
-        }
-    };
+            Root::Cpu(i) => {
+                let hit = &facts.cpu[*i];
+                let rule = catalog.get(&hit.rule)?;
+                evidence.insert("message".into(), json!(hit.text));
+                evidence.insert("host_side".into(), json!(true));
+                (
+                    rule,
+                    None,
+                    hit.rank.into_iter().collect(),
+                    Some(hit.text.as_str()),
+                )
+            }
+        };
     let mut f = catalog.finding(rule);
     if let Some(fam) = family {
         f.op_family = fam;
@@ -518,7 +532,9 @@ fn fallout(facts: &Facts, order: &[usize], roots: &[Root<'_>]) -> Vec<Fallout> {
             kind: e.kind.fallout_kind().to_string(),
             message: e.message.clone(),
             count,
-            ranks: e.ranks.iter().copied().collect(),
+            ranks: e.ranks.iter().take(RANKS_LISTED).collect(),
+            ranks_total: ranks_total(&e.ranks),
+            ranks_total_at_least: e.ranks.untracked() > 0,
             line: Some(e.first.line),
         };
         items.push((e.first, fo));
@@ -536,7 +552,9 @@ fn fallout(facts: &Facts, order: &[usize], roots: &[Root<'_>]) -> Vec<Fallout> {
             kind: "later_assert".into(),
             message,
             count: g.lines,
-            ranks: g.ranks.iter().copied().collect(),
+            ranks: g.ranks.iter().take(RANKS_LISTED).collect(),
+            ranks_total: ranks_total(&g.ranks),
+            ranks_total_at_least: g.ranks.untracked() > 0,
             line: Some(g.first.line),
         };
         items.push((g.first, fo));

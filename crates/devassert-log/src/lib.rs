@@ -24,11 +24,13 @@ mod literal_dfa;
 mod literals;
 pub mod normalize;
 mod prefilter;
+pub mod ranks;
 pub mod reader;
 mod traceback;
 mod unwrap;
 mod values;
 
+use devassert_core::inside::Inside;
 use devassert_core::{Catalog, Report};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -112,22 +114,51 @@ const CHUNK: usize = 1 << 20;
 
 /// Read files / folders (recursively, sorted) / "-" (stdin) as one crash.
 pub fn explain_paths(paths: &[PathBuf], catalog: &'static Catalog) -> Result<Report, LogError> {
-    let files = expand(paths)?;
+    explain_paths_skipping(paths, catalog).map(|(report, _)| report)
+}
+
+/// An entry of a folder that was not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// [`explain_paths`], and the entries of the folders it skipped: a symlink
+/// leading out of the folder, dangling or in a loop, an entry it cannot
+/// read. They are skipped so the rest of the folder is still read; a file
+/// named on the command line that cannot be read is an error.
+pub fn explain_paths_skipping(
+    paths: &[PathBuf],
+    catalog: &'static Catalog,
+) -> Result<(Report, Vec<Skipped>), LogError> {
+    let mut skipped = Vec::new();
+    let files = expand(paths, &mut skipped)?;
     let mut a = LogAnalyzer::new(catalog);
-    for path in &files {
-        let name = path.to_string_lossy();
-        a.begin_input(&name);
+    for (path, named) in &files {
         if path.as_os_str() == "-" {
+            a.begin_input("-");
             pump(&mut std::io::stdin(), &mut a).map_err(|e| LogError::Io {
                 path: path.clone(),
                 source: e,
             })?;
-        } else {
-            let mut f = std::fs::File::open(path).map_err(|e| LogError::from_io(path, e))?;
-            pump(&mut f, &mut a).map_err(|e| LogError::from_io(path, e))?;
+            continue;
         }
+        let mut f = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if !named => {
+                skipped.push(Skipped {
+                    path: path.clone(),
+                    why: format!("cannot open it: {e}"),
+                });
+                continue;
+            }
+            Err(e) => return Err(LogError::from_io(path, e)),
+        };
+        a.begin_input(&path.to_string_lossy());
+        pump(&mut f, &mut a).map_err(|e| LogError::from_io(path, e))?;
     }
-    Ok(a.finish())
+    Ok((a.finish(), skipped))
 }
 
 /// A buffer of whole lines (but for a line longer than the buffer, and the
@@ -206,46 +237,86 @@ fn read_lines(
     }
 }
 
-/// Files in the order they are read: arguments in order, folders expanded
-/// recursively and sorted (hidden entries skipped).
-fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LogError> {
+/// Files in the order they are read, each with whether the user named it:
+/// arguments in order, folders expanded recursively and sorted (hidden
+/// entries skipped; symlinks followed only inside the folder named).
+fn expand(paths: &[PathBuf], skipped: &mut Vec<Skipped>) -> Result<Vec<(PathBuf, bool)>, LogError> {
     let mut out = Vec::new();
     for p in paths {
         if p.as_os_str() == "-" {
-            out.push(p.clone());
+            out.push((p.clone(), true));
             continue;
         }
         let meta = std::fs::metadata(p).map_err(|e| LogError::from_io(p, e))?;
         if meta.is_dir() {
             let before = out.len();
-            walk(p, &mut out)?;
+            let inside = Inside::new(p).map_err(|e| LogError::from_io(p, e))?;
+            walk(&inside, p, &mut out, skipped)?;
             if out.len() == before {
                 return Err(LogError::EmptyDirectory { path: p.clone() });
             }
         } else {
-            out.push(p.clone());
+            out.push((p.clone(), true));
         }
     }
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LogError> {
-    let rd = std::fs::read_dir(dir).map_err(|e| LogError::from_io(dir, e))?;
+fn walk(
+    inside: &Inside,
+    dir: &Path,
+    out: &mut Vec<(PathBuf, bool)>,
+    skipped: &mut Vec<Skipped>,
+) -> Result<(), LogError> {
+    let skip = |skipped: &mut Vec<Skipped>, path: &Path, why: String| {
+        skipped.push(Skipped {
+            path: path.to_path_buf(),
+            why,
+        })
+    };
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            skip(skipped, dir, format!("cannot read the folder: {e}"));
+            return Ok(());
+        }
+    };
     let mut entries: Vec<PathBuf> = Vec::new();
     for e in rd {
-        let e = e.map_err(|e| LogError::from_io(dir, e))?;
-        if e.file_name().to_string_lossy().starts_with('.') {
-            continue;
+        match e {
+            Ok(e) if e.file_name().to_string_lossy().starts_with('.') => {}
+            Ok(e) => entries.push(e.path()),
+            Err(e) => skip(skipped, dir, format!("cannot read an entry: {e}")),
         }
-        entries.push(e.path());
     }
     entries.sort();
     for p in entries {
-        let meta = std::fs::metadata(&p).map_err(|e| LogError::from_io(&p, e))?;
+        let link = match std::fs::symlink_metadata(&p) {
+            Ok(m) => m.file_type().is_symlink(),
+            Err(e) => {
+                skip(skipped, &p, format!("cannot read it: {e}"));
+                continue;
+            }
+        };
+        if let Err(why) = inside.check(&p) {
+            skip(skipped, &p, why);
+            continue;
+        }
+        let meta = match std::fs::metadata(&p) {
+            Ok(m) => m,
+            Err(e) => {
+                skip(skipped, &p, format!("cannot read it: {e}"));
+                continue;
+            }
+        };
         if meta.is_dir() {
-            walk(&p, out)?;
+            // A folder linked from inside is read where it really is: a
+            // link never makes the walk read a log twice or loop.
+            if !link {
+                walk(inside, &p, out, skipped)?;
+            }
         } else if meta.is_file() {
-            out.push(p);
+            out.push((p, false));
         }
     }
     Ok(())

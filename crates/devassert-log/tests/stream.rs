@@ -139,7 +139,7 @@ proptest! {
             let triples: std::collections::HashSet<_> = mine.iter().map(|o| (o.0, o.2, o.3)).collect();
             prop_assert_eq!(g.triples.len(), triples.len());
             let ranks: std::collections::BTreeSet<i64> = mine.iter().map(|o| i64::from(o.0)).collect();
-            prop_assert_eq!(&g.ranks, &ranks);
+            prop_assert_eq!(g.ranks.iter().collect::<Vec<_>>(), ranks.into_iter().collect::<Vec<_>>());
         }
     }
 }

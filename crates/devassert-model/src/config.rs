@@ -144,27 +144,29 @@ impl ModelConfig {
         let Value::Object(root) = value else {
             return Err(ModelError::invalid(path, "not a JSON object"));
         };
-        Ok(Self::from_map(&root))
+        Self::from_map(&root).map_err(|message| ModelError::invalid(path, message))
     }
 
-    pub fn from_map(root: &Map<String, Value>) -> ModelConfig {
+    /// The fields devassert checks; an impossible value of one of them (a
+    /// negative or fractional size, a number written as a string) is an
+    /// error naming the key rather than a field silently skipped.
+    pub fn from_map(root: &Map<String, Value>) -> Result<ModelConfig, String> {
         // Multimodal configs keep the language model under `text_config`;
         // its fields win when the top level lacks them.
         let text = root.get("text_config").and_then(Value::as_object);
-        let int = |key: &str| -> Option<Field> {
-            if let Some(v) = root.get(key).and_then(as_int) {
-                return Some(Field {
-                    name: key.into(),
-                    value: v,
-                });
-            }
-            text.and_then(|t| t.get(key))
-                .and_then(as_int)
-                .map(|v| Field {
-                    name: format!("text_config.{key}"),
-                    value: v,
-                })
+        let field = |key: &str, size: bool| -> Result<Option<Field>, String> {
+            let found = match (root.get(key), text.and_then(|t| t.get(key))) {
+                (Some(v), _) if !v.is_null() => Some((key.to_string(), v)),
+                (_, Some(v)) if !v.is_null() => Some((format!("text_config.{key}"), v)),
+                _ => None,
+            };
+            let Some((name, v)) = found else {
+                return Ok(None);
+            };
+            let value = checked_int(&name, v, size)?;
+            Ok(Some(Field { name, value }))
         };
+        let int = |key: &str| field(key, true);
         let model_type = root
             .get("model_type")
             .and_then(Value::as_str)
@@ -179,16 +181,19 @@ impl ModelConfig {
                     .collect()
             })
             .unwrap_or_default();
-        let max_positions = [
+        let mut max_positions = None;
+        for key in [
             "max_position_embeddings",
             "n_positions",
             "max_seq_len",
             "seq_length",
             "max_sequence_length",
             "n_ctx",
-        ]
-        .iter()
-        .find_map(|k| int(k));
+        ] {
+            // Every spelling present is checked; the first one is used.
+            let f = int(key)?;
+            max_positions = max_positions.or(f);
+        }
         let mut special_ids = Vec::new();
         for key in [
             "pad_token_id",
@@ -202,17 +207,16 @@ impl ModelConfig {
                 (_, Some(v)) => (format!("text_config.{key}"), v),
                 _ => continue,
             };
-            match v {
-                Value::Array(list) => {
-                    special_ids.extend(list.iter().filter_map(as_int).map(|i| Field {
-                        name: name.clone(),
-                        value: i,
-                    }))
-                }
-                v => special_ids.extend(as_int(v).map(|i| Field {
+            // Ids may be negative (-1 for "none"); they are still numbers.
+            let list = match v {
+                Value::Array(list) => list.as_slice(),
+                v => std::slice::from_ref(v),
+            };
+            for v in list.iter().filter(|v| !v.is_null()) {
+                special_ids.push(Field {
+                    value: checked_int(&name, v, false)?,
                     name: name.clone(),
-                    value: i,
-                })),
+                });
             }
         }
         let id2label = root
@@ -224,19 +228,19 @@ impl ModelConfig {
                 name: "id2label".into(),
                 value: n,
             }),
-            None => int("num_labels"),
+            None => int("num_labels")?,
         };
         let tie = root
             .get("tie_word_embeddings")
             .or_else(|| text.and_then(|t| t.get("tie_word_embeddings")))
             .and_then(Value::as_bool)
             .unwrap_or(true);
-        ModelConfig {
+        Ok(ModelConfig {
             model_type,
             architectures,
-            vocab_size: int("vocab_size"),
+            vocab_size: int("vocab_size")?,
             max_positions,
-            type_vocab_size: int("type_vocab_size"),
+            type_vocab_size: int("type_vocab_size")?,
             special_ids,
             num_labels,
             position_embedding_type: root
@@ -244,7 +248,7 @@ impl ModelConfig {
                 .and_then(Value::as_str)
                 .map(str::to_string),
             tie_word_embeddings: tie,
-        }
+        })
     }
 
     fn model_type(&self) -> &str {
@@ -284,13 +288,32 @@ impl ModelConfig {
     }
 }
 
-/// An integer field; floats that are whole numbers count (some tools write `512.0`).
-fn as_int(v: &Value) -> Option<i64> {
-    v.as_i64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
-            .map(|f| f as i64)
-    })
+/// The integer `name` holds; floats that are whole numbers count (some tools
+/// write `512.0`). A size must not be negative. Anything else (a string, a
+/// fraction, a number beyond i64) is an error saying what the key holds.
+fn checked_int(name: &str, v: &Value, size: bool) -> Result<i64, String> {
+    let shown = || devassert_core::render::inert::bounded(&v.to_string(), 80).into_owned();
+    let n = match v {
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i,
+            (None, Some(f)) if f.fract() != 0.0 => {
+                return Err(format!("{name} is {}: not a whole number", shown()))
+            }
+            (None, Some(f)) if f.abs() < 9e15 => f as i64,
+            _ => return Err(format!("{name} is {}: too large", shown())),
+        },
+        Value::String(_) => {
+            return Err(format!(
+                "{name} is the string {}: write it as a number, without quotes",
+                shown()
+            ))
+        }
+        _ => return Err(format!("{name} is {}: not a number", shown())),
+    };
+    if size && n < 0 {
+        return Err(format!("{name} is {n}: a size cannot be negative"));
+    }
+    Ok(n)
 }
 
 #[cfg(test)]
@@ -299,7 +322,7 @@ mod tests {
     use serde_json::json;
 
     fn cfg(v: Value) -> ModelConfig {
-        ModelConfig::from_map(v.as_object().unwrap())
+        ModelConfig::from_map(v.as_object().unwrap()).unwrap()
     }
 
     #[test]
@@ -342,6 +365,35 @@ mod tests {
     fn id2label_wins_over_num_labels() {
         let c = cfg(json!({"num_labels": 2, "id2label": {"0": "a", "1": "b", "2": "c"}}));
         assert_eq!(c.num_labels.unwrap().value, 3);
+    }
+
+    #[test]
+    fn impossible_values_are_errors_naming_the_key() {
+        let err = |v: Value| ModelConfig::from_map(v.as_object().unwrap()).unwrap_err();
+        assert_eq!(
+            err(json!({"vocab_size": -5})),
+            "vocab_size is -5: a size cannot be negative"
+        );
+        assert_eq!(
+            err(json!({"vocab_size": "30522"})),
+            "vocab_size is the string \"30522\": write it as a number, without quotes"
+        );
+        assert_eq!(
+            err(json!({"vocab_size": 30522.5})),
+            "vocab_size is 30522.5: not a whole number"
+        );
+        assert!(err(json!({"text_config": {"n_positions": true}}))
+            .starts_with("text_config.n_positions is true"));
+        assert!(err(json!({"pad_token_id": [1, "2"]})).starts_with("pad_token_id is the string"));
+        let big = err(json!({"num_labels": 1e300}));
+        assert!(
+            big.starts_with("num_labels is 1") && big.ends_with("too large"),
+            "{big}"
+        );
+        // Whole floats and negative ids are fine.
+        let c = cfg(json!({"vocab_size": 512.0, "pad_token_id": -1}));
+        assert_eq!(c.vocab_size.unwrap().value, 512);
+        assert_eq!(c.special_ids[0].value, -1);
     }
 
     #[test]

@@ -41,7 +41,38 @@ pub use safetensors::{TensorInfo, Weights};
 pub use shapes::{Found, Located, Roles};
 pub use tokenizer::{TokenizerInfo, VocabSource};
 
+use devassert_core::inside::Inside;
 use std::path::{Path, PathBuf};
+
+/// The text files `check` reads and may quote: one that is a symlink must
+/// lead inside the model folder (see [`Inside`]), or it is an error naming
+/// it, never read. Safetensors weights may be linked from elsewhere (sharing
+/// one copy between model folders is common): only their binary header is
+/// parsed, and text in it that is not a valid header is never printed.
+const TEXT_FILES: &[&str] = &[
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "model.safetensors.index.json",
+];
+
+fn check_links(dir: &Path) -> Result<(), ModelError> {
+    let inside = Inside::new(dir).map_err(|e| ModelError::io(dir, e))?;
+    for name in TEXT_FILES {
+        let p = dir.join(name);
+        if p.symlink_metadata().is_ok() {
+            inside
+                .check(&p)
+                .map_err(|why| ModelError::invalid(&p, why))?;
+        }
+    }
+    Ok(())
+}
 
 /// Weight files this crate does not read (pickles, TF, Flax): named in the
 /// summary so a missing shape check is not a silent one.
@@ -83,6 +114,7 @@ impl ModelDir {
         if !dir.is_dir() {
             return Err(ModelError::NotADirectory(dir.to_path_buf()));
         }
+        check_links(dir)?;
         let config_path = dir.join("config.json");
         let config = if config_path.is_file() {
             Some(ModelConfig::read(&config_path)?)

@@ -20,6 +20,7 @@ pub mod collect;
 pub mod guard;
 pub mod log_sink;
 pub mod merge;
+pub mod private;
 pub mod rerun;
 pub mod runs;
 pub mod supervise;

@@ -94,7 +94,12 @@ impl LogSink {
     fn write(&mut self, bytes: &[u8]) {
         if self.write_error.is_none() {
             if let Err(e) = self.file.write_all(bytes) {
-                eprintln!("devassert: cannot write the log file {}: {e}", self.name);
+                // Not eprintln!: a closed stderr is no reason to panic.
+                let _ = writeln!(
+                    std::io::stderr().lock(),
+                    "devassert: cannot write the log file {}: {e}",
+                    self.name
+                );
                 self.write_error = Some(e);
             }
         }

@@ -96,15 +96,9 @@ pub fn rerun_command(run: &RunFlags, blocking: bool) -> String {
     parts.join(" ")
 }
 
-/// One word for a POSIX shell: as it is when it holds only safe characters,
-/// else in single quotes (a quote inside written as `'\''`).
+/// One word for a POSIX shell (see `inert::shell_word`).
 pub fn shell_quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_-+=/.,:@%^".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
+    devassert_core::render::inert::shell_word(word).into_owned()
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub fn create_run_dir(root: &Path) -> Result<PathBuf, RunError> {
         let path = path.display().to_string();
         move |source| RunError::PrivateDir { path, source }
     };
-    std::fs::create_dir_all(root).map_err(err(root))?;
+    crate::private::create_dir_all(root).map_err(err(root))?;
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -78,7 +78,7 @@ pub fn create_run_dir(root: &Path) -> Result<PathBuf, RunError> {
             format!("{base}.{n}")
         };
         let dir = root.join(name);
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        match crate::private::create_dir(&dir) {
             Ok(()) => break dir,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
             Err(e) => return Err(err(&dir)(e)),

@@ -34,3 +34,10 @@ pub fn within_budget(what: &str, needed: u64, budget: u64) -> Result<()> {
 fn mib(bytes: u64) -> String {
     format!("{} MiB", bytes.div_ceil(1 << 20))
 }
+
+/// A piece of the file quoted in a message (a header, a cell): escaped and
+/// cut short, so a hostile or huge header neither drives the terminal nor
+/// floods it.
+pub fn excerpt(text: &str) -> std::borrow::Cow<'_, str> {
+    devassert_core::render::inert::bounded(text, 200)
+}

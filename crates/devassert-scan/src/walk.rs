@@ -3,6 +3,7 @@
 //! keeps every N-th file.
 
 use crate::formats::{by_extension, sniff};
+use devassert_core::inside::Inside;
 use devassert_core::FileError;
 use std::path::{Path, PathBuf};
 
@@ -58,7 +59,20 @@ fn is_data_file(path: &Path) -> bool {
     sniff(&head[..n], len).is_some()
 }
 
-fn walk_dir(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<FileError>) {
+/// Walk a folder the user named: symlinks are followed only to files inside
+/// it (see [`Inside`]); one that leads out, dangles or loops is reported and
+/// skipped, and the walk goes on.
+fn walk_named(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<FileError>) {
+    match Inside::new(dir) {
+        Ok(inside) => walk_dir(&inside, dir, files, errors),
+        Err(e) => errors.push(FileError {
+            file: dir.display().to_string(),
+            error: format!("cannot read directory: {e}"),
+        }),
+    }
+}
+
+fn walk_dir(inside: &Inside, dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<FileError>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -69,20 +83,42 @@ fn walk_dir(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<FileError>) {
             return;
         }
     };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let hidden = entry.file_name().to_string_lossy().starts_with('.');
-        match entry.file_type() {
-            Ok(t) if t.is_dir() && !hidden => walk_dir(&path, files, errors),
-            Ok(t)
-                if (t.is_file() || t.is_symlink())
-                    && !hidden
-                    && path.is_file()
-                    && is_data_file(&path) =>
-            {
-                files.push(path)
+    for entry in entries {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                errors.push(FileError {
+                    file: dir.display().to_string(),
+                    error: format!("cannot read an entry: {e}"),
+                });
+                continue;
             }
-            _ => {}
+        };
+        let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => walk_dir(inside, &path, files, errors),
+            Ok(t) if t.is_file() => {
+                if is_data_file(&path) {
+                    files.push(path);
+                }
+            }
+            Ok(t) if t.is_symlink() => match inside.check(&path) {
+                // A folder inside is walked where it really is; never twice, never in a loop.
+                Ok(()) if path.is_file() && is_data_file(&path) => files.push(path),
+                Ok(()) => {}
+                Err(why) => errors.push(FileError {
+                    file: path.display().to_string(),
+                    error: why,
+                }),
+            },
+            Ok(_) => {}
+            Err(e) => errors.push(FileError {
+                file: path.display().to_string(),
+                error: format!("cannot read it: {e}"),
+            }),
         }
     }
 }
@@ -94,7 +130,7 @@ pub fn expand(inputs: &[PathBuf], shard: Option<Shard>) -> (Vec<PathBuf>, Vec<Fi
     for p in inputs {
         let text = p.to_string_lossy();
         if p.is_dir() {
-            walk_dir(p, &mut files, &mut errors);
+            walk_named(p, &mut files, &mut errors);
         } else if p.exists() {
             files.push(p.clone());
         } else if has_glob(&text) {
@@ -104,7 +140,7 @@ pub fn expand(inputs: &[PathBuf], shard: Option<Shard>) -> (Vec<PathBuf>, Vec<Fi
                     for m in paths.flatten() {
                         n += 1;
                         if m.is_dir() {
-                            walk_dir(&m, &mut files, &mut errors);
+                            walk_named(&m, &mut files, &mut errors);
                         } else {
                             files.push(m);
                         }

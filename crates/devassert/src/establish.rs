@@ -97,7 +97,7 @@ fn scripts(f: &Finding, src: &SourceRoot) -> Vec<(String, String)> {
             continue;
         }
         if let Some(text) = src.read(&loc.file) {
-            out.push((loc.file.clone(), text));
+            out.push((loc.file.clone(), text.to_string()));
         }
     }
     out

@@ -1,6 +1,7 @@
 //! Rendering a report to stdout with the global flags, and the one error style.
 
 use crate::global::{ColorArg, FormatArg, Global};
+use devassert_core::render::inert;
 use devassert_core::{render, Format, RenderOptions, Report};
 use std::io::{IsTerminal, Write};
 
@@ -27,6 +28,7 @@ pub fn render_options(g: &Global) -> RenderOptions {
     RenderOptions {
         color: use_color(g, std::io::stdout().is_terminal()),
         source_root: std::env::current_dir().ok(),
+        sources: None,
         rerun_hint: None,
         quiet: g.quiet,
         under_run: false,
@@ -49,15 +51,22 @@ pub fn print(bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 pub fn print_error(e: &anyhow::Error) {
-    let mut msg = format!("devassert: error: {e}");
+    // Errors quote file names and file contents: inert, like every report.
+    let mut msg = format!("devassert: error: {}", inert::line(&e.to_string()));
     for cause in e.chain().skip(1) {
         // A message that already quotes its cause (`…: {source}`) is not
         // followed by it a second time.
-        let cause = cause.to_string();
+        let cause = inert::line(&cause.to_string()).into_owned();
         if !msg.ends_with(&cause) {
             msg.push_str(": ");
             msg.push_str(&cause);
         }
     }
-    eprintln!("{msg}");
+    eprint(&format!("{msg}\n"));
+}
+
+/// Write to stderr; unlike `eprintln!`, a closed pipe (`2>&1 | head`) is
+/// not a panic: there is no one left to tell.
+pub fn eprint(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

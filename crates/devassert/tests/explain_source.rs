@@ -140,3 +140,26 @@ fn py_under_the_root_is_shown_unless_turned_off() {
     let base = l.base.to_string_lossy().into_owned();
     assert!(explain(&l.root, &log, "human", &["--source-root", &base]).contains(SECRET));
 }
+
+/// A frame naming a FIFO under the root: explain neither blocks on it nor
+/// reads it (the source reader opens with O_NONBLOCK, then checks the
+/// descriptor is a regular file).
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_by_a_frame_never_blocks() {
+    let l = layout();
+    let fifo = l.root.join("pipe.py");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let log = l.base.join("crash.log");
+    std::fs::write(&log, log_naming("pipe.py", 2)).expect("write log");
+    let out = common::bin()
+        .current_dir(&l.root)
+        .args(["explain", "--color", "never"])
+        .arg(&log)
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .expect("run devassert");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}

@@ -1,5 +1,6 @@
 //! The terminal rendering: what happened, where, why, and what to do next.
 
+use super::inert;
 use super::RenderOptions;
 use crate::finding::{Fallout, Finding, Report, Sample, Severity, SourceLocation};
 use crate::sections::Command;
@@ -41,10 +42,20 @@ impl Paint {
     }
 }
 
-pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
+/// `report` is the inert copy whose strings are safe to print; `raw` the
+/// original, for the words of a command (quoted for the shell instead).
+pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> String {
     let p = Paint { on: opts.color };
     // One root (and one read budget) for every snippet of the run.
-    let src = opts.source_root.as_deref().and_then(SourceRoot::new);
+    let src = match &opts.sources {
+        Some(s) => Some(s.clone()),
+        None => opts
+            .source_root
+            .as_deref()
+            .and_then(SourceRoot::new)
+            .map(std::rc::Rc::new),
+    };
+    let src = src.as_deref();
     let mut out = sections(report, opts);
     if report.findings.is_empty() {
         let what = match report.command {
@@ -53,11 +64,11 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
         };
         let _ = writeln!(out, "{}", p.green(what));
     }
-    for (i, f) in report.findings.iter().enumerate() {
+    for (i, (f, raw)) in report.findings.iter().zip(&raw.findings).enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        finding(&mut out, &p, f, opts, src.as_ref());
+        finding(&mut out, &p, f, raw, opts, src);
     }
     if !report.fallout.is_empty() {
         fallout(&mut out, &p, &report.fallout, opts);
@@ -81,6 +92,7 @@ fn finding(
     out: &mut String,
     p: &Paint,
     f: &Finding,
+    raw: &Finding,
     opts: &RenderOptions,
     src: Option<&SourceRoot>,
 ) {
@@ -240,9 +252,9 @@ fn finding(
     if f.location.is_none() && f.noticed_at.is_some() && !opts.under_run {
         n += 1;
         // Without the real command line, the script Python noticed it in is the best guess.
-        let cmd = match (&opts.rerun_hint, &f.noticed_at) {
-            (Some(hint), _) => hint.clone(),
-            (None, Some(n)) => format!("python {} …", n.file),
+        let cmd = match (&opts.rerun_hint, &raw.noticed_at) {
+            (Some(hint), _) => inert::line(hint).into_owned(),
+            (None, Some(n)) => format!("python {} …", inert::shell_word(&n.file)),
             (None, None) => "python train.py …".to_string(),
         };
         let _ = writeln!(
@@ -329,7 +341,7 @@ fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, src: Option<&Sourc
                 " ".to_string()
             };
             let num = p.blue(&format!("{n:>width$} |"));
-            let _ = writeln!(out, "{marker}{num} {}", lines[n - 1]);
+            let _ = writeln!(out, "{marker}{num} {}", inert::line(lines[n - 1]));
         }
     } else if let Some(code) = &loc.code {
         let _ = writeln!(out, "{gutter} {}", code.trim());
@@ -365,12 +377,12 @@ fn evidence(out: &mut String, p: &Paint, f: &Finding) {
         .and_then(Value::as_array)
         .filter(|r| !r.is_empty())
     {
-        let r: Vec<String> = ranks.iter().map(|v| v.to_string()).collect();
-        spread.push(format!(
-            "rank{} {}",
-            if r.len() == 1 { "" } else { "s" },
-            r.join(", ")
-        ));
+        let mut r: Vec<i64> = ranks.iter().filter_map(Value::as_i64).collect();
+        r.sort_unstable();
+        r.dedup();
+        let total = e.get("ranks_total").and_then(Value::as_u64);
+        let at_least = e.get("ranks_total_at_least").and_then(Value::as_bool);
+        spread.push(super::rank_list(&r, total, at_least == Some(true)));
     }
     if !spread.is_empty() {
         let _ = writeln!(out, "{gutter} failed in {}", spread.join(", "));
@@ -421,11 +433,12 @@ fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions)
         let ranks = if f.ranks.is_empty() {
             String::new()
         } else {
-            let r: Vec<String> = f.ranks.iter().map(|r| r.to_string()).collect();
+            let mut r = f.ranks.clone();
+            r.sort_unstable();
+            r.dedup();
             format!(
-                " (rank{} {})",
-                if r.len() == 1 { "" } else { "s" },
-                r.join(", ")
+                " ({})",
+                super::rank_list(&r, f.ranks_total, f.ranks_total_at_least)
             )
         };
         let _ = writeln!(out, "  - {times}{}{ranks}", truncate(&f.message, 140));

@@ -8,12 +8,17 @@ use crate::clean::Stamp;
 use crate::device_line;
 use crate::errors::HostKind;
 use crate::prefilter::Target;
+use crate::ranks::RankSet;
 use crate::traceback::{self, Builder, Step, Traceback};
 use devassert_core::LogHits;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// Tracebacks kept.
 const MAX_TRACEBACKS: usize = 48;
+/// Tracebacks read at once (one per rank): a log of a million ranks must not
+/// hold a million half-read tracebacks. Past it, a new one is counted as
+/// dropped.
+const MAX_OPEN_TRACEBACKS: usize = 256;
 /// Host-side CPU message matches kept.
 const MAX_CPU: usize = 16;
 
@@ -30,7 +35,7 @@ pub struct HostEvent {
     pub kind: HostKind,
     pub message: String,
     pub count: u64,
-    pub ranks: BTreeSet<i64>,
+    pub ranks: RankSet,
     pub first: Pos,
     pub first_time: Option<Stamp>,
 }
@@ -65,7 +70,7 @@ pub struct Facts {
     pub cpu: Vec<CpuHit>,
     pub hits: LogHits,
     pub launch_blocking: bool,
-    pub ranks: BTreeSet<i64>,
+    pub ranks: RankSet,
     pub inputs: Vec<InputStats>,
 }
 
@@ -95,12 +100,20 @@ impl Reader {
                     self.push_traceback(tb);
                 }
             }
-            self.tracebacks.chain_pending.insert(rank);
+            if self.tracebacks.chain_pending.len() < MAX_OPEN_TRACEBACKS {
+                self.tracebacks.chain_pending.insert(rank);
+            }
             return;
         }
         for _ in 0..2 {
             if !self.tracebacks.builders.contains_key(&rank) {
                 if !(traceback::is_header(t) || traceback::parse_frame(t).is_some()) {
+                    return;
+                }
+                if self.tracebacks.builders.len() >= MAX_OPEN_TRACEBACKS {
+                    if traceback::is_header(t) {
+                        self.facts.tracebacks_dropped += 1;
+                    }
                     return;
                 }
                 let chained = self.tracebacks.chain_pending.remove(&rank);

@@ -7,7 +7,7 @@ use super::{Pos, Reader};
 use crate::clean::Stamp;
 use crate::device_line::{self, DeviceLine};
 use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// Distinct (rank, block, thread) triples remembered per group.
 const MAX_TRIPLES: usize = 1 << 16;
@@ -26,7 +26,7 @@ pub struct AssertGroup {
     pub triples: HashSet<(i64, [u32; 3], [u32; 3])>,
     pub triples_capped: bool,
     pub blocks: HashSet<(i64, [u32; 3])>,
-    pub ranks: BTreeSet<i64>,
+    pub ranks: crate::ranks::RankSet,
     pub first: Pos,
     pub first_time: Option<Stamp>,
     pub rocm: bool,
@@ -230,7 +230,7 @@ impl Reader {
             triples: HashSet::new(),
             triples_capped: false,
             blocks: HashSet::new(),
-            ranks: BTreeSet::new(),
+            ranks: Default::default(),
             first: self.pos(),
             first_time: time,
             rocm: d.rocm,

@@ -3,7 +3,7 @@
 //! Integer columns and list<integer> columns, chosen by `--column`.
 
 use super::{ipc, Input, Reader};
-use crate::error::{bad, Result};
+use crate::error::{bad, excerpt, Result};
 use crate::kernel;
 use crate::options::Dtype;
 use crate::options::{InputFormat, ScanOptions, Target};
@@ -55,8 +55,12 @@ pub fn choose_column(schema: &Schema, opts: &ScanOptions) -> Result<usize> {
                 .ok()
                 .filter(|&i| i < schema.fields().len())
         });
-        let idx =
-            idx.ok_or_else(|| bad(format!("no column {c:?} (columns: {})", names.join(", "))))?;
+        let idx = idx.ok_or_else(|| {
+            bad(format!(
+                "no column {c:?} (columns: {})",
+                excerpt(&names.join(", "))
+            ))
+        })?;
         if !int_or_list(schema.field(idx).data_type()) {
             return Err(bad(format!(
                 "column {c:?} is {}, not integers or lists of integers",

@@ -2,7 +2,7 @@
 //! a 0-based index); rows are data rows after the header, counted from 0.
 
 use super::{Input, Reader};
-use crate::error::{bad, Result};
+use crate::error::{bad, excerpt, Result};
 use crate::options::{InputFormat, ScanOptions, Target};
 use crate::values::{Layout, Part, Values};
 
@@ -42,10 +42,13 @@ impl Reader for Csv {
             }
         };
         let col = col.ok_or_else(|| match &opts.column {
-            Some(c) => bad(format!("no column {c:?} (columns: {})", names.join(", "))),
+            Some(c) => bad(format!(
+                "no column {c:?} (columns: {})",
+                excerpt(&names.join(", "))
+            )),
             None => bad(format!(
                 "pass --column to choose a column (columns: {})",
-                names.join(", ")
+                excerpt(&names.join(", "))
             )),
         })?;
         let name = names[col].to_string();
@@ -55,7 +58,9 @@ impl Reader for Csv {
             let cell = rec.get(col).unwrap_or("").trim();
             let v = cell.parse::<i64>().map_err(|_| {
                 bad(format!(
-                    "row {row}, column {name}: {cell:?} is not an integer"
+                    "row {row}, column {}: \"{}\" is not an integer",
+                    excerpt(&name),
+                    excerpt(cell)
                 ))
             })?;
             values.push(v);

@@ -3,7 +3,7 @@
 //! byte order; positions are reported as N-d indices.
 
 use super::{element_count, Input, Reader};
-use crate::error::{bad, Result};
+use crate::error::{bad, excerpt, Result};
 use crate::options::{Dtype, InputFormat, ScanOptions};
 use crate::values::{Bytes, Layout, Part, Values};
 use std::sync::Arc;
@@ -107,7 +107,7 @@ pub fn header(npy: &[u8]) -> Result<Header> {
     })?;
     let text = std::str::from_utf8(text).map_err(|_| bad(".npy header is not text"))?;
     let descr = dict_value(text, "descr")
-        .ok_or_else(|| bad(format!(".npy header has no 'descr': {text}")))?;
+        .ok_or_else(|| bad(format!(".npy header has no 'descr': {}", excerpt(text))))?;
     let descr = descr
         .trim()
         .trim_matches(|c| c == '\'' || c == '"')
@@ -115,21 +115,22 @@ pub fn header(npy: &[u8]) -> Result<Header> {
     let fortran = match dict_value(text, "fortran_order").map(str::trim) {
         Some("True") => true,
         Some("False") | None => false,
-        Some(other) => return Err(bad(format!(".npy fortran_order is {other}"))),
+        Some(other) => return Err(bad(format!(".npy fortran_order is {}", excerpt(other)))),
     };
     let shape_text = dict_value(text, "shape")
-        .ok_or_else(|| bad(format!(".npy header has no 'shape': {text}")))?;
+        .ok_or_else(|| bad(format!(".npy header has no 'shape': {}", excerpt(text))))?;
     let inner = shape_text
         .trim()
         .trim_start_matches('(')
         .trim_end_matches(')');
     let mut shape = Vec::new();
     for dim in inner.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        shape.push(
-            dim.trim_end_matches('L')
-                .parse::<u64>()
-                .map_err(|_| bad(format!(".npy shape {shape_text} is not a tuple of sizes")))?,
-        );
+        shape.push(dim.trim_end_matches('L').parse::<u64>().map_err(|_| {
+            bad(format!(
+                ".npy shape {} is not a tuple of sizes",
+                excerpt(shape_text)
+            ))
+        })?);
     }
     Ok(Header {
         descr,
@@ -165,12 +166,20 @@ fn dict_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 pub fn dtype_of(descr: &str) -> Result<(Dtype, bool)> {
     let b = descr.as_bytes();
     if b.len() < 3 {
-        return Err(bad(format!("dtype {descr:?} is not an integer dtype")));
+        return Err(bad(format!(
+            "dtype \"{}\" is not an integer dtype",
+            excerpt(descr)
+        )));
     }
     let big_endian = match b[0] {
         b'<' | b'|' | b'=' => false,
         b'>' => true,
-        _ => return Err(bad(format!("dtype {descr:?} is not an integer dtype"))),
+        _ => {
+            return Err(bad(format!(
+                "dtype \"{}\" is not an integer dtype",
+                excerpt(descr)
+            )))
+        }
     };
     let dtype = match &descr[1..] {
         "u1" => Dtype::U8,

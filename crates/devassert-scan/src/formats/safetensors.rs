@@ -3,7 +3,7 @@
 //! tensors are scanned; `--tensor NAME` picks one.
 
 use super::{element_count, Input, Reader};
-use crate::error::{bad, Result, ScanError};
+use crate::error::{bad, excerpt, Result, ScanError};
 use crate::options::{Dtype, InputFormat, ScanOptions};
 use crate::safetensors_header::{header_len, parse_header, HeaderError};
 use crate::values::{Layout, Part, Values};
@@ -101,7 +101,10 @@ impl Reader for Safetensors {
         }
         if parts.is_empty() {
             return Err(match &opts.tensor {
-                Some(t) => bad(format!("no tensor {t:?} (tensors: {})", seen.join(", "))),
+                Some(t) => bad(format!(
+                    "no tensor {t:?} (tensors: {})",
+                    excerpt(&seen.join(", "))
+                )),
                 None => bad(format!("no integer tensors (tensors: {})", seen.join(", "))),
             });
         }

@@ -4,6 +4,7 @@
 use crate::global::{FormatArg, Global};
 use crate::output;
 use clap::Args;
+use devassert_core::render::{inert, rank_list};
 use devassert_core::source::SourceRoot;
 use devassert_core::{Catalog, OpFamily, Report};
 use devassert_model::ModelDir;
@@ -45,16 +46,24 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         if std::io::stdin().is_terminal() {
             // Waiting for a paste nobody announced helps no one.
             let usage = ExplainArgs::augment_args(clap::Command::new("explain")).render_usage();
-            eprintln!("{usage}\n\ngive a log file, a folder of logs, or pipe the log in: `… 2>&1 | devassert explain -`");
+            output::eprint(&format!("{usage}\n\ngive a log file, a folder of logs, or pipe the log in: `… 2>&1 | devassert explain -`\n"));
             return Ok(2);
         }
         vec![PathBuf::from("-")]
     } else {
         args.logs.clone()
     };
-    let mut report = devassert_log::explain_paths(&logs, Catalog::builtin())?;
+    let (mut report, skipped) = devassert_log::explain_paths_skipping(&logs, Catalog::builtin())?;
+    // Said per entry; the rest of the folder was read.
+    for s in &skipped {
+        output::eprint(&format!(
+            "devassert: warning: {}: {}\n",
+            inert::line(&s.path.to_string_lossy()),
+            inert::line(&s.why)
+        ));
+    }
     if g.format == FormatArg::Human && !g.quiet {
-        print!("{}", header(&report));
+        output::print(header(&report).as_bytes())?;
     }
     let mut opts = output::render_options(g);
     if args.no_source {
@@ -67,7 +76,13 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         );
         opts.source_root = Some(dir.clone());
     }
-    establish(&mut report, &args, opts.source_root.as_deref())?;
+    // One root for the causes and the snippets: each file read, and counted, once.
+    opts.sources = opts
+        .source_root
+        .as_deref()
+        .and_then(SourceRoot::new)
+        .map(std::rc::Rc::new);
+    establish(&mut report, &args, opts.sources.as_deref())?;
     output::emit(&report, g, &opts)?;
     Ok(report.exit_code)
 }
@@ -77,9 +92,8 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
 fn establish(
     report: &mut Report,
     args: &ExplainArgs,
-    source_root: Option<&std::path::Path>,
+    sources: Option<&SourceRoot>,
 ) -> anyhow::Result<()> {
-    let sources = source_root.and_then(SourceRoot::new);
     let model = match &args.model {
         Some(dir) => Some(ModelDir::read(dir)?),
         None => None,
@@ -100,7 +114,7 @@ fn establish(
     crate::establish::establish(
         report,
         &crate::establish::Facts {
-            sources: sources.as_ref(),
+            sources,
             model: model.as_ref(),
             model_findings: &model_findings,
             data: data.as_ref(),
@@ -164,7 +178,7 @@ fn header(report: &Report) -> String {
             if i.name == "-" {
                 "stdin".to_string()
             } else {
-                i.name.clone()
+                inert::line(&i.name).into_owned()
             }
         })
         .collect();
@@ -177,31 +191,31 @@ fn header(report: &Report) -> String {
     let mut ranks: Vec<i64> = report
         .findings
         .iter()
-        .flat_map(|f| {
-            f.evidence
-                .get("ranks")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        })
-        .filter_map(|v| v.as_i64())
+        .filter_map(|f| f.evidence.get("ranks").and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_i64)
         .collect();
     for f in &report.fallout {
         ranks.extend(&f.ranks);
     }
     ranks.sort_unstable();
     ranks.dedup();
-    let rank_text = match ranks.len() {
-        0 => String::new(),
-        1 => format!(", rank {}", ranks[0]),
-        _ => format!(
-            ", ranks {}",
-            ranks
+    // Each list holds the first ranks only; the largest count says how many.
+    let total = report
+        .findings
+        .iter()
+        .filter_map(|f| f.evidence.get("ranks_total").and_then(Value::as_u64))
+        .chain(report.fallout.iter().filter_map(|f| f.ranks_total))
+        .max();
+    let rank_text = if ranks.is_empty() {
+        String::new()
+    } else {
+        let at_least = report.fallout.iter().any(|f| f.ranks_total_at_least)
+            || report
+                .findings
                 .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+                .any(|f| f.evidence.get("ranks_total_at_least") == Some(&Value::Bool(true)));
+        format!(", {}", rank_list(&ranks, total, at_least))
     };
     format!(
         "read {shown}: {lines} line{}{rank_text}\n\n",

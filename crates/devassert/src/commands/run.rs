@@ -9,7 +9,6 @@ use clap::{Args, ValueEnum};
 use devassert_core::{render, Catalog, Child, RenderOptions, Report, RunSection};
 use devassert_run::{GuardDir, GuardLevel, LogSink, RunConfig};
 use std::ffi::OsString;
-use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -84,7 +83,8 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         .log
         .clone()
         .unwrap_or_else(|| dir.root.join("output.log"));
-    let file = File::create(&log_path)
+    // The log holds everything the program printed: 0600 whatever the umask.
+    let file = devassert_run::private::create_file(&log_path)
         .with_context(|| format!("cannot create the log file {}", log_path.display()))?;
     let mut log = LogSink::new(file, log_path.display().to_string());
 
@@ -102,7 +102,10 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     let catalog = Catalog::builtin();
     let guard = devassert_run::collect_findings(&dir.reports(), status.code() == 0);
     for w in &guard.warnings {
-        eprintln!("devassert: warning: {w}");
+        output::eprint(&format!(
+            "devassert: warning: {}\n",
+            devassert_core::render::inert::line(w)
+        ));
     }
     devassert_run::rerun::annotate_unstopped(
         &mut log_report,
@@ -145,7 +148,8 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
 
     if let Some(path) = &args.report {
         let text = serde_json::to_string_pretty(&report)? + "\n";
-        std::fs::write(path, text)
+        devassert_run::private::create_file(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
             .with_context(|| format!("cannot write the report {}", path.display()))?;
     }
     print_diagnosis(&report, g, &log_state);
@@ -239,6 +243,7 @@ fn print_diagnosis(report: &Report, g: &Global, log: &LogState) {
     let opts = RenderOptions {
         color,
         source_root: std::env::current_dir().ok(),
+        sources: None,
         rerun_hint: None,
         quiet: g.quiet,
         under_run: true,

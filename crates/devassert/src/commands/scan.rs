@@ -6,6 +6,7 @@ use crate::output;
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
+use devassert_core::render::inert;
 use devassert_core::{Command, Report};
 use devassert_scan::formats::FORMATS;
 use devassert_scan::{Bounds, Dtype, InputFormat, Progress, ScanOptions, Shard, Target};
@@ -237,7 +238,11 @@ pub fn run(args: ScanArgs, g: &Global) -> anyhow::Result<i32> {
         devassert_scan::scan_paths_with(&args.paths, &opts, &bar)
     };
     for e in report.scan.iter().flat_map(|s| &s.errors) {
-        eprintln!("devassert: error: {}: {}", e.file, e.error);
+        output::eprint(&format!(
+            "devassert: error: {}: {}\n",
+            inert::line(&e.file),
+            inert::line(&e.error)
+        ));
     }
     output::emit(&report, g, &output::render_options(g))?;
     Ok(report.exit_code)

@@ -1,0 +1,102 @@
+//! Issue 27, item 6: what devassert writes is the user's alone whatever the
+//! umask, and `check` refuses config values no model can have.
+
+mod common;
+
+#[cfg(unix)]
+#[test]
+fn logs_reports_and_run_folders_are_private_under_any_umask() {
+    use std::os::unix::fs::MetadataExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).expect("stat").mode() & 0o777;
+    for umask in ["000", "022", "277"] {
+        let d = tempfile::tempdir().expect("tempdir");
+        let runs = d.path().join("cache/devassert/runs");
+        let (log, report) = (d.path().join("out.log"), d.path().join("run.json"));
+        let bin = assert_cmd::cargo::cargo_bin("devassert");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+            .arg(&bin)
+            .args(["run", "--log"])
+            .arg(&log)
+            .arg("--report")
+            .arg(&report)
+            .args(["--", "echo", "hello"])
+            .env("DEVASSERT_RUNS_DIR", &runs)
+            .output()
+            .expect("run devassert");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(mode(&log), 0o600, "--log under umask {umask}");
+        assert_eq!(mode(&report), 0o600, "--report under umask {umask}");
+        assert_eq!(std::fs::read_to_string(&log).expect("log"), "hello\n");
+        for dir in [d.path().join("cache"), runs.clone()] {
+            assert_eq!(mode(&dir), 0o700, "{} under umask {umask}", dir.display());
+        }
+        let run_dirs: Vec<_> = std::fs::read_dir(&runs)
+            .expect("runs")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        assert_eq!(run_dirs.len(), 1);
+        assert_eq!(mode(&run_dirs[0]), 0o700, "run folder under umask {umask}");
+    }
+}
+
+fn check(config: &str) -> (Option<i32>, String) {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(d.path().join("config.json"), config).expect("write config");
+    let out = common::bin()
+        .arg("check")
+        .arg(d.path())
+        .output()
+        .expect("run devassert");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn check_refuses_impossible_config_values() {
+    for (config, says) in [
+        (
+            r#"{"model_type": "bert", "vocab_size": -5, "pad_token_id": 0}"#,
+            "vocab_size is -5: a size cannot be negative",
+        ),
+        (
+            r#"{"vocab_size": "30522"}"#,
+            r#"vocab_size is the string "30522": write it as a number"#,
+        ),
+        (
+            r#"{"vocab_size": 30522.5}"#,
+            "vocab_size is 30522.5: not a whole number",
+        ),
+        (
+            r#"{"vocab_size": 8, "max_position_embeddings": -512}"#,
+            "max_position_embeddings is -512",
+        ),
+        (
+            r#"{"vocab_size": 8, "pad_token_id": "0"}"#,
+            "pad_token_id is the string",
+        ),
+        (
+            r#"{"text_config": {"vocab_size": [1]}}"#,
+            "text_config.vocab_size is [1]: not a number",
+        ),
+    ] {
+        let (code, err) = check(config);
+        assert_eq!(code, Some(2), "{config}: {err}");
+        assert!(
+            err.contains("config.json: ") && err.contains(says),
+            "{config}: {err}"
+        );
+        assert!(!err.contains("below 0"), "{err}");
+    }
+    // A whole number written as a float, and a -1 id, are legal.
+    let (code, err) = check(r#"{"vocab_size": 8.0, "pad_token_id": -1}"#);
+    assert!(matches!(code, Some(0 | 1)), "{err}");
+}
