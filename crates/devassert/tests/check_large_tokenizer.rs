@@ -7,14 +7,6 @@ mod common;
 
 use std::io::Write;
 
-/// Peak resident memory of this process's waited-for children, in bytes.
-fn children_peak_rss() -> u64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    usage.ru_maxrss as u64 * 1024
-}
-
 #[test]
 fn a_100_mb_tokenizer_json_is_checked_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
@@ -72,11 +64,11 @@ fn a_100_mb_tokenizer_json_is_checked_in_bounded_memory() {
     eprintln!(
         "tokenizer.json {} MB: check's peak RSS {} MiB",
         size / 1_000_000,
-        children_peak_rss() >> 20
+        common::children_peak_rss() >> 20
     );
     assert!(
-        children_peak_rss() < 512 << 20,
+        common::children_peak_rss() < 512 << 20,
         "peak {} MiB",
-        children_peak_rss() >> 20
+        common::children_peak_rss() >> 20
     );
 }

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::alive;
+
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -25,16 +27,6 @@ fn shell(script: &str) -> Command {
     let mut cmd = supervisor(&["--"]);
     cmd.args(["sh", "-c", script]);
     cmd
-}
-
-/// Running (a zombie waiting for its reaper counts as gone).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
-        Err(_) => false,
-    }
 }
 
 fn gone_within(pid: i32, limit: Duration) -> bool {

@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::alive;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -356,16 +358,6 @@ fn a_missing_command_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("cannot start /nonexistent/devassert-no-such-program"));
-}
-
-/// Running (a zombie waiting for its reaper counts as gone).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
-        Err(_) => false,
-    }
 }
 
 #[test]

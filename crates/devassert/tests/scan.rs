@@ -843,14 +843,6 @@ fn human_output_masks() {
     ));
 }
 
-/// Peak resident memory of this test process's waited-for children, in bytes.
-fn children_peak_rss() -> u64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    usage.ru_maxrss as u64 * 1024
-}
-
 #[test]
 fn decompression_bombs_are_refused_and_the_other_files_still_scanned() {
     // 0.9 MB of PNG that inflates to 900 MB of pixels, 0.4 MB of 1-bit PNG
@@ -873,7 +865,11 @@ fn decompression_bombs_are_refused_and_the_other_files_still_scanned() {
     assert_eq!(at(f), vec![("real_mask.png".to_string(), 6, 30)]);
     // Every child of this test so far (gen.py, the scan) stayed far below
     // what the bombs would have taken.
-    assert!(children_peak_rss() < 512 << 20, "{}", children_peak_rss());
+    assert!(
+        common::children_peak_rss() < 512 << 20,
+        "{}",
+        common::children_peak_rss()
+    );
 }
 
 #[test]

@@ -46,3 +46,21 @@ pub fn python() -> PathBuf {
     })
     .clone()
 }
+
+/// Running (a zombie waiting for its reaper counts as gone).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Peak resident memory of this test process's waited-for children, in bytes.
+pub fn children_peak_rss() -> u64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    usage.ru_maxrss as u64 * 1024
+}
