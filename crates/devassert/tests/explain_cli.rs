@@ -67,6 +67,11 @@ fn snapshot_dsa_report() {
     insta::assert_snapshot!(human("logs/own", &["dsa-report.log"]));
 }
 
+#[test]
+fn snapshot_vllm_v1_worker() {
+    insta::assert_snapshot!(human("logs/own", &["serving-vllm-v1-worker.log"]));
+}
+
 fn json(files: &[std::path::PathBuf]) -> (Value, i32) {
     let out = common::bin()
         .args(["explain", "--format", "json"])

@@ -105,6 +105,8 @@ impl Reader {
             bytes: 0,
         });
         self.lines.line_no = 0;
+        self.lines.widest = 0;
+        self.lines.widest_rows = 0;
         self.lines.input_rank = rank_from_name(name);
     }
 
