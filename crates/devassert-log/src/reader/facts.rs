@@ -16,6 +16,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 const MAX_TRACEBACKS: usize = 48;
 /// Host-side CPU message matches kept.
 const MAX_CPU: usize = 16;
+/// Statements of values kept from evidence lines.
+const MAX_STATED: usize = 8;
 
 /// Where a line is: input index and 1-based line number in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -64,6 +66,10 @@ pub struct Facts {
     pub dsa: Option<DsaReport>,
     pub cpu: Vec<CpuHit>,
     pub hits: LogHits,
+    /// What the lines that matched catalog log evidence state about the
+    /// offending value and its bound (a pattern captures what its rule
+    /// needs; the line may say more: `index value V exceeds bounds B`).
+    pub stated: Vec<crate::values::Stated>,
     pub launch_blocking: bool,
     pub ranks: BTreeSet<i64>,
     pub inputs: Vec<InputStats>,
@@ -189,14 +195,24 @@ impl Reader {
         let mut matched = std::mem::take(&mut self.matched);
         self.pre.catalog_matches(&c, wanted, &mut matched);
         let mut cpu_first = None;
+        let mut evidence_line = false;
         for &target in &matched {
             match target {
-                Target::Log(i) => self.catalog.record_log_hit(i, &c, &mut self.facts.hits),
+                Target::Log(i) => {
+                    evidence_line = true;
+                    self.catalog.record_log_hit(i, &c, &mut self.facts.hits)
+                }
                 // The catalog's order decides between host messages.
                 Target::Cpu(k) => cpu_first = Some(cpu_first.map_or(k, |f: usize| f.min(k))),
             }
         }
         self.matched = matched;
+        if evidence_line && self.facts.stated.len() < MAX_STATED {
+            let s = crate::values::stated(&c);
+            if !s.values.is_empty() {
+                self.facts.stated.push(s);
+            }
+        }
         if let Some(rule) = cpu_first.and_then(|k| self.catalog.cpu_rule(k)) {
             let hit = CpuHit {
                 rule: rule.id.clone(),
