@@ -68,6 +68,11 @@ fn snapshot_dsa_report() {
 }
 
 #[test]
+fn snapshot_thc_linear_index() {
+    insta::assert_snapshot!(human("logs/own", &["thc-linear-index.log"]));
+}
+
+#[test]
 fn snapshot_vllm_v1_worker() {
     insta::assert_snapshot!(human("logs/own", &["serving-vllm-v1-worker.log"]));
 }
