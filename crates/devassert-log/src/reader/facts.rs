@@ -131,12 +131,15 @@ impl Reader {
         }
     }
 
+    /// Keeps the first half of `MAX_TRACEBACKS` and the latest of the rest:
+    /// a job that logged many handled tracebacks still keeps the crash's own
+    /// (it comes last), in log order.
     pub(super) fn push_traceback(&mut self, tb: Traceback) {
-        if self.facts.tracebacks.len() < MAX_TRACEBACKS {
-            self.facts.tracebacks.push(tb);
-        } else {
+        if self.facts.tracebacks.len() >= MAX_TRACEBACKS {
+            self.facts.tracebacks.remove(MAX_TRACEBACKS / 2);
             self.facts.tracebacks_dropped += 1;
         }
+        self.facts.tracebacks.push(tb);
     }
 
     pub(super) fn host_event(
