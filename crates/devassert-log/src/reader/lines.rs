@@ -172,7 +172,22 @@ impl Reader {
         let raw = &region[start..end];
         if let Some(w) = self.lines.waiting.take() {
             let next = unwrap::row(raw);
-            match unwrap::resume(w.kind, &w.text, w.rows, &next) {
+            // A row holding a host error message alone is a line of its own
+            // (a line keeps one such message: glued, one would be lost),
+            // unless the prefix alone filled the row before it.
+            let own = matches!(w.kind, unwrap::Kind::Prefixed(_))
+                && !clean::strip_prefixes(&w.text).0.trim().is_empty()
+                && {
+                    let cpu = |t| matches!(t, crate::prefilter::Target::Cpu(_));
+                    self.pre.catalog_matches(&next, cpu, &mut self.matched);
+                    !self.matched.is_empty()
+                };
+            let resumed = if own {
+                unwrap::Resume::Apart
+            } else {
+                unwrap::resume(w.kind, &w.text, w.rows, &next)
+            };
+            match resumed {
                 unwrap::Resume::Joined(text) => {
                     let text = unwrap::backward(&w.before, &text).unwrap_or(text);
                     self.take_line(text.as_bytes(), true);
