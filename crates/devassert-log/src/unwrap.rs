@@ -62,9 +62,12 @@ fn join(a: &str, b: &str) -> String {
     }
 }
 
-/// Whether a row holds a piece of a device assertion line.
+/// Whether a row holds a piece of a device assertion line (one search for
+/// all the markers: every row a traceback holds open is asked).
 pub fn has_marker(row: &str) -> bool {
-    [
+    static MARKERS: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::OnceLock::new();
+    let markers = [
         "ssertion",
         ".cu",
         "block: [",
@@ -74,9 +77,11 @@ pub fn has_marker(row: &str) -> bool {
         // The end of an assertion whose word `Assertion` the break cut.
         "` failed",
         "' failed",
-    ]
-    .iter()
-    .any(|m| row.contains(m))
+    ];
+    match MARKERS.get_or_init(|| aho_corasick::AhoCorasick::new(markers).ok()) {
+        Some(ac) => ac.is_match(row),
+        None => markers.iter().any(|m| row.contains(m)),
+    }
 }
 
 /// A parsed device line that stands on its own (a place or coordinates).

@@ -246,5 +246,9 @@ fn the_crash_traceback_is_kept_after_many_handled_ones() {
     let path = tmp.path().join("job.log");
     std::fs::write(&path, log).expect("write");
     let (v, _) = json(&[path]);
-    assert_eq!(v["findings"][0]["noticed_at"]["line"], 118, "{}", v["findings"][0]);
+    assert_eq!(
+        v["findings"][0]["noticed_at"]["line"], 118,
+        "{}",
+        v["findings"][0]
+    );
 }
