@@ -10,7 +10,7 @@ use crate::errors::HostKind;
 use crate::prefilter::Target;
 use crate::traceback::{self, Builder, Step, Traceback};
 use devassert_core::LogHits;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 /// Tracebacks kept.
 const MAX_TRACEBACKS: usize = 48;
@@ -81,6 +81,9 @@ pub struct Facts {
 pub(super) struct OpenTracebacks {
     pub(super) builders: HashMap<Option<i64>, Builder>,
     pub(super) chain_pending: HashSet<Option<i64>>,
+    /// The latest tracebacks past the first half of `MAX_TRACEBACKS`
+    /// (appended to `Facts::tracebacks` when the reader finishes).
+    pub(super) latest: VecDeque<Traceback>,
 }
 
 impl Reader {
@@ -135,11 +138,16 @@ impl Reader {
     /// a job that logged many handled tracebacks still keeps the crash's own
     /// (it comes last), in log order.
     pub(super) fn push_traceback(&mut self, tb: Traceback) {
-        if self.facts.tracebacks.len() >= MAX_TRACEBACKS {
-            self.facts.tracebacks.remove(MAX_TRACEBACKS / 2);
+        if self.facts.tracebacks.len() < MAX_TRACEBACKS / 2 {
+            self.facts.tracebacks.push(tb);
+            return;
+        }
+        let latest = &mut self.tracebacks.latest;
+        if latest.len() >= MAX_TRACEBACKS - MAX_TRACEBACKS / 2 {
+            latest.pop_front();
             self.facts.tracebacks_dropped += 1;
         }
-        self.facts.tracebacks.push(tb);
+        latest.push_back(tb);
     }
 
     pub(super) fn host_event(

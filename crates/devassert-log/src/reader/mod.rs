@@ -80,7 +80,10 @@ impl Reader {
             device_error: f.device_error.is_some(),
             cpu: f.cpu.len(),
             hits: f.hits.len(),
-            tracebacks: (f.tracebacks.len(), f.tracebacks_dropped),
+            tracebacks: (
+                f.tracebacks.len() + self.tracebacks.latest.len(),
+                f.tracebacks_dropped,
+            ),
             open: (
                 self.tracebacks.builders.len(),
                 self.tracebacks.chain_pending.len(),
@@ -145,6 +148,9 @@ impl Reader {
         self.ensure_input();
         self.end_input();
         self.dsa_group();
+        self.facts
+            .tracebacks
+            .extend(self.tracebacks.latest.drain(..));
         self.facts
     }
 
