@@ -12,5 +12,6 @@ bench-scan:
 	bench/scan/run.sh
 bench-explain:
 	bench/explain/run.sh
+	bench/explain/shapes.sh
 bench-guard:
 	bench/guard/run.sh

@@ -1,7 +1,8 @@
 //! Turning one physical log line into the text a person would read: escape
 //! sequences, carriage-return progress bars and markdown debris removed, and
 //! the launcher prefixes (`[rank3]:`, `[1,0]<stderr>:`, `(RayTrainWorker
-//! pid=…)`, glog and logging timestamps) taken off, remembering the rank and
+//! pid=…)`, glog, server loggers' `ERROR 05-14 10:22:33 [file.py:671]` and
+//! logging timestamps) taken off, remembering the rank and
 //! the time they give.
 
 use std::borrow::Cow;
@@ -177,6 +178,9 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix) {
         } else if let Some((rest, stamp)) = datetime_prefix(t) {
             p.time = p.time.or(Some(stamp));
             s = rest;
+        } else if let Some((rest, stamp)) = level_prefix(t) {
+            p.time = p.time.or(stamp);
+            s = rest;
         } else if let Some((rest, rank)) = tee_prefix(s) {
             p.rank = p.rank.or(Some(rank));
             s = rest;
@@ -246,6 +250,49 @@ fn worker_prefix(t: &str) -> Option<(&str, Option<i64>)> {
     });
     let after = &rest[close + 1..];
     Some((after.strip_prefix(' ').unwrap_or(after), rank))
+}
+
+/// A logger's level, optional `MM-DD hh:mm:ss` and `[file.py:line]` (vLLM,
+/// SGLang and other servers' loggers): `ERROR 05-14 10:22:33
+/// [multiproc_executor.py:671] `, older `INFO 06-11 19:48:43 llm_engine.py:161] `,
+/// `WARNING [core.py:58] `. The place is required: a level word alone may
+/// begin a message.
+fn level_prefix(t: &str) -> Option<(&str, Option<Stamp>)> {
+    const LEVELS: [&str; 7] = [
+        "DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL",
+    ];
+    let level = LEVELS.iter().find(|l| t.starts_with(*l))?;
+    let mut rest = t[level.len()..].strip_prefix(' ')?.trim_start();
+    let mut stamp = None;
+    // MM-DD hh:mm:ss[.frac]
+    let b = rest.as_bytes();
+    if b.len() > 6 && digits(rest) == 2 && b[2] == b'-' && digits(&rest[3..]) == 2 && b[5] == b' ' {
+        let mmdd: u64 = format!("{}{}", &rest[..2], &rest[3..5]).parse().ok()?;
+        let clock_end = 6 + rest[6..]
+            .bytes()
+            .take_while(|c| c.is_ascii_digit() || matches!(c, b':' | b'.' | b','))
+            .count();
+        let c = clock_micros(&rest[6..clock_end])?;
+        stamp = Some(Stamp {
+            kind: 1,
+            value: mmdd * 86_400_000_000 + c,
+        });
+        rest = rest[clock_end..].trim_start();
+    }
+    // `[file.py:123]` or `file.py:123]`
+    let place = rest.strip_prefix('[').unwrap_or(rest);
+    let close = place.get(..place.len().min(120))?.find(']')?;
+    let (file, line) = place[..close].rsplit_once(':')?;
+    let named = !file.is_empty()
+        && file.contains('.')
+        && !file.contains(char::is_whitespace)
+        && !line.is_empty()
+        && line.bytes().all(|c| c.is_ascii_digit());
+    if !named {
+        return None;
+    }
+    let after = &place[close + 1..];
+    Some((after.strip_prefix(' ').unwrap_or(after), stamp))
 }
 
 /// glog: `[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616]`, older `[E ProcessGroupNCCL.cpp:458]`.
@@ -415,6 +462,28 @@ mod tests {
         assert_eq!(
             strip("15: Traceback (most recent call last):"),
             ("Traceback (most recent call last):".into(), Some(15))
+        );
+        // Server loggers after the worker prefix: the traceback keeps its indent.
+        assert_eq!(
+            strip("(Worker pid=12345) ERROR 05-14 10:22:33 [multiproc_executor.py:671]   File \"a.py\", line 3, in f"),
+            ("  File \"a.py\", line 3, in f".into(), None)
+        );
+        assert_eq!(
+            strip("(VllmWorker rank=2 pid=7) INFO 06-11 19:48:43 llm_engine.py:161] x"),
+            ("x".into(), Some(2))
+        );
+        assert_eq!(
+            strip("(RayWorkerWrapper pid=88, ip=10.0.0.3) WARNING [worker.py:40] RuntimeError: y"),
+            ("RuntimeError: y".into(), None)
+        );
+        assert_eq!(
+            strip("ERROR 05-14 10:22:33,123 [core.py:5] z"),
+            ("z".into(), None)
+        );
+        // A level word that begins a message is left alone.
+        assert_eq!(
+            strip("ERROR: could not read x.py:3"),
+            ("ERROR: could not read x.py:3".into(), None)
         );
         assert_eq!(
             strip("12:30:00 not a prefix"),

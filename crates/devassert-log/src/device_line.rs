@@ -43,9 +43,13 @@ pub fn parse_all(line: &str) -> Vec<DeviceLine<'_>> {
     let b = line.as_bytes();
     let mut from = 0;
     let mut head_start = 0;
+    // The next occurrence of each marker, searched again only once passed:
+    // a line of many glued assertions is read once, not once per assertion.
+    let mut next_a = Next::default();
+    let mut next_r = Next::default();
     while from < b.len() {
-        let a = memmem::find(&b[from..], ASSERTION).map(|i| from + i);
-        let r = memmem::find(&b[from..], ROCM).map(|i| from + i);
+        let a = next_a.find(b, from, ASSERTION);
+        let r = next_r.find(b, from, ROCM);
         // `Device-side assertion` contains no `Assertion ` (lower case a), so the two never overlap.
         let (at, rocm) = match (a, r) {
             (Some(a), Some(r)) if r < a => (r, true),
@@ -73,6 +77,27 @@ pub fn parse_all(line: &str) -> Vec<DeviceLine<'_>> {
         head_start = from;
     }
     out
+}
+
+/// The next occurrence of a marker at or after a position, remembered.
+#[derive(Default)]
+struct Next {
+    /// `None`: not searched yet; `Some(None)`: none left.
+    at: Option<Option<usize>>,
+}
+
+impl Next {
+    fn find(&mut self, b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+        match self.at {
+            Some(None) => None,
+            Some(Some(i)) if i >= from => Some(i),
+            _ => {
+                let i = memmem::find(&b[from..], needle).map(|i| from + i);
+                self.at = Some(i);
+                i
+            }
+        }
+    }
 }
 
 /// The assertion text starting at `s`, and where the occurrence ends.
@@ -111,10 +136,17 @@ fn expression(line: &str, s: usize, rocm: bool) -> Option<(&str, Option<&str>, u
     };
     let text_start = body_start + usize::from(open);
     let text = &line[text_start..];
-    let (close, pat_len) = close_pat
-        .iter()
-        .filter_map(|p| text.find(p).map(|i| (i, p.len())))
-        .min_by_key(|&(i, _)| i)?;
+    // The nearest closing: every pattern ends in " failed", so walk those
+    // and take the first whose quote matches (searching each pattern to the
+    // end of the line made a line of glued assertions quadratic).
+    let (close, pat_len) = memmem::find_iter(text.as_bytes(), b" failed").find_map(|i| {
+        close_pat.iter().find_map(|p| {
+            let quote = &p[..p.len() - " failed".len()];
+            text[..i]
+                .ends_with(quote)
+                .then(|| (i - quote.len(), p.len()))
+        })
+    })?;
     let mut assertion = &text[..close];
     assertion = assertion.trim_matches(|c| c == '*' || c == ' ');
     if assertion.is_empty() && !open {
@@ -321,7 +353,8 @@ pub fn coordinate_spans(raw: &[u8]) -> Option<(Range<usize>, Range<usize>)> {
 /// for the catalog's log evidence: `thread: [255,0,0]` is not a label 255.
 pub fn without_coordinates(line: &str) -> Cow<'_, str> {
     const WORDS: [&str; 4] = ["block: [", "thread: [", "global id: [", "local id: ["];
-    if !WORDS.iter().any(|w| line.contains(w)) {
+    // Every word ends in ": [": most lines are turned away by one search.
+    if !line.contains(": [") || !WORDS.iter().any(|w| line.contains(w)) {
         return Cow::Borrowed(line);
     }
     let raw = line.as_bytes();
@@ -361,8 +394,24 @@ pub fn dangling_path(line: &str) -> Option<&str> {
             }
         }
     }
-    // A path token ending in a CUDA source extension, followed by other output.
-    t.split_whitespace().find(|tok| is_source_path(tok))
+    // A path token ending in a CUDA source extension, followed by other
+    // output: found from the `.cu` occurrences, not token by token (a line
+    // of glued assertions has thousands of tokens and no such path).
+    memmem::find_iter(t.as_bytes(), b".cu").find_map(|i| {
+        let mut end = i + 3;
+        if t.as_bytes().get(end) == Some(&b'h') {
+            end += 1;
+        }
+        let rest = &t[end..];
+        if !rest.is_empty() && !rest.starts_with(char::is_whitespace) {
+            return None;
+        }
+        let start = t[..i]
+            .rfind(char::is_whitespace)
+            .map_or(0, |k| k + t[k..].chars().next().map_or(1, char::len_utf8));
+        let tok = &t[start..end];
+        is_source_path(tok).then_some(tok)
+    })
 }
 
 fn is_source_path(tok: &str) -> bool {
@@ -482,6 +531,25 @@ mod tests {
     }
 
     #[test]
+    fn many_glued_assertions_each_close_at_their_own_end() {
+        let one = |t: usize, q: &str| {
+            format!("/pytorch/aten/src/ATen/native/cuda/Loss.cu:250: k: block: [0,0,0], thread: [{t},0,0] Assertion {q}t >= 0 && t < n_classes{q} failed.")
+        };
+        let mut line: String = (0..300).map(|t| one(t, "`")).collect();
+        line.push_str(&one(300, "`"));
+        line.push_str(&one(301, ""));
+        let v = parse_all(&line);
+        assert_eq!(v.len(), 302);
+        assert!(
+            v.iter().all(|d| d.assertion == "t >= 0 && t < n_classes"),
+            "{:?}",
+            v.last()
+        );
+        assert_eq!(v[299].thread, Some([299, 0, 0]));
+        assert_eq!(v[301].thread, Some([301, 0, 0]));
+    }
+
+    #[test]
     fn coordinates_of_a_thread_line() {
         let l = b"[rank0]:/x/Indexing.cu:1422: k: block: [371,0,0], thread: [116, 0, 0] Assertion `a < b` failed.";
         let (b, t) = coordinate_spans(l).unwrap_or((0..0, 0..0));
@@ -515,5 +583,12 @@ mod tests {
             "block: [4935,0,0], thread: [121,0,0] Assertion x failed."
         ));
         assert!(!continues_path("x: block: [1]"));
+        assert_eq!(
+            dangling_path("see x.cu_old/a.cuh\tand b/c.cu"),
+            Some("x.cu_old/a.cuh")
+        );
+        assert_eq!(dangling_path("a.cu b/c.cuda d/e.cuh"), Some("d/e.cuh"));
+        let glued = "/p/aten/src/ATen/native/cuda/Loss.cu:250: k: block: [0,0,0], thread: [1,0,0] Assertion `t < n` failed.".repeat(50);
+        assert_eq!(dangling_path(&glued), None);
     }
 }

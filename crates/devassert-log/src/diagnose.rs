@@ -475,6 +475,18 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
             f.bound = s.bound;
         }
     }
+    // A line whose evidence gave the rule's bound may state the value that ran past it.
+    for s in facts
+        .stated
+        .iter()
+        .filter(|s| s.bound.is_some() && s.bound == f.bound)
+    {
+        for v in &s.values {
+            if !f.values.contains(v) {
+                f.values.push(*v);
+            }
+        }
+    }
     if let Some(Bound {
         high: Some(Scalar::Int(h)),
         ..

@@ -6,6 +6,7 @@
 //! its neighbours when the joined text parses where the parts do not.
 
 use crate::device_line::{self, DeviceLine};
+use crate::errors;
 use crate::traceback;
 
 /// A row shorter than this is not a wrapped one (terminals are wider).
@@ -30,6 +31,26 @@ fn may_continue(raw: &[u8]) -> bool {
     full_width(raw) || raw.ends_with(b" ")
 }
 
+/// Whether a row starts with a launcher or logger prefix (`[rank0]:`,
+/// `(Worker pid=…)`, `ERROR 05-14 10:22:33 [x.py:1]`): in a log whose every
+/// line carries one, a row without one continues the row before it.
+pub fn prefixed(row: &str) -> bool {
+    crate::clean::strip_prefixes(row).0.len() < row.len()
+}
+
+/// Whether a line says something the reader parses behind its prefixes: a
+/// whole frame, a traceback header, a host error, a device line.
+fn readable(s: &str) -> bool {
+    let b = crate::clean::strip_prefixes(s).0.trim();
+    frame_done(b) || traceback::is_header(b) || errors::classify(b).is_some() || score(b).0 > 0
+}
+
+/// Whether a prefixed row as wide as the terminal may be cut: alone it says
+/// nothing the reader parses (joined, it must).
+pub fn prefixed_cut(row: &str) -> bool {
+    prefixed(row) && !readable(row)
+}
+
 /// Two rows as one: a padded first row (a word-wrapping terminal) broke at
 /// a space, a full one anywhere.
 fn join(a: &str, b: &str) -> String {
@@ -41,9 +62,12 @@ fn join(a: &str, b: &str) -> String {
     }
 }
 
-/// Whether a row holds a piece of a device assertion line.
+/// Whether a row holds a piece of a device assertion line (one search for
+/// all the markers: every row a traceback holds open is asked).
 pub fn has_marker(row: &str) -> bool {
-    [
+    static MARKERS: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::OnceLock::new();
+    let markers = [
         "ssertion",
         ".cu",
         "block: [",
@@ -53,9 +77,11 @@ pub fn has_marker(row: &str) -> bool {
         // The end of an assertion whose word `Assertion` the break cut.
         "` failed",
         "' failed",
-    ]
-    .iter()
-    .any(|m| row.contains(m))
+    ];
+    match MARKERS.get_or_init(|| aho_corasick::AhoCorasick::new(markers).ok()) {
+        Some(ac) => ac.is_match(row),
+        None => markers.iter().any(|m| row.contains(m)),
+    }
 }
 
 /// A parsed device line that stands on its own (a place or coordinates).
@@ -111,6 +137,9 @@ pub enum Kind {
     /// A whole assertion with no place (XPU's `AssertHandler::printMessage`):
     /// the place may follow alone on the next row.
     Placeless,
+    /// A prefixed row as wide as the widest row (the terminal's width, given):
+    /// the rows after it without a prefix are the rest of its line.
+    Prefixed(usize),
 }
 
 /// What the next row does to a waiting one.
@@ -124,7 +153,8 @@ pub enum Resume {
 }
 
 fn frame_done(s: &str) -> bool {
-    traceback::parse_frame(s.trim()).is_some_and(|f| !f.function.is_empty())
+    let (body, _) = crate::clean::strip_prefixes(s);
+    traceback::parse_frame(body.trim()).is_some_and(|f| !f.function.is_empty())
 }
 
 /// Whether row `cur` may go on in the next row, and as what: it is as wide
@@ -151,11 +181,13 @@ pub fn cut(cur: &str, in_traceback: bool) -> Option<Kind> {
     if !full_width(cur.as_bytes()) {
         return None;
     }
-    let t = cur.trim_start();
+    // Behind a launcher prefix, the frame or code line is what follows it.
+    let (body, _) = crate::clean::strip_prefixes(cur);
+    let t = body.trim_start();
     if t.starts_with("File \"") {
         return (!frame_done(t)).then_some(Kind::Frame);
     }
-    (in_traceback && t.len() < cur.len()).then_some(Kind::Code)
+    (in_traceback && t.len() < body.len()).then_some(Kind::Code)
 }
 
 /// Row `next` after a waiting `text` of `rows` rows.
@@ -169,6 +201,29 @@ pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
         }
     };
     match kind {
+        Kind::Prefixed(width) => {
+            // In a log whose lines all carry a prefix, a row without one goes
+            // on with the row before, unless it is a line of its own.
+            let n = next.trim();
+            if n.is_empty() || prefixed(next) {
+                return Resume::Apart;
+            }
+            let joined = if rows == 1 && crate::clean::strip_prefixes(text).0.trim().is_empty() {
+                // The prefix alone filled the row; the rest of that row was
+                // the line's indentation, which a wrapper may have dropped.
+                let own = looks_like_exception(n) || traceback::is_header(n);
+                format!("{} {}{next}", text.trim_end(), if own { "" } else { " " })
+            } else if readable(next) || traceback::CHAIN_MARKERS.iter().any(|m| n.starts_with(m)) {
+                return Resume::Apart;
+            } else {
+                joined
+            };
+            if next.len() >= width && rows + 1 < MAX_ROWS && !readable(&joined) {
+                Resume::More(joined)
+            } else {
+                Resume::Joined(joined)
+            }
+        }
         Kind::Placeless => {
             // The place alone on the next row, or the rest of a place the terminal cut.
             let placed = |t: &String| {
@@ -189,7 +244,9 @@ pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
             }
         }
         Kind::Frame => {
-            if frame_done(&joined) {
+            if prefixed(next) {
+                Resume::Apart
+            } else if frame_done(&joined) {
                 Resume::Joined(joined)
             } else if rows < 3 {
                 more(joined)
@@ -202,6 +259,7 @@ pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
             // and is no frame, header or exception, is the rest of it.
             let n = next.trim();
             let starts_new = next.starts_with([' ', '\t'])
+                || prefixed(next)
                 || n.is_empty()
                 || n.starts_with("File \"")
                 || traceback::is_header(n)
@@ -361,6 +419,34 @@ mod tests {
             panic!("not joined");
         };
         assert_eq!(device_line::parse_all(&t)[0].assertion, "t < n");
+    }
+
+    #[test]
+    fn prefixed_rows_go_on_in_unprefixed_ones() {
+        let p = "(VllmWorker rank=0 pid=31877) ERROR 05-14 10:22:33 [multiproc_executor.py:671] RuntimeError: CUDA error: device-side as";
+        assert!(prefixed(p));
+        assert!(!prefixed("sert triggered"));
+        let Resume::Joined(t) = resume(Kind::Prefixed(p.len()), p, 1, "sert triggered") else {
+            panic!("not joined");
+        };
+        assert!(t.ends_with("device-side assert triggered"), "{t}");
+        // The next line of the same process carries its own prefix.
+        assert!(matches!(
+            resume(
+                Kind::Prefixed(p.len()),
+                p,
+                1,
+                "(VllmWorker rank=0 pid=31877) ERROR 05-14 10:22:33 [multiproc_executor.py:671] x"
+            ),
+            Resume::Apart
+        ));
+        // A frame behind a prefix is still waited on until it is whole.
+        let f = "[rank1]:   File \"/usr/local/lib/python3.10/dist-packages/torch/nn/modules/loss.py\", line ";
+        assert_eq!(cut(f, false), Some(Kind::Frame));
+        assert!(matches!(
+            resume(Kind::Frame, f, 1, "1179, in forward"),
+            Resume::Joined(_)
+        ));
     }
 
     #[test]

@@ -36,6 +36,12 @@ const PATTERNS: &[(&str, bool)] = &[
     (r"found idx to be (?P<value>-?\d+)", false),
     (r"id=(?P<value>-?\d+) axis_dim=(?P<high>\d+)", false),
     (r"Found an invalid max index: (?P<value>\d+)", false),
+    // "value V exceeds bound(s) B" in its shapes: Ascend's `index value
+    // 151645 exceeds bounds 129280!`, `index 12 exceeds the upper bound of 10`.
+    (
+        r"(?i)\b(?:value|index|idx|id)\s+(?:value\s+)?(?P<value>-?\d+)\s+exceeds\s+(?:the\s+)?(?:upper\s+)?bounds?\s*(?:of\s+)?[:=]?\s*(?P<high>\d+)",
+        false,
+    ),
 ];
 
 fn compiled() -> &'static [(Regex, bool)] {
@@ -113,5 +119,16 @@ mod tests {
         );
         let s = stated("index out of range: Tried to access index 10 out of table with 9 rows.");
         assert_eq!(s.bound, Some(Bound::index(0, 10)));
+        let s =
+            stated("Index out of range in dimension 1: index value 151645 exceeds bounds 129280!");
+        assert_eq!(
+            (s.values, s.bound),
+            (vec![Scalar::Int(151645)], Some(Bound::index(0, 129280)))
+        );
+        let s = stated("idx 12 exceeds the upper bound of 10");
+        assert_eq!(
+            (s.values, s.bound),
+            (vec![Scalar::Int(12)], Some(Bound::index(0, 10)))
+        );
     }
 }

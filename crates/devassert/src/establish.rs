@@ -6,7 +6,7 @@
 //! place) and ranks first.
 
 use devassert_core::source::SourceRoot;
-use devassert_core::{Finding, Report, Scalar};
+use devassert_core::{Finding, OpFamily, Report, Scalar};
 use devassert_model::ModelDir;
 use regex::Regex;
 use std::sync::OnceLock;
@@ -29,6 +29,9 @@ pub fn establish(report: &mut Report, facts: &Facts<'_>) {
     for f in &mut report.findings {
         let mut proofs = script_proofs(f, facts);
         proofs.extend(model_proofs(facts.model_findings));
+        if let Some(m) = facts.model {
+            proofs.extend(config_proofs(f, m));
+        }
         if let Some(d) = facts.data {
             proofs.extend(data_proofs(d));
         }
@@ -209,6 +212,123 @@ fn model_proofs(findings: &[Finding]) -> Vec<(String, String)> {
             })
         })
         .collect()
+}
+
+/// The integers the log states for a finding, and the upper end of its bound.
+fn stated(f: &Finding) -> (Vec<i64>, Option<i64>) {
+    let values = f
+        .values
+        .iter()
+        .filter_map(|v| match v {
+            Scalar::Int(i) => Some(*i),
+            _ => None,
+        })
+        .collect();
+    let high = f.bound.as_ref().and_then(|b| match b.high {
+        Some(Scalar::Int(h)) => Some(h),
+        _ => None,
+    });
+    (values, high)
+}
+
+/// Whether the log itself points at a cause: some of its catalog evidence
+/// fired (its confidence is above the rule's prior for it).
+fn pointed(f: &Finding, id: &str) -> bool {
+    let prior = devassert_core::Catalog::builtin()
+        .get(&f.rule)
+        .and_then(|r| r.rule.causes.iter().find(|c| c.id == id))
+        .map(|c| c.prior);
+    let seen = f.causes.iter().find(|c| c.id == id).map(|c| c.confidence);
+    matches!((prior, seen), (Some(p), Some(c)) if c > p + 1e-9)
+}
+
+/// The model directory's sizes against what the log states: a cause is
+/// measured when the table it is about is the one the log's value or bound
+/// runs past (the model's sizes from config.json, the weights or the
+/// tokenizer, whichever `devassert-model` reads). `check` findings establish
+/// what the directory gets wrong by itself; these need the crash too.
+fn config_proofs(f: &Finding, model: &ModelDir) -> Vec<(String, String)> {
+    let (values, high) = stated(f);
+    let mut out = Vec::new();
+    // The first stated value at or past `size`, or the bound being `size`.
+    let past = |size: u64| -> Option<String> {
+        let size = size as i64;
+        if let Some(v) = values.iter().find(|v| **v >= size) {
+            return Some(format!("the log's value {v} is >= {size}"));
+        }
+        (high == Some(size)).then(|| format!("the log's bound is {size}"))
+    };
+    if let Some(t) = model.type_vocab().filter(|_| pointed(f, "type_vocab_size")) {
+        let shown = past(t.value).or_else(|| {
+            (t.value <= 1).then(|| {
+                "any token_type_id 1 (a sentence pair's second segment, a BERT-style collator) runs past it".to_string()
+            })
+        });
+        if let Some(shown) = shown {
+            out.push((
+                "type_vocab_size".into(),
+                format!("model ({}): the token type table has {} row(s) and the traceback is at the token type embedding; {shown}", t.from, t.value),
+            ));
+        }
+    }
+    if let Some(p) = model
+        .usable_positions()
+        .filter(|_| pointed(f, "seq_len_gt_max_positions"))
+    {
+        if let Some(shown) = past(p.value) {
+            out.push((
+                "seq_len_gt_max_positions".into(),
+                format!(
+                    "model ({}): {} usable positions and the log points at positions; {shown}",
+                    p.from, p.value
+                ),
+            ));
+        }
+    }
+    if let (Some(rows), Some(tok)) = (model.embedding_rows(), &model.tokenizer) {
+        let max_id = tok.max_id.unwrap_or(0) as i64;
+        let added = values
+            .iter()
+            .find(|v| **v >= rows.value as i64 && **v <= max_id);
+        if let Some(v) = added {
+            out.push((
+                "added_tokens_no_resize".into(),
+                format!("model: the log's id {v} is a tokenizer id (up to {max_id}) past the embedding's {} rows ({})", rows.value, rows.from),
+            ));
+        }
+    }
+    if let (Some(rows), Some(c)) = (model.embedding_rows(), &model.config) {
+        let pad = c.special_ids.iter().find(|s| s.name == "pad_token_id");
+        if let Some(pad) = pad.filter(|p| p.value < 0 || p.value >= rows.value as i64) {
+            if values.contains(&pad.value) || pointed(f, "pad_token_id_out_of_range") {
+                out.push((
+                    "pad_token_id_out_of_range".into(),
+                    format!("model (config.json {} = {}): the pad id is outside the embedding's {} rows ({}) and the log points at it", pad.name, pad.value, rows.value, rows.from),
+                ));
+            }
+        }
+    }
+    let loss = matches!(f.op_family, OpFamily::NllLoss | OpFamily::NllLoss2d);
+    if let Some(c) = model
+        .num_classes()
+        .filter(|_| loss || pointed(f, "label_ge_num_classes"))
+    {
+        // 255 is the void label: ignore_index, not a wider head, is its fix.
+        let label = values
+            .iter()
+            .find(|v| **v >= c.value as i64 && **v != 255)
+            .map(|v| format!("the log's label {v} is >= {}", c.value))
+            .or_else(|| {
+                (high == Some(c.value as i64)).then(|| format!("the log's bound is {}", c.value))
+            });
+        if let Some(shown) = label {
+            out.push((
+                "label_ge_num_classes".into(),
+                format!("model ({}): {} classes; {shown}", c.from, c.value),
+            ));
+        }
+    }
+    out
 }
 
 /// Each `scan` finding's first cause, with the values and where they are.

@@ -67,6 +67,16 @@ fn snapshot_dsa_report() {
     insta::assert_snapshot!(human("logs/own", &["dsa-report.log"]));
 }
 
+#[test]
+fn snapshot_thc_linear_index() {
+    insta::assert_snapshot!(human("logs/own", &["thc-linear-index.log"]));
+}
+
+#[test]
+fn snapshot_vllm_v1_worker() {
+    insta::assert_snapshot!(human("logs/own", &["serving-vllm-v1-worker.log"]));
+}
+
 fn json(files: &[std::path::PathBuf]) -> (Value, i32) {
     let out = common::bin()
         .args(["explain", "--format", "json"])
@@ -221,4 +231,24 @@ fn github_format_annotates() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains("::error"));
+}
+
+#[test]
+fn the_crash_traceback_is_kept_after_many_handled_ones() {
+    // A job that logged a hundred handled tracebacks before it crashed: the
+    // crash's own traceback (the last) still says where it was noticed.
+    let mut log = String::new();
+    for i in 0..100 {
+        log.push_str(&format!("Traceback (most recent call last):\n  File \"/srv/data.py\", line {i}, in load\n    row = json.loads(line)\njson.decoder.JSONDecodeError: Extra data: line 1 column 9 (char 8)\n"));
+    }
+    log.push_str("../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [3,0,0], thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\nTraceback (most recent call last):\n  File \"/srv/train.py\", line 118, in main\n    print(loss.item())\nRuntimeError: CUDA error: device-side assert triggered\n");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = tmp.path().join("job.log");
+    std::fs::write(&path, log).expect("write");
+    let (v, _) = json(&[path]);
+    assert_eq!(
+        v["findings"][0]["noticed_at"]["line"], 118,
+        "{}",
+        v["findings"][0]
+    );
 }

@@ -160,3 +160,47 @@ fn data_without_a_range_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--vocab N, --classes N, or --model DIR"));
 }
+
+// Each model-dir cause, measured from `--model` when the log points at its
+// table: the config's size against the log's value, bound or frame.
+
+#[test]
+fn type_vocab_size_from_a_roberta_config() {
+    // RoBERTa's token type table has one row: a pair's type id 1 runs past it.
+    check(
+        "roberta-type-vocab",
+        &["--model", "model"],
+        "type_vocab_size",
+        "the token type table has 1 row(s)",
+    );
+}
+
+#[test]
+fn seq_len_from_the_config_positions() {
+    check(
+        "bert-long-input",
+        &["--model", "model"],
+        "seq_len_gt_max_positions",
+        "512 usable positions",
+    );
+}
+
+#[test]
+fn pad_token_id_from_the_config() {
+    check(
+        "llama-pad-config",
+        &["--model", "model"],
+        "pad_token_id_out_of_range",
+        "pad_token_id",
+    );
+}
+
+#[test]
+fn labels_from_the_config_classes() {
+    check(
+        "classifier-labels",
+        &["--model", "model"],
+        "label_ge_num_classes",
+        "3 classes; the log's label 3 is >= 3",
+    );
+}

@@ -142,3 +142,19 @@ fn an_id_equal_to_a_standard_vocabulary_size_is_a_token_added_after_sizing() {
         "{ids:?}"
     );
 }
+
+#[test]
+fn a_value_the_log_states_beside_its_bound_is_reported() {
+    // The evidence pattern takes the vocabulary-sized bound; the line also
+    // names the id that ran past it.
+    let ascend = "Index out of range in dimension 1: index value 151645 exceeds bounds 129280!\n[ASSERT] /usr/local/Ascend/ascend-toolkit/latest/include/ascendc/index_check/index_check.h:130: Assertion `(idx < bound)' failed.\n";
+    let out = common::bin()
+        .args(["explain", "--format", "json", "--no-source", "-"])
+        .write_stdin(ascend)
+        .output()
+        .expect("run devassert");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let f = &v["findings"][0];
+    assert_eq!(f["values"], serde_json::json!([151645]), "{f}");
+    assert_eq!(f["bound"]["high"], 129280, "{f}");
+}

@@ -1,6 +1,8 @@
 //! A log copied from a terminal is hard-wrapped at its width: every labelled
 //! log, wrapped at 80, 100 and 120 columns (cut anywhere, or at spaces with
-//! the rows padded, as word-wrapping viewers do), keeps its op family.
+//! the rows padded, as word-wrapping viewers do, or cut anywhere with every
+//! row padded to the width, as tmux / screen captures and CI consoles do),
+//! keeps its op family.
 
 mod common;
 
@@ -22,6 +24,20 @@ fn hard_wrap(data: &[u8], width: usize) -> Vec<u8> {
             rest = &rest[width..];
         }
         out.extend_from_slice(rest);
+    }
+    out
+}
+
+/// Cut anywhere, every row (the last of a line and short lines too) padded
+/// with spaces to `width`.
+fn padded_wrap(data: &[u8], width: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() * 2);
+    for (i, row) in hard_wrap(data, width).split(|&b| b == b'\n').enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(row);
+        out.resize(out.len() + width.saturating_sub(row.len()), b' ');
     }
     out
 }
@@ -108,7 +124,11 @@ fn wrapped_logs_keep_their_op_family() {
         let want = family(files);
         for width in [80, 100, 120] {
             type Wrap = fn(&[u8], usize) -> Vec<u8>;
-            for (how, wrap) in [("hard", hard_wrap as Wrap), ("word", word_wrap as Wrap)] {
+            for (how, wrap) in [
+                ("hard", hard_wrap as Wrap),
+                ("word", word_wrap as Wrap),
+                ("padded", padded_wrap as Wrap),
+            ] {
                 let tmp = tempfile::tempdir().expect("tempdir");
                 let copies = wrapped_copy(files, tmp.path(), |d| wrap(d, width));
                 let got = family(&copies);
@@ -128,4 +148,5 @@ fn wrapping_helpers_wrap() {
     assert_eq!(hard_wrap(b"abcdef\nxy", 4), b"abcd\nef\nxy");
     assert_eq!(word_wrap(b"ab cd ef", 5), b"ab   \ncd ef");
     assert_eq!(word_wrap(b"abc defgh", 6), b"abc   \ndefgh");
+    assert_eq!(padded_wrap(b"abcdef\nxy", 4), b"abcd\nef  \nxy  ");
 }

@@ -11,7 +11,7 @@ use crate::prefilter::Target;
 use crate::ranks::RankSet;
 use crate::traceback::{self, Builder, Step, Traceback};
 use devassert_core::LogHits;
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Tracebacks kept.
 const MAX_TRACEBACKS: usize = 48;
@@ -21,6 +21,8 @@ const MAX_TRACEBACKS: usize = 48;
 const MAX_OPEN_TRACEBACKS: usize = 256;
 /// Host-side CPU message matches kept.
 const MAX_CPU: usize = 16;
+/// Statements of values kept from evidence lines.
+const MAX_STATED: usize = 8;
 
 /// Where a line is: input index and 1-based line number in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -69,6 +71,10 @@ pub struct Facts {
     pub dsa: Option<DsaReport>,
     pub cpu: Vec<CpuHit>,
     pub hits: LogHits,
+    /// What the lines that matched catalog log evidence state about the
+    /// offending value and its bound (a pattern captures what its rule
+    /// needs; the line may say more: `index value V exceeds bounds B`).
+    pub stated: Vec<crate::values::Stated>,
     pub launch_blocking: bool,
     pub ranks: RankSet,
     pub inputs: Vec<InputStats>,
@@ -80,6 +86,9 @@ pub struct Facts {
 pub(super) struct OpenTracebacks {
     pub(super) builders: HashMap<Option<i64>, Builder>,
     pub(super) chain_pending: HashSet<Option<i64>>,
+    /// The latest tracebacks past the first half of `MAX_TRACEBACKS`
+    /// (appended to `Facts::tracebacks` when the reader finishes).
+    pub(super) latest: VecDeque<Traceback>,
 }
 
 impl Reader {
@@ -138,12 +147,20 @@ impl Reader {
         }
     }
 
+    /// Keeps the first half of `MAX_TRACEBACKS` and the latest of the rest:
+    /// a job that logged many handled tracebacks still keeps the crash's own
+    /// (it comes last), in log order.
     pub(super) fn push_traceback(&mut self, tb: Traceback) {
-        if self.facts.tracebacks.len() < MAX_TRACEBACKS {
+        if self.facts.tracebacks.len() < MAX_TRACEBACKS / 2 {
             self.facts.tracebacks.push(tb);
-        } else {
+            return;
+        }
+        let latest = &mut self.tracebacks.latest;
+        if latest.len() >= MAX_TRACEBACKS - MAX_TRACEBACKS / 2 {
+            latest.pop_front();
             self.facts.tracebacks_dropped += 1;
         }
+        latest.push_back(tb);
     }
 
     pub(super) fn host_event(
@@ -202,14 +219,24 @@ impl Reader {
         let mut matched = std::mem::take(&mut self.matched);
         self.pre.catalog_matches(&c, wanted, &mut matched);
         let mut cpu_first = None;
+        let mut evidence_line = false;
         for &target in &matched {
             match target {
-                Target::Log(i) => self.catalog.record_log_hit(i, &c, &mut self.facts.hits),
+                Target::Log(i) => {
+                    evidence_line = true;
+                    self.catalog.record_log_hit(i, &c, &mut self.facts.hits)
+                }
                 // The catalog's order decides between host messages.
                 Target::Cpu(k) => cpu_first = Some(cpu_first.map_or(k, |f: usize| f.min(k))),
             }
         }
         self.matched = matched;
+        if evidence_line && self.facts.stated.len() < MAX_STATED {
+            let s = crate::values::stated(&c);
+            if !s.values.is_empty() {
+                self.facts.stated.push(s);
+            }
+        }
         if let Some(rule) = cpu_first.and_then(|k| self.catalog.cpu_rule(k)) {
             let hit = CpuHit {
                 rule: rule.id.clone(),

@@ -29,6 +29,10 @@ pub(super) struct Lines {
     pub(super) input_rank: Option<i64>,
     /// A row cut by the terminal, waiting for the rest of it (see `unwrap`).
     pub(super) waiting: Option<Waiting>,
+    /// The widest row read so far (a terminal's width, once rows wrap), and
+    /// how many rows were that wide (one wide line is no terminal's width).
+    pub(super) widest: usize,
+    pub(super) widest_rows: usize,
     /// The last rows before the region being scanned, for a row that was cut
     /// from its start.
     pub(super) earlier: Vec<Vec<u8>>,
@@ -39,6 +43,8 @@ pub(super) struct Waiting {
     kind: unwrap::Kind,
     text: String,
     rows: usize,
+    /// Its rows as read, to be read one by one when they turn out not to be one line.
+    parts: Vec<String>,
     /// Its first row's number.
     line_no: u64,
     /// The rows before its first row, nearest last.
@@ -166,7 +172,22 @@ impl Reader {
         let raw = &region[start..end];
         if let Some(w) = self.lines.waiting.take() {
             let next = unwrap::row(raw);
-            match unwrap::resume(w.kind, &w.text, w.rows, &next) {
+            // A row holding a host error message alone is a line of its own
+            // (a line keeps one such message: glued, one would be lost),
+            // unless the prefix alone filled the row before it.
+            let own = matches!(w.kind, unwrap::Kind::Prefixed(_))
+                && !clean::strip_prefixes(&w.text).0.trim().is_empty()
+                && {
+                    let cpu = |t| matches!(t, crate::prefilter::Target::Cpu(_));
+                    self.pre.catalog_matches(&next, cpu, &mut self.matched);
+                    !self.matched.is_empty()
+                };
+            let resumed = if own {
+                unwrap::Resume::Apart
+            } else {
+                unwrap::resume(w.kind, &w.text, w.rows, &next)
+            };
+            match resumed {
                 unwrap::Resume::Joined(text) => {
                     let text = unwrap::backward(&w.before, &text).unwrap_or(text);
                     self.take_line(text.as_bytes(), true);
@@ -174,9 +195,12 @@ impl Reader {
                 }
                 unwrap::Resume::More(text) => {
                     self.lines.line_no += 1;
+                    let mut parts = w.parts;
+                    parts.push(next.into_owned());
                     self.lines.waiting = Some(Waiting {
                         text,
                         rows: w.rows + 1,
+                        parts,
                         ..w
                     });
                     return;
@@ -205,11 +229,29 @@ impl Reader {
             }
         }
         let in_tb = !self.tracebacks.builders.is_empty();
+        let width = cur.len();
+        if width > self.lines.widest {
+            (self.lines.widest, self.lines.widest_rows) = (width, 0);
+        }
+        if width == self.lines.widest {
+            self.lines.widest_rows += 1;
+        }
         if device || unwrap::full_width(raw) {
-            if let Some(kind) = unwrap::cut(&cur, in_tb) {
+            // A prefixed row as wide as any goes on in the unprefixed rows
+            // after it (a code row behind a prefix included).
+            // As wide as other rows, or padded to its width by a wrapper.
+            let prefixed = width == self.lines.widest
+                && (self.lines.widest_rows > 1 || cur.ends_with(' '))
+                && unwrap::prefixed_cut(&cur);
+            let kind = match unwrap::cut(&cur, in_tb) {
+                None | Some(unwrap::Kind::Code) if prefixed => Some(unwrap::Kind::Prefixed(width)),
+                k => k,
+            };
+            if let Some(kind) = kind {
                 self.lines.line_no += 1;
                 self.lines.waiting = Some(Waiting {
                     kind,
+                    parts: vec![cur.to_string()],
                     text: cur.into_owned(),
                     rows: 1,
                     line_no: self.lines.line_no,
@@ -221,11 +263,20 @@ impl Reader {
         self.take_line(raw, true);
     }
 
-    /// A waiting row that the next row did not finish, read as it is at its own place.
+    /// A waiting row that the next row did not finish, read as it is at its
+    /// own place: a prefixed line and its unprefixed rows as the one line
+    /// they are; other rows that never made a whole line, one by one (a
+    /// padded capture pads rows that ended their line too).
     pub(super) fn read_waiting(&mut self, w: Waiting) {
         let now = self.lines.line_no;
         self.lines.line_no = w.line_no - 1;
-        self.take_line(w.text.as_bytes(), true);
+        if w.parts.len() < 2 || matches!(w.kind, unwrap::Kind::Prefixed(_)) {
+            self.take_line(w.text.as_bytes(), true);
+        } else {
+            for part in &w.parts {
+                self.take_line(part.as_bytes(), true);
+            }
+        }
         self.lines.line_no = now;
     }
 

@@ -80,7 +80,10 @@ impl Reader {
             device_error: f.device_error.is_some(),
             cpu: f.cpu.len(),
             hits: f.hits.len(),
-            tracebacks: (f.tracebacks.len(), f.tracebacks_dropped),
+            tracebacks: (
+                f.tracebacks.len() + self.tracebacks.latest.len(),
+                f.tracebacks_dropped,
+            ),
             open: (
                 self.tracebacks.builders.len(),
                 self.tracebacks.chain_pending.len(),
@@ -105,6 +108,8 @@ impl Reader {
             bytes: 0,
         });
         self.lines.line_no = 0;
+        self.lines.widest = 0;
+        self.lines.widest_rows = 0;
         self.lines.input_rank = rank_from_name(name);
     }
 
@@ -143,6 +148,9 @@ impl Reader {
         self.ensure_input();
         self.end_input();
         self.dsa_group();
+        self.facts
+            .tracebacks
+            .extend(self.tracebacks.latest.drain(..));
         self.facts
     }
 
