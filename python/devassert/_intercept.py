@@ -13,7 +13,8 @@ The wrapper:
 - on a CPU tensor, lets the op run: CPU kernels check these values themselves
   and raise. Only when they raise does the guard look at the values, and then
   it re-raises torch's exception with the details appended. Valid CPU code pays
-  one Python call;
+  the wrapper and the call-site function that keeps warnings at the user's
+  line (`_caller.py`);
 - at level "async" on a CUDA tensor, and at every level while a CUDA graph
   is being captured, checks on the device with no host sync and launches the
   op on values made safe (`_async.py`); the finding is raised at a later
@@ -24,6 +25,11 @@ The wrapper:
 Python-level functionals (``F.cross_entropy``, ``F.embedding``) are not wrapped
 themselves: the C ops they call are, so their own warnings keep their
 stacklevel.
+
+Python must not tell the wrappers are there: Tensor keeps no sequence slots
+(`_slots.py`), ``__torch_function__`` overrides get what the user called, once,
+before any of their attributes is read, tracebacks hold no guard frame, and
+``set_level("off")`` puts every original object back.
 """
 
 import functools
