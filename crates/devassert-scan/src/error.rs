@@ -24,15 +24,16 @@ pub fn within_budget(what: &str, needed: u64, budget: u64) -> Result<()> {
         return Ok(());
     }
     Err(bad(format!(
-        "{what} needs {} of memory, over the decode budget of {} (a decompression bomb, or raise it with --max-decoded {})",
+        "{what} needs {} MiB of memory, over the decode budget of {} MiB (a decompression bomb, or raise it with --max-decoded {}M)",
         mib(needed),
         mib(budget),
-        mib(needed.saturating_add((1 << 20) - 1)).replace(' ', "")
+        mib(needed)
     )))
 }
 
-fn mib(bytes: u64) -> String {
-    format!("{} MiB", bytes.div_ceil(1 << 20))
+/// Whole MiB, rounded up: a budget of that many MiB holds `bytes`.
+fn mib(bytes: u64) -> u64 {
+    bytes.div_ceil(1 << 20)
 }
 
 /// A piece of the file quoted in a message (a header, a cell): escaped and

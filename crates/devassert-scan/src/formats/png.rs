@@ -45,16 +45,16 @@ impl Reader for Png {
         // One value per pixel (two bytes at 16 bits) is what the scan keeps;
         // 1/2/4-bit pixels unpack to 8 times their packed size at most.
         let width = if depth == 16 { 2 } else { 1 };
-        let values = (w as u64) * (h as u64) * width;
+        let value_bytes = (w as u64) * (h as u64) * width;
         // Rows are unpacked as they are inflated; an interlaced image needs
         // its whole packed frame first.
-        let needed = values + if interlaced { packed as u64 } else { 0 };
+        let needed = value_bytes + if interlaced { packed as u64 } else { 0 };
         within_budget(
             &format!("a {w}x{h} {depth}-bit PNG"),
             needed,
             opts.decode_budget,
         )?;
-        let mut out = Vec::with_capacity(values as usize);
+        let mut out = Vec::with_capacity(value_bytes as usize);
         if interlaced {
             let mut frame = vec![0u8; packed];
             let line = reader
@@ -72,7 +72,7 @@ impl Reader for Png {
                 unpack(row.data(), w, depth, &mut out)?;
             }
         }
-        if out.len() as u64 != values {
+        if out.len() as u64 != value_bytes {
             return Err(bad(format!(
                 "truncated PNG data: {} of {h} rows",
                 out.len() / (w * width as usize).max(1)
