@@ -229,10 +229,11 @@ pub fn run(cfg: &RunConfig, mut on_output: impl FnMut(Stream, &[u8])) -> Result<
     }
     drop(tx);
     let mut status = None;
+    // Until the child exits, wait as long as it runs; then drain until this.
+    let mut drain_until: Option<Instant> = None;
     let mut undrained = false;
     loop {
-        // Until the child exits, wait as long as it runs; then drain for DRAIN.
-        let ev = match status.as_ref().map(|(_, at): &(_, Instant)| *at + DRAIN) {
+        let ev = match drain_until {
             None => match rx.recv() {
                 Ok(ev) => ev,
                 Err(_) => break,
@@ -259,7 +260,8 @@ pub fn run(cfg: &RunConfig, mut on_output: impl FnMut(Stream, &[u8])) -> Result<
                         libc::killpg(pid, libc::SIGKILL);
                     }
                 }
-                status = Some((st, Instant::now()));
+                status = Some(st);
+                drain_until = Some(Instant::now() + DRAIN);
             }
         }
     }
@@ -273,7 +275,7 @@ pub fn run(cfg: &RunConfig, mut on_output: impl FnMut(Stream, &[u8])) -> Result<
         // SAFETY: query of our own group.
         set_foreground(unsafe { libc::getpgrp() });
     }
-    let st = match status.map(|(st, _)| st) {
+    let st = match status {
         Some(Ok(st)) => st,
         Some(Err(source)) => {
             return Err(RunError::Wait {
