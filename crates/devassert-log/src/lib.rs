@@ -101,7 +101,8 @@ impl LogAnalyzer {
         self.reader.finish()
     }
 
-    /// Finish and diagnose: command "explain", exit_code 0 if a device-side failure was found, else 1.
+    /// Finish and diagnose: command "explain", exit_code 1 if a device-side failure was found, else 0 (the
+    /// linters' convention, the same for every command).
     pub fn finish(self) -> Report {
         let catalog = self.catalog;
         let facts = self.reader.finish();

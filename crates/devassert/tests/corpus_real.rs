@@ -115,7 +115,7 @@ fn explain_reads_every_real_log_into_the_contract() {
         match serde_json::from_slice::<Value>(&out.stdout) {
             Ok(report) if report["schema"] == "devassert/1" => {
                 let found = report["findings"].as_array().is_some_and(|f| !f.is_empty());
-                if found != (out.status.code() == Some(0)) {
+                if found != (out.status.code() == Some(1)) {
                     bad.push(format!("{id}: exit code disagrees with the findings"));
                 }
             }

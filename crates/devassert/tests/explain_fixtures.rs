@@ -90,7 +90,7 @@ fn check(label: &Value, report: &Value) -> Vec<String> {
             bad.push(format!("{id}: bound {} != {b:?}", f["bound"]));
         }
     }
-    if report["exit_code"] != 0 {
+    if report["exit_code"] != 1 {
         bad.push(format!("{id}: exit_code {}", report["exit_code"]));
     }
     bad

@@ -57,7 +57,14 @@ pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> Str
     };
     let src = src.as_deref();
     let mut out = sections(report, opts);
-    if report.findings.is_empty() {
+    let unread = report.exit_code == 2 && matches!(report.command, Command::Scan | Command::Check);
+    if report.findings.is_empty() && unread {
+        // Not an all-clear: part of the input was never read.
+        let _ = writeln!(
+            out,
+            "no findings in what could be read; some input could not be used (see the errors)"
+        );
+    } else if report.findings.is_empty() {
         let what = match report.command {
             Command::Explain | Command::Run => "no device-side failure found",
             Command::Scan | Command::Check => "no findings",

@@ -15,8 +15,8 @@ pub(super) fn render(scan: &ScanSection, findings: &[Finding], verbose: bool) ->
         if errors > 0 {
             let _ = writeln!(
                 out,
-                "nothing scanned: {} unreadable",
-                plural(errors, "file")
+                "nothing scanned: {} could not be used",
+                plural(errors, "input")
             );
         }
         return out;

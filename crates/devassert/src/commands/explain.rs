@@ -3,6 +3,7 @@
 
 use crate::global::{FormatArg, Global};
 use crate::output;
+use anyhow::Context;
 use clap::Args;
 use devassert_core::render::{inert, rank_list};
 use devassert_core::source::SourceRoot;
@@ -30,14 +31,14 @@ pub struct ExplainArgs {
     /// The model directory the crash used: its `check` findings can establish a cause.
     #[arg(long, value_name = "DIR")]
     pub model: Option<PathBuf>,
-    /// The data the crash read: its `scan` findings can establish a cause (bounds from --vocab / --classes, else from --model).
-    #[arg(long, value_name = "PATH", num_args = 1..)]
+    /// The data the crash read: its `scan` findings can establish a cause (bounds from --vocab / --classes, else from --model). One path per flag; repeat it for more.
+    #[arg(long, value_name = "PATH")]
     pub data: Vec<PathBuf>,
-    /// Token ids in --data must be below N.
-    #[arg(long, value_name = "N", requires = "data", conflicts_with = "classes")]
+    /// Token ids in --data must be below N (N >= 1).
+    #[arg(long, value_name = "N", requires = "data", conflicts_with = "classes", value_parser = crate::cli::positive::<u64>)]
     pub vocab: Option<u64>,
-    /// Labels in --data must be below N (-100 is ignored, as cross_entropy does).
-    #[arg(long, value_name = "N", requires = "data")]
+    /// Labels in --data must be below N (N >= 1; -100 is ignored, as cross_entropy does).
+    #[arg(long, value_name = "N", requires = "data", value_parser = crate::cli::positive::<u64>)]
     pub classes: Option<u64>,
 }
 
@@ -53,6 +54,29 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     } else {
         args.logs.clone()
     };
+    // Checked before the log is read: a bad flag fails at once, not after a 1 GiB log.
+    let source_root = match (&args.source_root, args.no_source) {
+        (Some(dir), false) => {
+            anyhow::ensure!(
+                dir.is_dir(),
+                "{}: --source-root is not a directory",
+                dir.display()
+            );
+            Some(dir.clone())
+        }
+        _ => None,
+    };
+    for p in &args.data {
+        anyhow::ensure!(
+            p.exists() || p.to_string_lossy().contains(['*', '?', '[']),
+            "{}: --data: no such file or directory",
+            p.display()
+        );
+    }
+    let model = match &args.model {
+        Some(dir) => Some(ModelDir::read(dir).context("--model")?),
+        None => None,
+    };
     let (mut report, skipped) = devassert_log::explain_paths_skipping(&logs, Catalog::builtin())?;
     // Said per entry; the rest of the folder was read.
     for s in &skipped {
@@ -62,19 +86,15 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
             inert::line(&s.why)
         ));
     }
+    nothing_read(&report)?;
     if g.format == FormatArg::Human && !g.quiet {
         output::print(header(&report).as_bytes())?;
     }
     let mut opts = output::render_options(g);
     if args.no_source {
         opts.source_root = None;
-    } else if let Some(dir) = &args.source_root {
-        anyhow::ensure!(
-            dir.is_dir(),
-            "{}: --source-root is not a directory",
-            dir.display()
-        );
-        opts.source_root = Some(dir.clone());
+    } else if source_root.is_some() {
+        opts.source_root = source_root;
     }
     // One root for the causes and the snippets: each file read, and counted, once.
     opts.sources = opts
@@ -82,7 +102,7 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         .as_deref()
         .and_then(SourceRoot::new)
         .map(std::rc::Rc::new);
-    establish(&mut report, &args, opts.sources.as_deref())?;
+    establish(&mut report, &args, model.as_ref(), opts.sources.as_deref())?;
     output::emit(&report, g, &opts)?;
     Ok(report.exit_code)
 }
@@ -92,30 +112,24 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
 fn establish(
     report: &mut Report,
     args: &ExplainArgs,
+    model: Option<&ModelDir>,
     sources: Option<&SourceRoot>,
 ) -> anyhow::Result<()> {
-    let model = match &args.model {
-        Some(dir) => Some(ModelDir::read(dir)?),
-        None => None,
-    };
-    let model_findings = model
-        .as_ref()
-        .map(devassert_model::check)
-        .unwrap_or_default();
+    let model_findings = model.map(devassert_model::check).unwrap_or_default();
     let data = if args.data.is_empty() {
         None
     } else {
         let family = report.findings.first().map(|f| f.op_family);
         Some(devassert_scan::scan_paths(
             &args.data,
-            &data_options(args, model.as_ref(), family)?,
+            &data_options(args, model, family)?,
         ))
     };
     crate::establish::establish(
         report,
         &crate::establish::Facts {
             sources,
-            model: model.as_ref(),
+            model,
             model_findings: &model_findings,
             data: data.as_ref(),
         },
@@ -167,6 +181,27 @@ fn data_options(
             m.path.display()
         ),
     }
+}
+
+/// Empty inputs (an empty stdin in CI, a log that was never written) are
+/// not a clean log: "no failure found" would be a false all-clear.
+fn nothing_read(report: &Report) -> anyhow::Result<()> {
+    let inputs = report.inputs.as_deref().unwrap_or_default();
+    if inputs.iter().any(|i| i.bytes > 0) {
+        return Ok(());
+    }
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|i| match i.name.as_str() {
+            "-" => "stdin".to_string(),
+            name => name.to_string(),
+        })
+        .collect();
+    anyhow::bail!(
+        "nothing to explain: {} {} empty (name the log file, or pipe the log in: `… 2>&1 | devassert explain -`)",
+        names.join(", "),
+        if names.len() == 1 { "is" } else { "are" }
+    )
 }
 
 /// One line naming what was read: files, lines, ranks.
