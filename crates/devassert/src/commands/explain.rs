@@ -77,7 +77,9 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         Some(dir) => Some(ModelDir::read(dir).context("--model")?),
         None => None,
     };
+    let started = std::time::Instant::now();
     let (mut report, skipped) = devassert_log::explain_paths_skipping(&logs, Catalog::builtin())?;
+    let seconds = started.elapsed().as_secs_f64();
     // Said per entry; the rest of the folder was read.
     for s in &skipped {
         output::eprint(&format!(
@@ -88,7 +90,11 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     }
     nothing_read(&report)?;
     if g.format == FormatArg::Human && !g.quiet {
-        output::print(header(&report).as_bytes())?;
+        let mut text = header(&report);
+        if g.verbose {
+            text.insert_str(text.len() - 1, &inputs_read(&report, seconds));
+        }
+        output::print(text.as_bytes())?;
     }
     let mut opts = output::render_options(g);
     if args.no_source {
@@ -202,6 +208,25 @@ fn nothing_read(report: &Report) -> anyhow::Result<()> {
         names.join(", "),
         if names.len() == 1 { "is" } else { "are" }
     )
+}
+
+/// `-v`: each input with its size, and how long reading took.
+fn inputs_read(report: &Report, seconds: f64) -> String {
+    let mut out = String::new();
+    let mut bytes = 0;
+    for i in report.inputs.as_deref().unwrap_or_default() {
+        let name = match i.name.as_str() {
+            "-" => "stdin".into(),
+            name => inert::line(name),
+        };
+        out.push_str(&format!("  {name}: {} lines, {} bytes\n", i.lines, i.bytes));
+        bytes += i.bytes;
+    }
+    let mib = bytes as f64 / (1024.0 * 1024.0);
+    out.push_str(&format!(
+        "read and searched in {seconds:.2} s ({mib:.1} MiB)\n"
+    ));
+    out
 }
 
 /// One line naming what was read: files, lines, ranks.
