@@ -83,6 +83,7 @@ fn json(files: &[std::path::PathBuf]) -> (Value, i32) {
         .args(files)
         .output()
         .expect("run devassert");
+    common::assert_contract(&[&out.stdout]);
     (
         serde_json::from_slice(&out.stdout).expect("json"),
         out.status.code().unwrap_or(-1),
