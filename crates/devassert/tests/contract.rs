@@ -351,6 +351,17 @@ fn nothing_readable_is_never_a_clean_result() {
     let out = devassert(&["explain", "empty"], d.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("empty: a directory with no log files"));
+    // Only binary files (a zip checkpoint): no log, not a clean one.
+    let ckpt = d.path().join("ckpt");
+    std::fs::create_dir(&ckpt).expect("mkdir");
+    std::fs::write(ckpt.join("model.pt"), b"PK\x03\x04\x14\x00\x00\x00\x08\x00").expect("write");
+    let out = devassert(&["explain", "ckpt"], d.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("ckpt: a directory with no log files in it (skipped: ckpt/model.pt)"),
+        "{err}"
+    );
     let out = devassert(&["check", "empty"], d.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("not a Hugging Face model directory"));
