@@ -222,6 +222,14 @@ fn inputs_are_checked_before_any_work_starts() {
         !marker.exists(),
         "the child ran before the report path was checked"
     );
+    // A command that cannot start leaves no empty report behind.
+    let report = d.path().join("r.json");
+    let out = devassert(
+        &["run", "--report", "r.json", "--", "/nonexistent/program"],
+        d.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(!report.exists(), "an empty report was left");
 
     // Impossible numbers are refused by the parser, naming the flag.
     let t = tokens(d.path(), "t.bin", &[1]);

@@ -9,6 +9,9 @@ use devassert_model::{DataOptions, ModelDir};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  devassert check ./my-model\n  devassert check ./my-model --data train.arrow --column input_ids --labels-column label\n\nExit status: 1 findings, 0 none (notes only), 2 an input could not be used."
+)]
 pub struct CheckArgs {
     /// A Hugging Face model directory (config.json, tokenizer files, *.safetensors).
     pub model_dir: PathBuf,

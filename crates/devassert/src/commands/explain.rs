@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  devassert explain crash.log\n  devassert explain job.out job.err      # a split Slurm log, read as one crash\n  devassert explain logs/                # a folder of per-rank logs\n  python train.py 2>&1 | devassert explain -"
+    after_help = "Examples:\n  devassert explain crash.log\n  devassert explain job.out job.err      # a split Slurm log, read as one crash\n  devassert explain logs/                # a folder of per-rank logs\n  python train.py 2>&1 | devassert explain -\n\nExit status: 1 a device-side failure found, 0 none, 2 an input could not be used (missing, unreadable, empty, a folder with no log)."
 )]
 pub struct ExplainArgs {
     /// Log files or folders (read recursively) of one crash; `-` or nothing reads stdin.

@@ -84,11 +84,8 @@ impl LevelArg {
 pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     // Opened before the command starts: a report that cannot be written
     // fails now (exit 2), not after a job of hours.
-    let report_file = match &args.report {
-        Some(path) => Some(
-            devassert_run::private::create_file(path)
-                .with_context(|| format!("cannot write the report {}", path.display()))?,
-        ),
+    let mut report_file = match &args.report {
+        Some(path) => Some(PendingReport::create(path)?),
         None => None,
     };
     let dir = GuardDir::create()?;
@@ -172,16 +169,51 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         devassert_run::relativize(&mut report, &cwd);
     }
 
-    if let (Some(path), Some(mut file)) = (&args.report, report_file) {
-        let text = serde_json::to_string_pretty(&report)? + "\n";
-        file.write_all(text.as_bytes())
-            .with_context(|| format!("cannot write the report {}", path.display()))?;
+    if let Some(file) = report_file.as_mut() {
+        file.write(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     }
     print_diagnosis(&report, g, &log_state)?;
     // Dropping the run folder removes the guard's copy; the log and the
     // guard reports stay until the folder is pruned.
     drop(dir);
     Ok(report.exit_code)
+}
+
+/// The `--report` file, created before the command starts and removed again
+/// if the run ends without a report in it (the command could not start):
+/// an empty file would read as a broken report.
+struct PendingReport<'a> {
+    path: &'a Path,
+    file: std::fs::File,
+    written: bool,
+}
+
+impl<'a> PendingReport<'a> {
+    fn create(path: &'a Path) -> anyhow::Result<Self> {
+        let file = devassert_run::private::create_file(path)
+            .with_context(|| format!("cannot write the report {}", path.display()))?;
+        Ok(PendingReport {
+            path,
+            file,
+            written: false,
+        })
+    }
+
+    fn write(&mut self, text: &str) -> anyhow::Result<()> {
+        self.file
+            .write_all(text.as_bytes())
+            .with_context(|| format!("cannot write the report {}", self.path.display()))?;
+        self.written = true;
+        Ok(())
+    }
+}
+
+impl Drop for PendingReport<'_> {
+    fn drop(&mut self) {
+        if !self.written {
+            let _ = std::fs::remove_file(self.path);
+        }
+    }
 }
 
 fn environment(args: &RunArgs, dir: &GuardDir, level: GuardLevel) -> Vec<(OsString, OsString)> {
