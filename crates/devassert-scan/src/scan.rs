@@ -185,6 +185,7 @@ fn location(file: &str, layout: &Layout, storage: u64, value: i64) -> DataLocati
     DataLocation {
         file: Some(file.to_string()),
         index: place.index,
+        document: place.document,
         row: place.row,
         offset: place.offset,
         position: place.position,
@@ -223,38 +224,55 @@ fn scan_part(file: &str, part: Part, opts: &ScanOptions) -> (FileSummary, PartFi
         too_short: 0,
         too_short_places: Vec::new(),
     };
+    // (row, first storage index, length) of each row or sequence.
+    type Spans<'a> = Box<dyn Iterator<Item = (u64, u64, u64)> + 'a>;
+    let spans: Option<Spans> = match &part.layout {
+        Layout::Rows { offsets } => Some(Box::new(
+            offsets
+                .windows(2)
+                .enumerate()
+                .map(|(r, w)| (r as u64, w[0], w[1] - w[0])),
+        )),
+        Layout::Sequences(ix) => Some(Box::new(
+            (0..ix.sequences).map(|s| (s, ix.start(s), ix.length(s))),
+        )),
+        _ => None,
+    };
+    let document = |row: u64| match &part.layout {
+        Layout::Sequences(ix) => ix.document_of(row),
+        _ => None,
+    };
     let (mut rows, mut longest) = (None, None);
-    match &part.layout {
-        Layout::Rows { offsets } => {
-            rows = Some(offsets.len().saturating_sub(1) as u64);
-            let mut best = 0;
-            for (row, w) in offsets.windows(2).enumerate() {
-                let n = w[1] - w[0];
-                best = best.max(n);
-                let loc = || DataLocation {
-                    file: Some(file.to_string()),
-                    index: w[0],
-                    row: Some(row as u64),
-                    value: Some(Scalar::Int(n as i64)),
-                    ..DataLocation::default()
-                };
-                if opts.max_len.is_some_and(|m| n > m) {
-                    pf.too_long += 1;
-                    if pf.too_long_places.len() < opts.limit {
-                        pf.too_long_places.push(loc());
-                    }
-                }
-                if opts.min_len.is_some_and(|m| n < m) {
-                    pf.too_short += 1;
-                    if pf.too_short_places.len() < opts.limit {
-                        pf.too_short_places.push(loc());
-                    }
+    if let Some(spans) = spans {
+        let (mut count, mut best) = (0, 0);
+        for (row, start, n) in spans {
+            count += 1;
+            best = best.max(n);
+            let loc = || DataLocation {
+                file: Some(file.to_string()),
+                index: start,
+                document: document(row),
+                row: Some(row),
+                value: Some(Scalar::Int(n as i64)),
+                ..DataLocation::default()
+            };
+            if opts.max_len.is_some_and(|m| n > m) {
+                pf.too_long += 1;
+                if pf.too_long_places.len() < opts.limit {
+                    pf.too_long_places.push(loc());
                 }
             }
-            longest = Some(best);
+            if opts.min_len.is_some_and(|m| n < m) {
+                pf.too_short += 1;
+                if pf.too_short_places.len() < opts.limit {
+                    pf.too_short_places.push(loc());
+                }
+            }
         }
-        Layout::Scalars => rows = Some(r.scanned),
-        _ => {}
+        rows = Some(count);
+        longest = Some(best);
+    } else if part.layout == Layout::Scalars {
+        rows = Some(r.scanned);
     }
     let summary = FileSummary {
         file: file.to_string(),

@@ -9,6 +9,7 @@ use clap::Args;
 use devassert_core::render::inert;
 use devassert_core::{Command, Report};
 use devassert_scan::formats::FORMATS;
+use devassert_scan::options::DTYPES;
 use devassert_scan::{Bounds, Dtype, InputFormat, Progress, ScanOptions, Shard, Target};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -23,6 +24,14 @@ fn input_format_parser() -> impl TypedValueParser<Value = InputFormat> {
         .iter()
         .map(|f| PossibleValue::new(f.name).aliases(f.aliases.iter().copied()));
     PossibleValuesParser::new(values).try_map(|s| s.parse::<InputFormat>())
+}
+
+/// `--dtype`'s values from the dtype table; the numpy spellings are aliases.
+fn dtype_parser() -> impl TypedValueParser<Value = Dtype> {
+    let values = DTYPES
+        .iter()
+        .map(|d| PossibleValue::new(d.name).alias(d.numpy));
+    PossibleValuesParser::new(values).try_map(|s| s.parse::<Dtype>())
 }
 
 #[derive(Args, Debug)]
@@ -54,9 +63,10 @@ pub struct ScanArgs {
     /// Tensor (safetensors) or member (npz) to scan; all integer ones by default.
     #[arg(long, value_name = "NAME")]
     pub tensor: Option<String>,
-    /// Element type of raw token files.
-    #[arg(long, value_name = "TYPE", default_value = "u16")]
-    pub dtype: Dtype,
+    /// Element type of raw token files (default u16; numpy names such as int32
+    /// work too). A Megatron .bin takes it from the .idx beside it.
+    #[arg(long, value_name = "TYPE", ignore_case = true, value_parser = dtype_parser())]
+    pub dtype: Option<Dtype>,
     /// Format of files that neither content nor extension identify.
     #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = input_format_parser())]
     pub input_format: Option<InputFormat>,
@@ -131,7 +141,7 @@ fn options(args: &ScanArgs) -> anyhow::Result<ScanOptions> {
         ignore,
         column: args.column.clone(),
         tensor: args.tensor.clone(),
-        dtype: Some(args.dtype),
+        dtype: args.dtype,
         input_format: args.input_format,
         min_len: args.min_len,
         max_len: args.max_len,
