@@ -8,6 +8,7 @@ use crate::kernel;
 use crate::options::{Dtype, InputFormat, ScanOptions, Target};
 use crate::values::{Bytes, Data, Layout, Part};
 use crate::walk;
+use crate::width;
 use devassert_core::{Command, DataLocation, Report, Scalar, ScanBound, ScanRun, ScanSection};
 use devassert_core::{FileError, FileSummary};
 use rayon::prelude::*;
@@ -195,6 +196,20 @@ fn location(file: &str, layout: &Layout, storage: u64, value: i64) -> DataLocati
 
 fn scan_part(file: &str, part: Part, opts: &ScanOptions) -> (FileSummary, PartFindings) {
     let dtype = part.data.dtype();
+    // Read as u16 only because no --dtype was given: say so when the bytes
+    // look like wider integers (a Megatron .bin without its .idx).
+    let wider = match &part.data {
+        Data::Values(v)
+            if part.format == InputFormat::Raw && opts.dtype.is_none() && dtype == Dtype::U16 =>
+        {
+            width::wider_than_u16(v.raw())
+        }
+        _ => None,
+    };
+    let wrapped_u16 = opts.target == Target::Tokens
+        && dtype == Dtype::U16
+        && opts.bounds.high > 65536
+        && wider.is_none();
     let r = match part.data {
         Data::Values(v) => kernel::scan(&v, opts.bounds, &opts.ignore, opts.limit),
         Data::Scanned { result, .. } => result,
@@ -209,8 +224,6 @@ fn scan_part(file: &str, part: Part, opts: &ScanOptions) -> (FileSummary, PartFi
         .iter()
         .map(|&(i, v)| location(file, &part.layout, i, v))
         .collect();
-    let wrapped_u16 =
-        opts.target == Target::Tokens && dtype == Dtype::U16 && opts.bounds.high > 65536;
 
     let mut pf = PartFindings {
         file: file.to_string(),
@@ -219,6 +232,7 @@ fn scan_part(file: &str, part: Part, opts: &ScanOptions) -> (FileSummary, PartFi
         bad_values: r.bad_values,
         places,
         wrapped_u16,
+        wider,
         too_long: 0,
         too_long_places: Vec::new(),
         too_short: 0,

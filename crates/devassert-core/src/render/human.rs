@@ -195,6 +195,10 @@ fn finding(
             (None, _, Some(r), None) => {
                 let _ = write!(s, "row {r}");
             }
+            // A finding about a whole file (its dtype) names no place in it.
+            _ if l.value.is_none() && l.index == 0 && l.file.is_some() => {
+                s.truncate(s.trim_end().len());
+            }
             _ => {
                 let _ = write!(s, "index {}", l.index);
             }
