@@ -219,7 +219,7 @@ impl SeqIndex {
             at += n as u64;
             if at.checked_mul(index.item).is_none_or(|b| b > bin_len) {
                 return Err(format!(
-                    "sequences 0..={s} hold more tokens than the .bin's {bin_len} bytes"
+                    "sequences 0..={s} need more than the .bin's {bin_len} bytes: the .bin is truncated, or not this index's"
                 ));
             }
         }
@@ -288,5 +288,120 @@ impl Reader for Megatron {
             layout: Layout::Sequences(Arc::new(index)),
             shape,
         }])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// An index as `_IndexWriter` writes it.
+    fn index(code: u8, lengths: &[i32], docs: &[i64]) -> Vec<u8> {
+        let item = dtype_of(code).map_or(8, |d| d.size() as i64);
+        let mut b = MAGIC.to_vec();
+        b.extend(1u64.to_le_bytes());
+        b.push(code);
+        b.extend((lengths.len() as u64).to_le_bytes());
+        b.extend((docs.len() as u64).to_le_bytes());
+        lengths.iter().for_each(|l| b.extend(l.to_le_bytes()));
+        let mut at = 0i64;
+        for l in lengths {
+            b.extend(at.to_le_bytes());
+            at += i64::from(*l) * item;
+        }
+        docs.iter().for_each(|d| b.extend(d.to_le_bytes()));
+        b
+    }
+
+    fn open(idx: &[u8], bin_len: u64) -> std::result::Result<(SeqIndex, Dtype, u64), String> {
+        let d = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let p = d.path().join("x.idx");
+        std::fs::write(&p, idx).map_err(|e| e.to_string())?;
+        SeqIndex::open(&p, bin_len)
+    }
+
+    #[test]
+    fn places_name_the_document_sequence_and_token() {
+        // Documents [seq 0, 1], [seq 2 (empty), 3], [seq 4]; int32 tokens.
+        let (ix, dtype, tokens) = open(&index(4, &[3, 2, 0, 4, 1], &[0, 2, 4, 5]), 40).unwrap();
+        assert_eq!((dtype, tokens), (Dtype::I32, 10));
+        assert_eq!(ix.place(0), (Some(0), 0, 0));
+        assert_eq!(ix.place(4), (Some(0), 1, 1));
+        // The empty sequence 2 holds no token: token 5 is sequence 3's first.
+        assert_eq!(ix.place(5), (Some(1), 3, 0));
+        assert_eq!(ix.place(9), (Some(2), 4, 0));
+        assert_eq!(ix.document_of(2), Some(1));
+    }
+
+    #[test]
+    fn an_index_that_disagrees_with_itself_or_the_data_says_how() {
+        let good = index(8, &[2, 3], &[0, 1, 2]);
+        assert!(open(&good, 10).is_ok());
+        let cases: Vec<(Vec<u8>, u64, &str)> = vec![
+            (good[..good.len() - 1].to_vec(), 10, "truncated"),
+            (good.clone(), 12, "the .bin holds 12 bytes"),
+            (good.clone(), 8, "need more than the .bin's 8 bytes"),
+            (index(6, &[2], &[0, 1]), 16, "float64"),
+            (index(9, &[2], &[0, 1]), 16, "dtype code 9"),
+            (index(8, &[-2, 3], &[0, 2]), 2, "negative length"),
+            (index(8, &[2, 3], &[0, 2, 1]), 10, "not ascending"),
+            (index(8, &[2, 3], &[0, 3]), 10, "not ascending"),
+            (
+                {
+                    let mut b = good.clone();
+                    b[9] = 2;
+                    b
+                },
+                10,
+                "version 2",
+            ),
+            (
+                {
+                    // Sequence 1 said to start inside sequence 0.
+                    let mut b = good.clone();
+                    b[HEADER + 8 + 8] = 1;
+                    b
+                },
+                10,
+                "sequence 1 starts at byte 1",
+            ),
+            (
+                {
+                    let mut b = good.clone();
+                    b[18..26].copy_from_slice(&u64::MAX.to_le_bytes());
+                    b
+                },
+                10,
+                "overflows",
+            ),
+        ];
+        for (bytes, bin_len, want) in cases {
+            let e = open(&bytes, bin_len).err().unwrap_or_default();
+            assert!(e.contains(want), "want {want:?}, got {e:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_index_bytes_are_an_answer_not_a_panic(
+            flips in proptest::collection::vec((0usize..200, any::<u8>()), 0..6),
+            cut in 0usize..200,
+            bin_len in 0u64..64,
+        ) {
+            let mut b = index(4, &[2, 0, 5, 1], &[0, 2, 4]);
+            for (at, v) in flips {
+                if let Some(x) = b.get_mut(at) {
+                    *x = v;
+                }
+            }
+            b.truncate(cut.max(b.len() / 2));
+            if let Ok((ix, _, tokens)) = open(&b, bin_len) {
+                for t in 0..tokens {
+                    let (_, s, tok) = ix.place(t);
+                    prop_assert!(s < ix.sequences && tok < tokens);
+                }
+            }
+        }
     }
 }

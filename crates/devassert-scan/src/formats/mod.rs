@@ -102,17 +102,6 @@ pub const FORMATS: &[Spec] = &[
         file_extension: "bin",
         ..spec(InputFormat::LlmC, "llm.c", &["llmc"], &[], &raw::LlmC)
     },
-    // Told by the `.idx` beside the `.bin` (`megatron::companion`).
-    Spec {
-        file_extension: "bin",
-        ..spec(
-            InputFormat::Megatron,
-            "megatron",
-            &["mmidx", "indexed"],
-            &[],
-            &megatron::Megatron,
-        )
-    },
     spec(InputFormat::Npy, "npy", &[], &["npy"], &npy::Npy),
     spec(InputFormat::Npz, "npz", &[], &["npz"], &npz::Npz),
     spec(
@@ -170,6 +159,18 @@ pub const FORMATS: &[Spec] = &[
         &csv::Csv { delimiter: b'\t' },
     ),
     spec(InputFormat::Png, "png", &[], &["png"], &png::Png),
+    // Told by the `.idx` beside the `.bin` (`megatron::companion`). Last, so
+    // the fuzz regressions' format selectors keep their meaning.
+    Spec {
+        file_extension: "bin",
+        ..spec(
+            InputFormat::Megatron,
+            "megatron",
+            &["mmidx", "indexed"],
+            &[],
+            &megatron::Megatron,
+        )
+    },
 ];
 
 impl InputFormat {
