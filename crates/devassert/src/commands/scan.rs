@@ -1,7 +1,7 @@
 //! `devassert scan`: out-of-range token ids and labels in data files, and
 //! `--merge` of shard reports.
 
-use crate::global::Global;
+use crate::global::{FormatArg, Global};
 use crate::output;
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -178,7 +178,9 @@ fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} is too large"))
 }
 
-/// A bar on stderr, shown only on a terminal once the scan has run a moment.
+/// A bar on stderr by bytes, with rate and ETA, shown only on a terminal once
+/// the scan has run a moment. It moves as each 1 MiB chunk is read, so one
+/// large file shows progress too.
 struct Bar {
     bar: OnceLock<ProgressBar>,
     since: Instant,
@@ -189,12 +191,12 @@ struct Bar {
 impl Progress for Bar {
     fn start(&self, files: u64, bytes: u64) {
         let bar = ProgressBar::with_draw_target(Some(bytes), ProgressDrawTarget::hidden());
-        if let Ok(style) =
-            ProgressStyle::with_template("{bar:40} {binary_bytes}/{binary_total_bytes} {msg}")
-        {
+        if let Ok(style) = ProgressStyle::with_template(
+            "{bar:30} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}",
+        ) {
             bar.set_style(style);
         }
-        bar.set_message(format!("{files} files"));
+        bar.set_message(format!("{files} file{}", if files == 1 { "" } else { "s" }));
         let _ = self.bar.set(bar);
     }
     fn advance(&self, bytes: u64) {
@@ -243,7 +245,8 @@ pub fn run(args: ScanArgs, g: &Global) -> anyhow::Result<i32> {
             bar: OnceLock::new(),
             since: Instant::now(),
             shown: AtomicBool::new(false),
-            enabled: std::io::stderr().is_terminal() && !g.quiet,
+            // Only for a person at a terminal: never beside machine output.
+            enabled: std::io::stderr().is_terminal() && !g.quiet && g.format == FormatArg::Human,
         };
         devassert_scan::scan_paths_with(&args.paths, &opts, &bar)
     };
