@@ -286,9 +286,11 @@ fn hostile_and_broken_directories_are_clear_errors() {
 
     let e = check_err(&d.path().join("no-such-model"));
     assert!(
-        e.contains("no-such-model") && e.contains("not a directory"),
+        e.contains("no-such-model") && e.contains("no such file or directory"),
         "{e}"
     );
+    let e = check_err(&d.path().join("config.json"));
+    assert!(e.contains("config.json: not a directory"), "{e}");
 
     let empty = tempfile::tempdir().unwrap();
     let e = check_err(empty.path());
