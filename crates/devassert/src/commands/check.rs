@@ -10,7 +10,8 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// A Hugging Face model directory (config.json, tokenizer files, *.safetensors).
+    /// A Hugging Face model directory (config.json, tokenizer files, *.safetensors),
+    /// or a Hub id (org/name[@rev]) or cache folder, read from the local cache only.
     pub model_dir: PathBuf,
     /// Data files or folders to scan against the model's bounds: ids < embedding rows, lengths <= usable positions.
     #[arg(long, num_args = 1.., value_name = "PATH")]
