@@ -34,7 +34,9 @@ pub const MAGIC: &[u8; 9] = b"MMIDIDX\x00\x00";
 const HEADER: usize = 9 + 8 + 1 + 8 + 8;
 
 /// The `.idx` that makes `bin` a Megatron dataset: the same name with
-/// `.idx`, when it exists and starts with the magic.
+/// `.idx`, when it exists and starts with the magic. One that is a link out
+/// of the `.bin`'s folder is not opened: it counts, so that the reader
+/// reports it instead of the `.bin` being read as raw tokens.
 pub fn companion(bin: &Path) -> Option<PathBuf> {
     if !bin
         .extension()
@@ -43,6 +45,9 @@ pub fn companion(bin: &Path) -> Option<PathBuf> {
         return None;
     }
     let idx = bin.with_extension("idx");
+    if idx.symlink_metadata().ok()?.file_type().is_symlink() && inside_check(bin, &idx).is_err() {
+        return Some(idx);
+    }
     let mut head = [0u8; 9];
     let mut f = std::fs::File::open(&idx).ok()?;
     std::io::Read::read_exact(&mut f, &mut head).ok()?;
@@ -245,6 +250,16 @@ impl SeqIndex {
     }
 }
 
+/// The index is read as part of the .bin's dataset: a link from it that
+/// leaves the .bin's folder is not followed.
+fn inside_check(bin: &Path, idx: &Path) -> std::result::Result<(), String> {
+    let folder = match bin.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Inside::new(folder).map_err(|e| e.to_string())?.check(idx)
+}
+
 pub struct Megatron;
 
 impl Reader for Megatron {
@@ -259,16 +274,7 @@ impl Reader for Megatron {
                 "a Megatron dataset needs its index {name} beside the .bin, and there is none"
             )));
         }
-        // The index is read as part of the .bin's dataset: a link from it
-        // that leaves the .bin's folder is not followed.
-        let folder = match input.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        Inside::new(folder)
-            .map_err(|e| bad(format!("{name}: {e}")))?
-            .check(&idx)
-            .map_err(|why| bad(format!("{name}: {why}")))?;
+        inside_check(input.path, &idx).map_err(|why| bad(format!("{name}: {why}")))?;
         let (index, dtype, tokens) = SeqIndex::open(&idx, input.data().len() as u64)
             .map_err(|why| bad(format!("{name}: {why}")))?;
         let tokens = usize::try_from(tokens).map_err(|_| bad("too many tokens"))?;
