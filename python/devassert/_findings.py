@@ -45,8 +45,7 @@ def finding(rule, severity, cause_=None, evidence=None, fixes=(), values=(), cou
     }
     if count is not None:
         out["count"] = count
-    if bound is not None:
-        out["bound"] = bound
+    out["bound"] = bound
     out["causes"] = [cause_] if cause_ else []
     out["fixes"] = list(fixes)
     return out

@@ -83,6 +83,16 @@ class HFTrainer(unittest.TestCase):
         (f,) = raised.exception.report.errors
         self.assertEqual((f["evidence"]["data"], f["samples"]), ("eval_dataset[dev]", [{"dataset_index": 7}]))
 
+    def test_torch_dataset_is_drawn_through_the_trainers_loader(self):
+        enc = self.tok(SENTENCES)
+        rows = [{"input_ids": enc["input_ids"][i], "attention_mask": enc["attention_mask"][i], "labels": 4 if i == 6 else i % 3} for i in range(len(SENTENCES))]
+        t, steps = self.trainer(rows, self.Callback())
+        with self.assertRaises(devassert.PreflightError) as raised:
+            t.train()
+        (f,) = raised.exception.report.errors
+        self.assertEqual((f["rule"], f["evidence"]["column"], f["samples"]), ("DA201", "labels", [{"dataset_index": 6}]))
+        self.assertEqual(steps.levels, [])
+
     def test_warn_only_logs_and_trains(self):
         self.tok.add_tokens(["<unused>"])  # an error preflight finds; no batch holds the token
         cb = self.Callback(warn_only=True)

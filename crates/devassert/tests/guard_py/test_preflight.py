@@ -300,6 +300,25 @@ class ArraysAndLoaders(unittest.TestCase):
         self.assertEqual(f["samples"], [{"dataset_index": 6}])
 
 
+class NoBinary(unittest.TestCase):
+    def test_data_to_scan_without_the_binary_says_what_is_missing(self):
+        import subprocess
+        import sys
+
+        code = (
+            "import numpy as np, devassert\n"
+            "assert devassert.preflight(data=np.array([0, 1]), num_classes=3).ok  # clean: nothing to scan\n"
+            "try:\n"
+            "    devassert.preflight(data=np.array([0, 7]), num_classes=3)\n"
+            "except RuntimeError as e:\n"
+            "    print(e)\n"
+        )
+        env = dict(os.environ, PATH=os.path.dirname(sys.executable))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("the devassert binary is not installed", out.stdout)
+
+
 class Report(unittest.TestCase):
     def test_contract_envelope_and_renderings(self):
         tok = gpt2_tokenizer()
