@@ -104,9 +104,12 @@ def screen(flat, low, high, ignore, max_len):
     row is longer than max_len: one min and one max over the values."""
     import numpy as np
 
-    v = flat.values
     if max_len is not None and flat.offsets is not None and flat.rows and int(np.diff(flat.offsets).max()) > max_len:
         return True
+    return _outside(flat.values, low, high, ignore)
+
+
+def _outside(v, low, high, ignore):
     if not v.size:
         return False
     lo, hi = v.min(), v.max()
@@ -151,6 +154,44 @@ def _int_type(t):
     while _is_list(t):
         t = t.value_type
     return pa.types.is_integer(t)
+
+
+class ArrowColumn:
+    """A pyarrow column screened chunk by chunk where it lies (no copy of the
+    column: an in-memory Dataset's table has one chunk per written batch);
+    made a Flat (one copy) only when a scan must name its bad rows."""
+
+    def __init__(self, column):
+        import pyarrow as pa
+
+        self.column = column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column])
+        self.rows = len(self.column)
+
+    def screen(self, low, high, ignore, max_len):
+        import pyarrow.compute as pc
+
+        for chunk in self.column.chunks:
+            if _is_list(chunk.type):
+                if _is_list(chunk.type.value_type):  # nested: per row, as a Flat
+                    if screen(flat_from_arrow(chunk), low, high, ignore, max_len):
+                        return True
+                    continue
+                if max_len is not None and len(chunk) and (pc.max(pc.list_value_length(chunk)).as_py() or 0) > max_len:
+                    return True
+                values = pc.list_flatten(chunk)
+            else:
+                values = chunk
+            if _outside(_ints(values), low, high, ignore):
+                return True
+        return False
+
+    def values_count(self):
+        import pyarrow.compute as pc
+
+        return sum(len(pc.list_flatten(c)) if _is_list(c.type) else len(c) for c in self.column.chunks)
+
+    def flat(self):
+        return flat_from_arrow(self.column)
 
 
 def _is_list(t):
@@ -467,8 +508,13 @@ def _memory_jobs(columns, name, bounds, tmp, summary):
         if role is None:
             continue
         low, high, ignore, max_len = bounds.limits(column, role)
-        bad = screen(flat, low, high, ignore, max_len)
-        checked[column] = {"rows": flat.rows, "values": int(flat.values.size), "out_of_range": bad}
+        if isinstance(flat, ArrowColumn):
+            bad = flat.screen(low, high, ignore, max_len)
+            checked[column] = {"rows": flat.rows, "values": flat.values_count(), "out_of_range": bad}
+            flat = flat.flat() if bad else flat
+        else:
+            bad = screen(flat, low, high, ignore, max_len)
+            checked[column] = {"rows": flat.rows, "values": int(flat.values.size), "out_of_range": bad}
         if bad:
             path = write_arrow(flat, column, tmp)
             jobs.append(Job(name, column, role, [path], bounds.flags(column, role), flat=flat, temp=True))
@@ -512,7 +558,7 @@ def _hf_jobs(ds, name, bounds, tmp, summary):
         summary.setdefault("columns", {})[column] = {"read": "in place", "files": len(paths)}
     if memory:
         table = ds.data.table if ds._indices is None else ds.data.table.take(ds._indices.column(0))
-        flats = {c: flat_from_arrow(table.column(c)) for c in memory}
+        flats = {c: ArrowColumn(table.column(c)) for c in memory}
         part = {}
         jobs += _memory_jobs(flats, name, bounds, tmp, part)
         summary.setdefault("columns", {}).update({c: dict(v, read="screened in memory") for c, v in part.get("columns", {}).items()})
