@@ -38,7 +38,7 @@ import pyarrow as pa
 
 import datasets
 import devassert
-from devassert import _preflight_data, _scanner
+from devassert import _preflight_columns, _scanner
 
 VOCAB = 50257
 
@@ -142,9 +142,9 @@ def main():
     assert r.ok and r.data[0]["read"] == "screened in memory", r.data
 
     def write_and_scan():
-        flat = _preflight_data.flat_from_arrow(mem.data.table.column("input_ids"))
+        flat = _preflight_columns.flat_from_arrow(mem.data.table.column("input_ids"))
         with tempfile.TemporaryDirectory() as tmp:
-            path = _preflight_data.write_arrow(flat, "input_ids", tmp)
+            path = _preflight_columns.write_arrow(flat, "input_ids", tmp)
             return _scanner.scan_all([([path], ["--vocab", str(VOCAB), "--max-len", "256", "--column", "input_ids"])])
 
     t_write, _ = best(write_and_scan, args.runs)

@@ -17,12 +17,12 @@ A row found bad is named by its dataset sample (the index ``dataset[i]``
 takes) and column.
 """
 
-import os
-import random
 import tempfile
 import time
 
-from . import _scanner
+from . import _preflight_columns as _columns
+from . import _preflight_loaders, _scanner
+from ._preflight_columns import ArrowColumn, flat_from_array, integer, screen, write_arrow
 
 # Columns and what they index.
 TOKENS, TYPES, LABELS = "tokens", "types", "labels"
@@ -77,169 +77,6 @@ class Bounds:
         if role == TYPES:
             return 0, self.types, None, None
         return 0, self.labels, self.ignore_index, None
-
-
-# --- one column held in memory -------------------------------------------------------
-
-
-class Flat:
-    """A column as numpy: `values` (1-D), `offsets` (row i is
-    values[offsets[i]:offsets[i+1]]; None when each row is one value) and,
-    per row, `samples` (dataset index, -1 unknown) and `batches` (batch
-    number and row inside it, for loaders), or None when row == sample."""
-
-    def __init__(self, values, offsets=None, samples=None, batches=None):
-        self.values = values
-        self.offsets = offsets
-        self.samples = samples
-        self.batches = batches
-
-    @property
-    def rows(self):
-        return len(self.offsets) - 1 if self.offsets is not None else len(self.values)
-
-
-def screen(flat, low, high, ignore, max_len):
-    """Whether some value lies outside [low, high) (ignore excepted) or some
-    row is longer than max_len: one min and one max over the values."""
-    import numpy as np
-
-    if max_len is not None and flat.offsets is not None and flat.rows and int(np.diff(flat.offsets).max()) > max_len:
-        return True
-    return _outside(flat.values, low, high, ignore)
-
-
-def _outside(v, low, high, ignore):
-    if not v.size:
-        return False
-    lo, hi = v.min(), v.max()
-    if ignore is not None and ((lo < low and lo <= ignore) or (hi >= high and hi >= ignore)):
-        kept = v[v != ignore]  # only when a sentinel sits at an end
-        if not kept.size:
-            return False
-        lo, hi = kept.min(), kept.max()
-    return bool(lo < low or hi >= high)
-
-
-def flat_from_arrow(column):
-    """A pyarrow (chunked) integer or list<integer> column as a Flat, without
-    copying the values of a one-level list column."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if not _is_list(arr.type):
-        return Flat(_ints(arr))
-    level = pc.list_flatten(arr)
-    if not _is_list(level.type):
-        lengths = pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False)
-        values = _ints(level)
-    else:  # nested (masks as lists of rows): each value's row, level by level
-        rows = pc.list_parent_indices(arr).to_numpy(zero_copy_only=False)
-        while _is_list(level.type):
-            rows = rows[pc.list_parent_indices(level).to_numpy(zero_copy_only=False)]
-            level = pc.list_flatten(level)
-        values = _ints(level)
-        lengths = np.bincount(rows, minlength=len(arr))
-    offsets = np.zeros(len(arr) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    return Flat(values, offsets)
-
-
-def _int_type(t):
-    """Whether an Arrow type is an integer or (nested) list of integers."""
-    import pyarrow as pa
-
-    while _is_list(t):
-        t = t.value_type
-    return pa.types.is_integer(t)
-
-
-class ArrowColumn:
-    """A pyarrow column screened chunk by chunk where it lies (no copy of the
-    column: an in-memory Dataset's table has one chunk per written batch);
-    made a Flat (one copy) only when a scan must name its bad rows."""
-
-    def __init__(self, column):
-        import pyarrow as pa
-
-        self.column = column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column])
-        self.rows = len(self.column)
-
-    def screen(self, low, high, ignore, max_len):
-        import pyarrow.compute as pc
-
-        for chunk in self.column.chunks:
-            if _is_list(chunk.type):
-                if _is_list(chunk.type.value_type):  # nested: per row, as a Flat
-                    if screen(flat_from_arrow(chunk), low, high, ignore, max_len):
-                        return True
-                    continue
-                if max_len is not None and len(chunk) and (pc.max(pc.list_value_length(chunk)).as_py() or 0) > max_len:
-                    return True
-                values = pc.list_flatten(chunk)
-            else:
-                values = chunk
-            if _outside(_ints(values), low, high, ignore):
-                return True
-        return False
-
-    def values_count(self):
-        import pyarrow.compute as pc
-
-        return sum(len(pc.list_flatten(c)) if _is_list(c.type) else len(c) for c in self.column.chunks)
-
-    def flat(self):
-        return flat_from_arrow(self.column)
-
-
-def _is_list(t):
-    import pyarrow as pa
-
-    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
-
-
-def _ints(arr):
-    import pyarrow.compute as pc
-
-    if arr.null_count:
-        arr = pc.drop_null(arr)
-    return arr.to_numpy(zero_copy_only=False)
-
-
-def flat_from_array(a):
-    """A numpy array or tensor: one row per first-axis entry, the rest of each
-    row flattened (a [N, L] batch of ids has rows of L)."""
-    import numpy as np
-
-    a = _numpy(a)
-    if a.ndim == 0:
-        a = a.reshape(1)
-    if a.ndim == 1:
-        return Flat(a)
-    width = int(np.prod(a.shape[1:]))
-    return Flat(a.reshape(-1), np.arange(0, a.shape[0] * width + 1, max(width, 1), dtype=np.int64)[: a.shape[0] + 1] if width else np.zeros(a.shape[0] + 1, dtype=np.int64))
-
-
-def _numpy(a):
-    import numpy as np
-
-    if hasattr(a, "detach") and hasattr(a, "cpu"):  # a tensor
-        return a.detach().cpu().numpy()
-    return np.asarray(a)
-
-
-def integer(a):
-    """Whether an array / tensor holds integers (ids and labels do)."""
-    import numpy as np
-
-    dtype = getattr(a, "dtype", None)
-    if dtype is None:
-        return False
-    if hasattr(a, "is_floating_point"):  # torch
-        return not a.is_floating_point() and not a.is_complex() and str(dtype) != "torch.bool"
-    return np.issubdtype(dtype, np.integer)
 
 
 # --- scanning, and naming samples --------------------------------------------------------
@@ -346,25 +183,6 @@ def _rules_causes(rule):
     return RULES[rule]["causes"]
 
 
-def write_arrow(flat, column, directory):
-    """A temporary Arrow file holding one column, for the scanner."""
-    import numpy as np
-    import pyarrow as pa
-
-    values = pa.array(flat.values)
-    if flat.offsets is None:
-        arr = values
-    elif flat.offsets[-1] < 2**31:
-        arr = pa.ListArray.from_arrays(pa.array(flat.offsets.astype(np.int32)), values)
-    else:
-        arr = pa.LargeListArray.from_arrays(pa.array(flat.offsets), values)
-    table = pa.table({column: arr})
-    path = os.path.join(directory, f"{len(os.listdir(directory))}-{column}.arrow")
-    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
-        w.write_table(table)
-    return path
-
-
 # --- the sources ---------------------------------------------------------------------------
 
 
@@ -438,19 +256,19 @@ def _is_torch_dataset(x):
 
 
 def _is_array(x):
-    return hasattr(x, "dtype") and hasattr(x, "shape")
+    return _columns.is_array(x)
 
 
 def _jobs(source, name, bounds, max_rows, tmp, summary, out):
     if _is_hf_dataset(source):
         return _hf_jobs(source, name, bounds, tmp, summary)
     if _is_loader(source):
-        return _memory_jobs(_loader_columns(source, max_rows, summary), name, bounds, tmp, summary)
+        return _memory_jobs(_preflight_loaders.loader_columns(source, max_rows, summary), name, bounds, tmp, summary)
     if _is_torch_dataset(source):
         from torch.utils.data import DataLoader
 
         loader = DataLoader(source, batch_size=None, shuffle=False)
-        return _memory_jobs(_loader_columns(loader, max_rows, summary), name, bounds, tmp, summary)
+        return _memory_jobs(_preflight_loaders.loader_columns(loader, max_rows, summary), name, bounds, tmp, summary)
     if _is_array(source):
         role_name = _bare_array_column(bounds)
         if role_name is None:
@@ -469,7 +287,7 @@ def _jobs(source, name, bounds, max_rows, tmp, summary, out):
             if _is_array(v) and integer(v):
                 columns[str(key)] = flat_from_array(v)
             elif isinstance(v, (list, tuple)):
-                columns[str(key)] = _flat_from_lists(v)
+                columns[str(key)] = _columns.flat_from_lists(v)
         summary["rows"] = max((c.rows for c in columns.values()), default=0)
         return _memory_jobs(columns, name, bounds, tmp, summary)
     raise TypeError(
@@ -485,18 +303,6 @@ def _bare_array_column(bounds):
     if bounds.labels is not None:
         return bounds.label_key
     return None
-
-
-def _flat_from_lists(v):
-    import pyarrow as pa
-
-    try:
-        arr = pa.array(v)
-        if not _int_type(arr.type):
-            raise TypeError(f"devassert.preflight: a column given as a list holds {arr.type}, not integers")
-        return flat_from_arrow(arr)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
-        raise TypeError(f"devassert.preflight: a column given as a list must hold integers or lists of them: {e}") from None
 
 
 def _memory_jobs(columns, name, bounds, tmp, summary):
@@ -530,7 +336,7 @@ def _hf_jobs(ds, name, bounds, tmp, summary):
     summary["rows"] = len(ds)
     names = list(ds.column_names)
     schema = ds.data.schema
-    columns = [c for c in names if bounds.role(c, names) and _int_type(schema.field(c).type)]
+    columns = [c for c in names if bounds.role(c, names) and _columns.int_type(schema.field(c).type)]
     jobs = []
     memory = []
     for column in columns:
@@ -594,135 +400,3 @@ def _whole_files(ds, column):
     if len(set(paths)) != len(paths) or not paths:
         return None
     return out
-
-
-# --- loaders ---------------------------------------------------------------------------
-
-
-def _loader_columns(loader, max_rows, summary):
-    """Draw batches as the loader would (its sampler, its dataset, its
-    collate_fn) up to max_rows samples, in this process, with the random
-    state restored after (the run's shuffle order stays what it was)."""
-    import numpy as np
-    import torch
-    from torch.utils.data import IterableDataset
-
-    parts = {}
-    rows = 0
-    state = (torch.random.get_rng_state(), random.getstate(), np.random.get_state())
-    truncated = False
-    try:
-        for b, (indices, batch) in enumerate(_batches(loader, isinstance(loader.dataset, IterableDataset))):
-            got = _batch_columns(batch)
-            n = max((f.rows for f in got.values()), default=0)
-            for column, flat in got.items():
-                samples = np.asarray(indices if indices is not None and len(indices) == flat.rows else [-1] * flat.rows, dtype=np.int64)
-                where = np.stack([np.full(flat.rows, b), np.arange(flat.rows)], axis=1)
-                parts.setdefault(column, []).append((flat, samples, where))
-            rows += n
-            if max_rows is not None and rows >= max_rows:
-                truncated = True
-                break
-    finally:
-        torch.random.set_rng_state(state[0])
-        random.setstate(state[1])
-        np.random.set_state(state[2])
-    summary["rows"] = rows
-    try:
-        total = len(loader.dataset)
-    except TypeError:
-        total = None
-    summary["rows_total"] = total
-    if truncated and total != rows:
-        summary["partial"] = f"the first {rows} samples drawn (max_rows={max_rows})"
-    return {c: _concat(p) for c, p in parts.items()}
-
-
-def _batches(loader, iterable):
-    """(sampler indices or None, collated batch) in the loader's order."""
-    if iterable:
-        for batch in loader:
-            yield None, batch
-        return
-    ds = loader.dataset
-    getitems = getattr(ds, "__getitems__", None)
-    if loader.batch_sampler is not None:
-        for idx in loader.batch_sampler:
-            idx = [int(i) for i in idx]
-            items = getitems(idx) if getitems is not None else [ds[i] for i in idx]
-            yield idx, loader.collate_fn(items)
-    else:  # batch_size=None: each sample is its own (uncollated) row
-        for i in loader.sampler:
-            yield [int(i)], _as_batch_of_one(loader.collate_fn(ds[i]))
-
-
-def _as_batch_of_one(sample):
-    """An uncollated sample as a batch of one row."""
-    if _is_array(sample):
-        return sample[None]
-    if hasattr(sample, "keys"):
-        return {k: _as_batch_of_one(sample[k]) for k in sample.keys()}
-    if isinstance(sample, tuple):
-        return tuple(_as_batch_of_one(v) for v in sample)
-    if isinstance(sample, list) and all(isinstance(v, int) for v in sample):
-        return [sample]
-    if isinstance(sample, int):
-        return [sample]
-    return sample
-
-
-def _batch_columns(batch):
-    """The integer columns of a collated batch as Flats: a dict by key; a
-    (inputs, labels) tuple as `input_ids` and `labels`. Token columns are cut
-    to the attention mask (padding is not data)."""
-    out = {}
-    if hasattr(batch, "keys"):
-        items = [(str(k), batch[k]) for k in batch.keys()]
-    elif isinstance(batch, (list, tuple)) and len(batch) == 2:
-        items = [("input_ids", batch[0]), ("labels", batch[1])]
-    elif _is_array(batch):
-        items = [("input_ids", batch)]
-    else:
-        return out
-    mask = dict(items).get("attention_mask")
-    for key, v in items:
-        if isinstance(v, (list, tuple)):
-            try:
-                out[key] = _flat_from_lists(v)
-            except TypeError:
-                pass  # not ids: text, floats
-            continue
-        if not _is_array(v) or not integer(v):
-            continue
-        if key in ("input_ids", "token_type_ids") and mask is not None and _is_array(mask) and tuple(mask.shape) == tuple(v.shape) and len(v.shape) == 2:
-            out[key] = _masked(v, mask)
-        else:
-            out[key] = flat_from_array(v)
-    return out
-
-
-def _masked(v, mask):
-    import numpy as np
-
-    v, m = _numpy(v), _numpy(mask).astype(bool)
-    offsets = np.zeros(v.shape[0] + 1, dtype=np.int64)
-    np.cumsum(m.sum(axis=1), out=offsets[1:])
-    return Flat(v[m], offsets)
-
-
-def _concat(parts):
-    import numpy as np
-
-    values = np.concatenate([p[0].values for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    offsets = None
-    if all(p[0].offsets is not None for p in parts):
-        pieces, base = [np.zeros(1, dtype=np.int64)], 0
-        for f, _, _ in parts:
-            pieces.append(f.offsets[1:] + base)
-            base += int(f.offsets[-1])
-        offsets = np.concatenate(pieces)
-    elif any(p[0].offsets is not None for p in parts):  # ragged: one row per value
-        offsets = np.concatenate([[0], np.cumsum(np.concatenate([np.diff(p[0].offsets) if p[0].offsets is not None else np.ones(p[0].rows, dtype=np.int64) for p in parts]))]).astype(np.int64)
-    samples = np.concatenate([p[1] for p in parts])
-    where = np.concatenate([p[2] for p in parts])
-    return Flat(values, offsets, samples, where)
