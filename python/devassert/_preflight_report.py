@@ -39,7 +39,10 @@ class PreflightReport:
 
     @property
     def exit_code(self):
-        return 0 if self.ok else 1
+        """The contract's code: 1 when a warning or an error is reported (a
+        note never counts), as `devassert check` exits; `.ok` is about errors
+        alone, the findings that stop training."""
+        return 1 if any(f.get("severity", "error") != "note" for f in self.findings) else 0
 
     def to_dict(self):
         return {

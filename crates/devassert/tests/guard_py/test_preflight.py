@@ -81,6 +81,7 @@ class ModelAndTokenizer(unittest.TestCase):
         r = devassert.preflight(bert_classifier(tok, type_vocab_size=1), tok)
         self.assertTrue(r.ok)  # a warning: only pairs fire
         self.assertEqual(causes(r, "warning"), [("DA101", "type_vocab_size")])
+        self.assertEqual(r.exit_code, 1)  # the contract's code counts warnings
 
     def test_labels_added_in_memory_past_the_head(self):
         tok = bert_tokenizer()
@@ -106,6 +107,7 @@ class ModelAndTokenizer(unittest.TestCase):
         r = devassert.preflight(model, tok)
         self.assertTrue(r.ok)
         self.assertEqual([f["severity"] for f in r.findings], ["note"])
+        self.assertEqual(r.exit_code, 0)
 
     def test_model_inside_another_module(self):
         tok = bert_tokenizer()
@@ -203,6 +205,20 @@ class HFDatasets(unittest.TestCase):
         self.assertEqual(r.data[0]["read"], "Arrow files read in place")
         (f,) = errors(r)
         self.assertEqual(f["samples"], [{"dataset_index": 7}])
+
+    def test_dataset_dict_names_its_split(self):
+        dd = datasets.DatasetDict({"train": self.planted(), "test": on_disk(self.planted({("label", 6): 3}), self.tmp)})
+        r = devassert.preflight(self.model, self.tok, dd)
+        self.assertEqual([d["name"] for d in r.data], ["train", "test"])
+        (f,) = errors(r)
+        self.assertEqual((f["evidence"]["data"], f["samples"]), ("test", [{"dataset_index": 6}]))
+
+    def test_a_tokenizers_batch_encoding(self):
+        enc = self.tok(SENTENCES, padding=True, return_tensors="np")
+        self.assertTrue(devassert.preflight(self.model, self.tok, enc).ok)
+        enc["input_ids"][3, 1] = 31000
+        (f,) = errors(devassert.preflight(self.model, self.tok, enc))
+        self.assertEqual((f["locations"][0]["sample"], f["locations"][0]["offset"]), (3, 1))
 
     def test_lm_labels_against_the_output_head(self):
         tok = gpt2_tokenizer()
