@@ -57,7 +57,14 @@ pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> Str
     };
     let src = src.as_deref();
     let mut out = sections(report, opts);
-    if report.findings.is_empty() {
+    let unread = report.exit_code == 2 && matches!(report.command, Command::Scan | Command::Check);
+    if report.findings.is_empty() && unread {
+        // Not an all-clear: part of the input was never read.
+        let _ = writeln!(
+            out,
+            "no findings in what could be read; some input could not be used (see the errors)"
+        );
+    } else if report.findings.is_empty() {
         let what = match report.command {
             Command::Explain | Command::Run => "no device-side failure found",
             Command::Scan | Command::Check => "no findings",
@@ -80,7 +87,9 @@ pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> Str
 /// the model directory's summary (not with `--quiet`).
 fn sections(report: &Report, opts: &RenderOptions) -> String {
     match (&report.scan, &report.model) {
-        (Some(scan), _) => super::scan_table::render(scan, &report.findings, opts.verbose),
+        (Some(scan), _) if !opts.quiet => {
+            super::scan_table::render(scan, &report.findings, opts.verbose)
+        }
         (None, Some(model)) if !opts.quiet => {
             super::model_summary::render(model, report.data.as_ref())
         }
@@ -176,8 +185,8 @@ fn finding(
     if let Some(line) = samples(f) {
         let _ = writeln!(out, "{gutter} {line}");
     }
-    const SHOWN: usize = 5;
-    for l in f.locations.iter().take(SHOWN) {
+    let shown_places = if opts.verbose { f.locations.len() } else { 5 };
+    for l in f.locations.iter().take(shown_places) {
         let mut s = String::from("at ");
         if let Some(file) = &l.file {
             let _ = write!(s, "{file} ");
@@ -206,9 +215,16 @@ fn finding(
     let places = f.count.map_or(f.locations.len() as u64, |c| {
         c.max(f.locations.len() as u64)
     });
-    let shown = f.locations.len().min(SHOWN) as u64;
+    let shown = f.locations.len().min(shown_places) as u64;
     if !f.locations.is_empty() && places > shown {
         let _ = writeln!(out, "{gutter} … {} more places", places - shown);
+    }
+    if opts.verbose {
+        evidence_all(out, p, f);
+    }
+    // `-q`: the finding, its place and values; no causes, no next steps.
+    if opts.quiet {
+        return;
     }
     if !f.causes.is_empty() {
         let title = if f.causes.iter().any(|c| c.established) {
@@ -217,7 +233,8 @@ fn finding(
             "likely causes:"
         };
         let _ = writeln!(out, "{}", p.bold(title));
-        for (i, c) in f.causes.iter().take(4).enumerate() {
+        let shown_causes = if opts.verbose { f.causes.len() } else { 4 };
+        for (i, c) in f.causes.iter().take(shown_causes).enumerate() {
             match (&c.proof, c.established) {
                 (Some(proof), true) => {
                     let _ = writeln!(
@@ -262,13 +279,28 @@ fn finding(
             "  {n}. find the real line and the values: devassert run -- {cmd}"
         );
     }
-    if !opts.quiet {
-        n += 1;
-        let _ = writeln!(
-            out,
-            "  {n}. {}",
-            p.dim(&format!("read more: devassert rule {}", f.rule))
-        );
+    n += 1;
+    let _ = writeln!(
+        out,
+        "  {n}. {}",
+        p.dim(&format!("read more: devassert rule {}", f.rule))
+    );
+}
+
+/// `-v`: everything the finding rests on, as the JSON has it (kernel,
+/// ranks, raise id, worker, pid, files compared, …), one key a line.
+fn evidence_all(out: &mut String, p: &Paint, f: &Finding) {
+    if f.evidence.is_empty() {
+        return;
+    }
+    let gutter = p.blue("   |");
+    let _ = writeln!(out, "{gutter} {}", p.bold("evidence:"));
+    for (k, v) in &f.evidence {
+        let v = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let _ = writeln!(out, "{gutter}   {k}: {}", truncate(&v, 200));
     }
 }
 
