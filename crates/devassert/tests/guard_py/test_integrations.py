@@ -15,6 +15,7 @@ import transformers as tf
 from torch.utils.data import DataLoader
 
 import devassert
+from contract_check import valid
 from devassert import _intercept
 from preflight_fixtures import SENTENCES, bert_classifier, bert_tokenizer
 
@@ -60,8 +61,8 @@ class HFTrainer(unittest.TestCase):
         cb = self.Callback()
         t, steps = self.trainer(hf_dataset(self.tok, [0, 1, 2, 0, 1, 2, 0, 1], self.tmp), cb, eval_dataset=hf_dataset(self.tok, [2] * 8, self.tmp))
         t.train()
-        self.assertEqual(cb.report.findings, [])
-        self.assertEqual([d["name"] for d in cb.report.data], ["train_dataset", "eval_dataset"])
+        self.assertEqual(valid(cb.report).findings, [])
+        self.assertEqual([d["name"] for d in valid(cb.report).data], ["train_dataset", "eval_dataset"])
         self.assertEqual(steps.levels, ["on", "on"])
         self.assertEqual(_intercept.current_level(), "off")
 
@@ -80,7 +81,7 @@ class HFTrainer(unittest.TestCase):
         t, _ = self.trainer(hf_dataset(self.tok, [0] * 8, self.tmp), self.Callback(), eval_dataset={"dev": hf_dataset(self.tok, [0, 0, 0, 0, 0, 0, 0, 3], self.tmp)})
         with self.assertRaises(devassert.PreflightError) as raised:
             t.train()
-        (f,) = raised.exception.report.errors
+        (f,) = valid(raised.exception.report).errors
         self.assertEqual((f["evidence"]["data"], f["samples"]), ("eval_dataset[dev]", [{"dataset_index": 7}]))
 
     def test_torch_dataset_is_drawn_through_the_trainers_loader(self):
@@ -89,7 +90,7 @@ class HFTrainer(unittest.TestCase):
         t, steps = self.trainer(rows, self.Callback())
         with self.assertRaises(devassert.PreflightError) as raised:
             t.train()
-        (f,) = raised.exception.report.errors
+        (f,) = valid(raised.exception.report).errors
         self.assertEqual((f["rule"], f["evidence"]["column"], f["samples"]), ("DA201", "labels", [{"dataset_index": 6}]))
         self.assertEqual(steps.levels, [])
 
@@ -101,7 +102,7 @@ class HFTrainer(unittest.TestCase):
             t.train()
         self.assertIn("added_tokens_no_resize", "\n".join(logs.output))
         self.assertEqual(steps.levels, ["on", "on"])
-        self.assertFalse(cb.report.ok)
+        self.assertFalse(valid(cb.report).ok)
 
 
 class LightningFit(unittest.TestCase):
@@ -160,8 +161,8 @@ class LightningFit(unittest.TestCase):
         cb = self.Callback()
         trainer = self.fit(module, data, cb)
         self.assertEqual(trainer.global_step, 2)
-        self.assertEqual(cb.report.findings, [])
-        self.assertEqual(sorted(d["name"] for d in cb.report.data), ["train", "val"])
+        self.assertEqual(valid(cb.report).findings, [])
+        self.assertEqual(sorted(d["name"] for d in valid(cb.report).data), ["train", "val"])
         self.assertEqual(levels, ["on", "on"])
         self.assertEqual(_intercept.current_level(), "off")
 
@@ -169,7 +170,7 @@ class LightningFit(unittest.TestCase):
         module, data, levels = self.module([0, 1, 2, 0, 1, 2, 0, 1], [2, 1, 0, 2, 9, 0, 2, 1])
         with self.assertLogs("lightning.pytorch", level="ERROR") as logs, self.assertRaises(devassert.PreflightError) as raised:
             self.fit(module, data, self.Callback())
-        (f,) = raised.exception.report.errors
+        (f,) = valid(raised.exception.report).errors
         self.assertEqual((f["rule"], f["evidence"]["data"], f["samples"]), ("DA201", "val", [{"dataset_index": 4}]))
         self.assertIn("DA201", "\n".join(logs.output))
         self.assertEqual(levels, [])
@@ -180,7 +181,7 @@ class LightningFit(unittest.TestCase):
         self.tok.add_tokens(["<new>"])
         with self.assertRaises(devassert.PreflightError) as raised:
             self.fit(module, data, self.Callback())
-        self.assertEqual([f["causes"][0]["id"] for f in raised.exception.report.errors], ["added_tokens_no_resize"])
+        self.assertEqual([f["causes"][0]["id"] for f in valid(raised.exception.report).errors], ["added_tokens_no_resize"])
 
 
 class Missing(unittest.TestCase):

@@ -1,6 +1,7 @@
 """devassert.preflight on real transformers models, tokenizers and datasets:
 each planted mismatch is found with the rule and cause `check` / `scan` give
-it, bad rows name their dataset sample and column, valid setups are silent.
+it, bad rows name their dataset sample and column, valid setups are silent,
+and every report's JSON is valid against the contract's schema.
 Needs the devassert binary on PATH (guard_python.rs puts the built one there)."""
 
 import json
@@ -15,6 +16,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 import devassert
+from contract_check import preflight
 from preflight_fixtures import SENTENCES, bert_classifier, bert_tokenizer, gpt2_lm, gpt2_tokenizer, roberta_model, roberta_tokenizer
 
 datasets.disable_progress_bars()
@@ -41,7 +43,7 @@ def on_disk(ds, tmp):
 class ModelAndTokenizer(unittest.TestCase):
     def test_matching_bert_classifier_is_silent(self):
         tok = bert_tokenizer()
-        r = devassert.preflight(bert_classifier(tok), tok)
+        r = preflight(bert_classifier(tok), tok)
         self.assertTrue(r.ok)
         self.assertEqual(r.findings, [])
         self.assertEqual(json.loads(r.to_json())["exit_code"], 0)
@@ -50,7 +52,7 @@ class ModelAndTokenizer(unittest.TestCase):
         tok = bert_tokenizer()
         model = bert_classifier(tok)
         tok.add_tokens(["<user>", "<assistant>"])
-        r = devassert.preflight(model, tok)
+        r = preflight(model, tok)
         self.assertFalse(r.ok)
         self.assertEqual(causes(r), [("DA101", "added_tokens_no_resize")])
         f = r.findings[0]
@@ -58,27 +60,27 @@ class ModelAndTokenizer(unittest.TestCase):
         self.assertEqual(f["bound"], {"low": 0, "high": 30522})
         self.assertIn("resize_token_embeddings", f["fixes"][0])
         model.resize_token_embeddings(len(tok))
-        self.assertTrue(devassert.preflight(model, tok).ok)
+        self.assertTrue(preflight(model, tok).ok)
 
     def test_pad_token_id_past_the_table(self):
         tok = gpt2_tokenizer()
         model = gpt2_lm(tok)
         model.config.pad_token_id = 500
-        r = devassert.preflight(model, tok)
+        r = preflight(model, tok)
         self.assertEqual(causes(r), [("DA101", "pad_token_id_out_of_range")])
         self.assertEqual(r.findings[0]["values"], [500])
 
     def test_roberta_positions_lose_the_padding_offset(self):
         tok = roberta_tokenizer(max_length=130)
-        r = devassert.preflight(roberta_model(tok, max_positions=130), tok)
+        r = preflight(roberta_model(tok, max_positions=130), tok)
         self.assertEqual(causes(r), [("DA101", "seq_len_gt_max_positions")])
         self.assertEqual(r.findings[0]["evidence"]["usable_positions"], 128)
         tok = roberta_tokenizer(max_length=128)
-        self.assertEqual(devassert.preflight(roberta_model(tok, max_positions=130), tok).findings, [])
+        self.assertEqual(preflight(roberta_model(tok, max_positions=130), tok).findings, [])
 
     def test_one_token_type_row_with_a_pair_tokenizer(self):
         tok = bert_tokenizer()
-        r = devassert.preflight(bert_classifier(tok, type_vocab_size=1), tok)
+        r = preflight(bert_classifier(tok, type_vocab_size=1), tok)
         self.assertTrue(r.ok)  # a warning: only pairs fire
         self.assertEqual(causes(r, "warning"), [("DA101", "type_vocab_size")])
         self.assertEqual(r.exit_code, 1)  # the contract's code counts warnings
@@ -87,7 +89,7 @@ class ModelAndTokenizer(unittest.TestCase):
         tok = bert_tokenizer()
         model = bert_classifier(tok, num_labels=3)
         model.config.id2label = {i: f"L{i}" for i in range(5)}
-        r = devassert.preflight(model, tok)
+        r = preflight(model, tok)
         self.assertEqual(causes(r), [("DA201", "label_ge_num_classes")])
         self.assertEqual(r.findings[0]["values"], [3, 4])
 
@@ -97,14 +99,14 @@ class ModelAndTokenizer(unittest.TestCase):
         tok.add_tokens(["<tool>"])
         model.transformer.wte = torch.nn.Embedding(len(tok), 32)  # the input table alone grown
         model.config.vocab_size = len(tok)
-        r = devassert.preflight(model, tok)
+        r = preflight(model, tok)
         self.assertEqual(causes(r), [("DA201", "added_tokens_no_resize")])
 
     def test_padded_vocabulary_is_a_note(self):
         tok = gpt2_tokenizer()
         model = gpt2_lm(tok)
         model.resize_token_embeddings(512)
-        r = devassert.preflight(model, tok)
+        r = preflight(model, tok)
         self.assertTrue(r.ok)
         self.assertEqual([f["severity"] for f in r.findings], ["note"])
         self.assertEqual(r.exit_code, 0)
@@ -119,7 +121,7 @@ class ModelAndTokenizer(unittest.TestCase):
 
         wrapped = Wrapper()
         tok.add_tokens(["<x>"])
-        self.assertEqual(causes(devassert.preflight(wrapped, tok)), [("DA101", "added_tokens_no_resize")])
+        self.assertEqual(causes(preflight(wrapped, tok)), [("DA101", "added_tokens_no_resize")])
 
 
 class HFDatasets(unittest.TestCase):
@@ -138,7 +140,7 @@ class HFDatasets(unittest.TestCase):
 
     def test_valid_dataset_on_disk_is_read_in_place_and_silent(self):
         ds = on_disk(self.planted(), self.tmp)
-        r = devassert.preflight(self.model, self.tok, ds)
+        r = preflight(self.model, self.tok, ds)
         self.assertEqual(r.findings, [])
         self.assertEqual(r.data[0]["read"], "Arrow files read in place")
         self.assertEqual(sorted(r.data[0]["columns"]), ["input_ids", "label", "token_type_ids"])
@@ -147,7 +149,7 @@ class HFDatasets(unittest.TestCase):
         ids = list(self.rows["input_ids"][5])
         ids[2] = 30530
         ds = on_disk(self.planted({("input_ids", 5): ids, ("label", 3): 7, ("token_type_ids", 1): [2] * len(self.rows["token_type_ids"][1])}), self.tmp)
-        r = devassert.preflight(self.model, self.tok, ds)
+        r = preflight(self.model, self.tok, ds)
         got = {f["evidence"]["column"]: f for f in errors(r)}
         self.assertEqual(sorted(got), ["input_ids", "label", "token_type_ids"])
         self.assertEqual(got["input_ids"]["rule"], "DA101")
@@ -162,20 +164,20 @@ class HFDatasets(unittest.TestCase):
     def test_too_long_rows(self):
         long = self.tok(" ".join(["word"] * 600))["input_ids"]
         ds = on_disk(self.planted({("input_ids", 6): long, ("token_type_ids", 6): [0] * len(long)}), self.tmp)
-        (f,) = errors(devassert.preflight(self.model, self.tok, ds))
+        (f,) = errors(preflight(self.model, self.tok, ds))
         self.assertEqual(f["causes"][0]["id"], "seq_len_gt_max_positions")
         self.assertEqual(f["locations"][0]["sample"], 6)
 
     def test_ignore_index_labels_are_not_findings(self):
         ds = on_disk(self.planted({("label", 0): -100}), self.tmp)
-        self.assertEqual(devassert.preflight(self.model, self.tok, ds).findings, [])
-        r = devassert.preflight(self.model, self.tok, ds, ignore_index=None)
+        self.assertEqual(preflight(self.model, self.tok, ds).findings, [])
+        r = preflight(self.model, self.tok, ds, ignore_index=None)
         self.assertEqual([(f["rule"], f["values"], f["samples"]) for f in r.findings], [("DA201", [-100], [{"dataset_index": 0}])])
 
     def test_shuffled_and_split_datasets_name_the_sample_they_index(self):
         base = on_disk(self.planted({("label", 4): 9}), self.tmp)
         for ds in (base.shuffle(seed=1), base.train_test_split(test_size=0.5, seed=0)["train"], base.train_test_split(test_size=0.5, seed=0)["test"]):
-            r = devassert.preflight(self.model, self.tok, ds)
+            r = preflight(self.model, self.tok, ds)
             holds = [i for i in range(len(ds)) if ds[i]["label"] == 9]
             found = [s["dataset_index"] for f in errors(r) for s in f.get("samples", [])]
             self.assertEqual(found, holds)
@@ -184,40 +186,40 @@ class HFDatasets(unittest.TestCase):
         a = on_disk(self.planted(), self.tmp)
         b = on_disk(self.planted({("label", 2): 5}), self.tmp)
         ds = datasets.concatenate_datasets([a, b])
-        (f,) = errors(devassert.preflight(self.model, self.tok, ds))
+        (f,) = errors(preflight(self.model, self.tok, ds))
         self.assertEqual(f["samples"], [{"dataset_index": len(a) + 2}])
         self.assertEqual(ds[len(a) + 2]["label"], 5)
 
     def test_in_memory_dataset(self):
         ds = self.planted({("label", 1): 3})
         self.assertFalse(ds.cache_files)
-        r = devassert.preflight(self.model, self.tok, ds)
+        r = preflight(self.model, self.tok, ds)
         (f,) = errors(r)
         self.assertEqual(f["samples"], [{"dataset_index": 1}])
         self.assertNotIn("file", f["locations"][0])  # a temporary file is not the user's
-        self.assertTrue(devassert.preflight(self.model, self.tok, self.planted()).ok)
+        self.assertTrue(preflight(self.model, self.tok, self.planted()).ok)
 
     def test_mapped_dataset_with_cache_files(self):
         base = on_disk(datasets.Dataset.from_dict({"text": SENTENCES, "label": [0, 1, 2, 0, 1, 2, 0, 4]}), self.tmp)
         ds = base.map(lambda b: self.tok(b["text"]), batched=True).remove_columns(["text"])
         self.assertTrue(ds.cache_files)
-        r = devassert.preflight(self.model, self.tok, ds)
+        r = preflight(self.model, self.tok, ds)
         self.assertEqual(r.data[0]["read"], "Arrow files read in place")
         (f,) = errors(r)
         self.assertEqual(f["samples"], [{"dataset_index": 7}])
 
     def test_dataset_dict_names_its_split(self):
         dd = datasets.DatasetDict({"train": self.planted(), "test": on_disk(self.planted({("label", 6): 3}), self.tmp)})
-        r = devassert.preflight(self.model, self.tok, dd)
+        r = preflight(self.model, self.tok, dd)
         self.assertEqual([d["name"] for d in r.data], ["train", "test"])
         (f,) = errors(r)
         self.assertEqual((f["evidence"]["data"], f["samples"]), ("test", [{"dataset_index": 6}]))
 
     def test_a_tokenizers_batch_encoding(self):
         enc = self.tok(SENTENCES, padding=True, return_tensors="np")
-        self.assertTrue(devassert.preflight(self.model, self.tok, enc).ok)
+        self.assertTrue(preflight(self.model, self.tok, enc).ok)
         enc["input_ids"][3, 1] = 31000
-        (f,) = errors(devassert.preflight(self.model, self.tok, enc))
+        (f,) = errors(preflight(self.model, self.tok, enc))
         self.assertEqual((f["locations"][0]["sample"], f["locations"][0]["offset"]), (3, 1))
 
     def test_lm_labels_against_the_output_head(self):
@@ -227,9 +229,9 @@ class HFDatasets(unittest.TestCase):
         labels = [list(r) for r in ids]
         labels[0][0] = -100
         ds = datasets.Dataset.from_dict({"input_ids": ids, "labels": labels})
-        self.assertEqual(devassert.preflight(model, tok, ds).findings, [])
+        self.assertEqual(preflight(model, tok, ds).findings, [])
         labels[2][1] = 501
-        (f,) = errors(devassert.preflight(model, tok, datasets.Dataset.from_dict({"input_ids": ids, "labels": labels})))
+        (f,) = errors(preflight(model, tok, datasets.Dataset.from_dict({"input_ids": ids, "labels": labels})))
         self.assertEqual((f["rule"], f["evidence"]["column"], f["samples"]), ("DA201", "labels", [{"dataset_index": 2}]))
 
 
@@ -240,22 +242,22 @@ class ArraysAndLoaders(unittest.TestCase):
 
     def test_numpy_and_tensor_ids(self):
         ids = np.random.default_rng(0).integers(0, 500, size=(40, 16))
-        self.assertTrue(devassert.preflight(self.model, self.tok, ids).ok)
-        self.assertTrue(devassert.preflight(self.model, self.tok, torch.from_numpy(ids)).ok)
+        self.assertTrue(preflight(self.model, self.tok, ids).ok)
+        self.assertTrue(preflight(self.model, self.tok, torch.from_numpy(ids)).ok)
         ids[17, 3] = 500
         ids[30, 0] = -1
         for data in (ids, torch.from_numpy(ids), {"input_ids": ids}):
-            (f,) = errors(devassert.preflight(self.model, self.tok, data))
+            (f,) = errors(preflight(self.model, self.tok, data))
             self.assertEqual([(loc["sample"], loc["offset"], loc["value"]) for loc in f["locations"]], [(17, 3, 500), (30, 0, -1)])
 
     def test_labels_alone_against_num_classes(self):
         y = np.array([0, 1, 2, 3, -100, 1])
-        (f,) = errors(devassert.preflight(data=y, num_classes=3))
+        (f,) = errors(preflight(data=y, num_classes=3))
         self.assertEqual((f["rule"], f["values"], f["samples"]), ("DA201", [3], [{"dataset_index": 3}]))
 
     def test_too_long_rows_in_an_array(self):
         ids = np.zeros((3, 200), dtype=np.int64)
-        (f,) = errors(devassert.preflight(self.model, self.tok, ids))
+        (f,) = errors(preflight(self.model, self.tok, ids))
         self.assertEqual(f["causes"][0]["id"], "seq_len_gt_max_positions")
         self.assertEqual(f["count"], 3)
 
@@ -289,7 +291,7 @@ class ArraysAndLoaders(unittest.TestCase):
         expected = (torch.rand(1).item(), random.random())
         torch.manual_seed(3)
         random.seed(3)
-        r = devassert.preflight(self.model, tok, loader)
+        r = preflight(self.model, tok, loader)
         self.assertEqual((torch.rand(1).item(), random.random()), expected, "preflight changed the random state")
         found = {f["evidence"]["column"]: f for f in errors(r)}
         self.assertEqual(sorted(found), ["input_ids", "labels"])
@@ -297,7 +299,7 @@ class ArraysAndLoaders(unittest.TestCase):
         self.assertEqual(found["labels"]["samples"], [{"dataset_index": 41}])
         self.assertIn("batch", found["input_ids"]["locations"][0])
         # bounded work: 16 samples drawn, from 2 batches
-        r = devassert.preflight(self.model, tok, DataLoader(Texts(), batch_size=8, collate_fn=collate), max_rows=16)
+        r = preflight(self.model, tok, DataLoader(Texts(), batch_size=8, collate_fn=collate), max_rows=16)
         self.assertEqual(r.data[0]["rows"], 16)
         self.assertIn("partial", r.data[0])
         self.assertTrue(r.ok)
@@ -310,9 +312,9 @@ class ArraysAndLoaders(unittest.TestCase):
             def __getitem__(self, i):
                 return torch.tensor([1, 2, 3]), torch.tensor(12 if i == 6 else i % 4)
 
-        (f,) = errors(devassert.preflight(self.model, None, DataLoader(Pairs(), batch_size=4), num_classes=5))
+        (f,) = errors(preflight(self.model, None, DataLoader(Pairs(), batch_size=4), num_classes=5))
         self.assertEqual((f["rule"], f["samples"]), ("DA201", [{"dataset_index": 6}]))
-        (f,) = errors(devassert.preflight(self.model, None, Pairs(), num_classes=5))
+        (f,) = errors(preflight(self.model, None, Pairs(), num_classes=5))
         self.assertEqual(f["samples"], [{"dataset_index": 6}])
 
 
@@ -339,7 +341,7 @@ class Report(unittest.TestCase):
     def test_contract_envelope_and_renderings(self):
         tok = gpt2_tokenizer()
         tok.add_tokens(["<a>"])
-        r = devassert.preflight(gpt2_lm(gpt2_tokenizer()), tok, np.array([[1, 2, 501]]))
+        r = preflight(gpt2_lm(gpt2_tokenizer()), tok, np.array([[1, 2, 501]]))
         d = json.loads(r.to_json())
         self.assertEqual((d["schema"], d["command"], d["exit_code"], d["fallout"]), ("devassert/1", "preflight", 1, []))
         for f in d["findings"]:
@@ -349,6 +351,14 @@ class Report(unittest.TestCase):
         self.assertIn("error[DA101] embedding-index-out-of-range", str(r))
         self.assertIn("<code>DA101</code>", r._repr_html_())
         self.assertFalse(bool(r))
+
+    def test_the_schema_check_rejects_what_the_contract_does_not_name(self):
+        from contract_check import valid
+
+        r = preflight(data=np.array([0, 7]), num_classes=3)
+        r.findings[0]["locations"][0]["dataset"] = "train"  # not a field of a place
+        with self.assertRaises(AssertionError):
+            valid(r)
 
 
 if __name__ == "__main__":
