@@ -87,7 +87,8 @@ class PreflightReport:
             if m.get("usable_positions"):
                 parts.append(f"{m['usable_positions']['value']} positions ({m['usable_positions']['from']})")
             if m.get("type_vocab_size"):
-                parts.append(f"{m['type_vocab_size']['value']} token types")
+                n = m["type_vocab_size"]["value"]
+                parts.append(f"{n} token type{'s' if n != 1 else ''}")
             if m.get("classifier"):
                 parts.append(f"classifier {m['classifier']['rows']} rows ({m['classifier']['module']})")
             out.append("model      " + ", ".join(parts))
