@@ -6,6 +6,9 @@
 //! (`guard_py/test_samples.py`), and the guard's invisibility to Python itself:
 //! list-of-tensor idioms, `__torch_function__` of every testing override,
 //! warnings, tracebacks, unguard (`guard_py/test_transparency.py`).
+//! `devassert.preflight` on real transformers models, tokenizers, datasets
+//! and loaders (`guard_py/test_preflight.py`), and its callbacks in a real
+//! transformers `Trainer` and `lightning.Trainer` (`guard_py/test_integrations.py`).
 
 mod common;
 
@@ -14,11 +17,22 @@ use std::process::Command;
 
 fn run_python(args: &[&str]) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guard_py");
+    // preflight reads data with the devassert binary, found on PATH as
+    // `python -m devassert` finds it: the one built for these tests first.
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_devassert"))
+        .parent()
+        .expect("the binary's folder")
+        .to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
     let out = Command::new(common::python())
         .args(args)
         .current_dir(&dir)
         .env("PYTHONPATH", common::repo_root().join("python"))
         .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PATH", path)
         .output()
         .expect("run the test venv's python");
     let text = format!(
@@ -47,6 +61,18 @@ fn real_programs_behave_the_same_guarded() {
         "test_async",
         "test_samples",
         "test_transparency",
+    ]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn preflight_and_its_callbacks_on_real_libraries() {
+    let text = run_python(&[
+        "-m",
+        "unittest",
+        "-v",
+        "test_preflight",
+        "test_integrations",
     ]);
     assert!(text.contains("\nOK"), "{text}");
 }
