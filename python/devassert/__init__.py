@@ -16,6 +16,10 @@ the CUDA context stays healthy.
 
 ``DEVASSERT_GUARD=off|on|async|strict`` sets the level ``devassert run`` installs and
 the default of ``guard()``. Importing this package never imports torch.
+
+In IPython / Jupyter, ``%load_ext devassert`` turns the guard on in the
+kernel and adds the ``%devassert`` magic (``_notebook.py``); under pytest,
+``pytest --devassert`` guards every test (``pytest_plugin.py``).
 """
 
 import os
@@ -141,3 +145,17 @@ def unguard():
     from . import _intercept
 
     _intercept.set_level("off")
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext devassert``: the guard on in this kernel, and the ``%devassert`` magic."""
+    from . import _notebook
+
+    _notebook.load(ipython)
+
+
+def unload_ipython_extension(ipython):
+    """``%unload_ext devassert``: the guard off, the magic gone."""
+    from . import _notebook
+
+    _notebook.unload(ipython)
