@@ -167,6 +167,8 @@ class _Guarded:
         entries = getattr(report, "devassert", None)
         if entries:
             outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
+            if outcome == "failed" and report.when != "call":
+                outcome = "error"  # as pytest counts a failed setup or teardown
             self.stopped.append((report.nodeid, report.when, outcome, entries))
 
     def pytest_terminal_summary(self, terminalreporter):
