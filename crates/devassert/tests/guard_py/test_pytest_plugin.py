@@ -264,6 +264,7 @@ class OffCostsNothing(unittest.TestCase):
         def test_nothing_imported(request):
             assert "torch" not in sys.modules
             assert "devassert._intercept" not in sys.modules
+            assert "devassert._pytest_guard" not in sys.modules
             assert request.config.pluginmanager.get_plugin("devassert-guard") is None
             print("PROBE-OK")
     '''
@@ -274,7 +275,9 @@ class OffCostsNothing(unittest.TestCase):
         self.assertIn("PROBE-OK", out)
 
     def test_the_plugin_on_imports_no_torch_for_a_suite_without_it(self):
-        probe = self.PROBE.replace('assert request.config.pluginmanager.get_plugin("devassert-guard") is None', 'assert request.config.pluginmanager.get_plugin("devassert-guard") is not None')
+        probe = self.PROBE.replace('assert "devassert._pytest_guard" not in sys.modules', "").replace(
+            'assert request.config.pluginmanager.get_plugin("devassert-guard") is None', 'assert request.config.pluginmanager.get_plugin("devassert-guard") is not None'
+        )
         rc, out = run_pytest({"test_probe.py": probe}, "-s", "--devassert")
         self.assertEqual(rc, 0, out)
         self.assertIn("PROBE-OK", out)
