@@ -3,8 +3,11 @@
 1. Off: the plugin loaded (as the wheel's `pytest11` entry point loads it in
    every pytest run of the environment) with `--devassert` not given, on a
    suite of trivial tests that never import torch; the peer is the same
-   pytest with the plugin not loaded. Also the import time of the plugin
-   module itself (`python -X importtime`), and whether torch got imported.
+   pytest with the plugin not loaded. Measured as the import time of the
+   plugin module (`python -X importtime`, and whether torch got imported),
+   then as whole runs of `pytest.main` alternating in one process (no
+   process start-up in the figure, the module already imported: what the
+   plugin's hooks cost a run), then as whole `python -m pytest` processes.
 2. On: `--devassert` on a suite of small torch tests (an embedding lookup and
    a cross-entropy each), beside the same suite with the plugin not loaded.
 
@@ -67,6 +70,30 @@ def compare(title, folder, variants, reps):
         print(f"  {name:<44} {m:7.3f} s  ({m / base:.3f}x, {1000 * (m - base):+.0f} ms)")
 
 
+def in_process(folder, reps):
+    """Medians of `pytest.main` runs alternating in one process: (without
+    the plugin, with it loaded and off)."""
+    code = (
+        "import contextlib, io, statistics, sys, time, pytest\n"
+        f"folder, reps = {folder!r}, {reps}\n"
+        "variants = [[], ['-p', 'devassert.pytest_plugin']]\n"
+        "times = [[], []]\n"
+        "for _ in range(reps):\n"
+        "    for i, extra in enumerate(variants):\n"
+        "        t = time.perf_counter()\n"
+        "        with contextlib.redirect_stdout(io.StringIO()):\n"
+        "            rc = pytest.main(['-q', '-p', 'no:cacheprovider', *extra, folder])\n"
+        "        times[i].append(time.perf_counter() - t)\n"
+        "        assert rc == 0, rc\n"
+        "print(statistics.median(times[0]), statistics.median(times[1]))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), PYTHONDONTWRITEBYTECODE="1")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        raise SystemExit(out.stdout + out.stderr)
+    return [float(x) for x in out.stdout.split()]
+
+
 def import_cost(reps):
     """(median microseconds to import devassert.pytest_plugin with pytest
     already imported, whether torch was imported)."""
@@ -98,14 +125,18 @@ def main():
         write_suite(torchy, TORCH_HEAD, TORCH_TEST, args.tests)
         us, torch_imported = import_cost(args.reps)
         print(f"import devassert.pytest_plugin: {us / 1000:.2f} ms (median; the devassert modules' own time), torch imported: {torch_imported}")
+        base, off = in_process(plain, 3 * args.reps)
+        print(f"off: {args.tests} tests without torch, median of {3 * args.reps} pytest.main runs in one process")
+        print(f"  {'pytest without the plugin':<44} {base:7.3f} s  (1.000x, +0 ms)")
+        print(f"  {'plugin loaded, --devassert not given':<44} {off:7.3f} s  ({off / base:.3f}x, {1000 * (off - base):+.1f} ms)")
         compare(
-            f"off: {args.tests} tests without torch, median of {args.reps} whole pytest runs",
+            f"off: {args.tests} tests without torch, median of {args.reps} whole pytest processes",
             plain,
             [("pytest without the plugin", []), ("plugin loaded, --devassert not given", PLUGIN)],
             args.reps,
         )
         compare(
-            f"on: {args.tests} small torch tests, median of {args.reps} whole pytest runs",
+            f"on: {args.tests} small torch tests, median of {args.reps} whole pytest processes",
             torchy,
             [("pytest without the plugin", []), ("plugin loaded, --devassert not given", PLUGIN), ("--devassert", PLUGIN + ["--devassert"])],
             args.reps,

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from . import _diagnosis, _hook, _report
+from . import _diagnosis, _env_level, _hook, _report
 
 
 class Guarded:
@@ -42,27 +42,42 @@ class Guarded:
     def pytest_runtest_protocol(self, item, nextitem):
         self.current.clear()
         self.reported = 0
-        previous = self._on()
+        before = self._on()
         try:
             yield
         finally:
-            self._off(previous)
+            self._off(before)
 
     def _on(self):
         """Guard now when torch is imported; else from the moment the test
-        imports it (a test that never does pays nothing). Returns the level
-        to restore."""
+        imports it (a test that never does pays nothing). Returns what to
+        restore: ("level", L), or ("hook", whether a hook was waiting for
+        torch, its level): `devassert run -- pytest` leaves one waiting."""
         if "torch" in sys.modules:
             from . import _intercept
 
             previous = _intercept.current_level()
             _intercept.set_level(self.level)
-            return previous
+            return ("level", previous)
+        before = ("hook", _hook._HOOK in sys.meta_path, _hook._level)
         _hook.install(self.level)
-        return "off"
+        return before
 
-    def _off(self, previous):
-        _hook.remove()
+    def _off(self, before):
+        if before[0] == "hook":
+            _, waiting, level = before
+            if "torch" not in sys.modules:
+                # The test never imported torch: the hook as it was.
+                if waiting:
+                    _hook.install(level)
+                else:
+                    _hook.remove()
+                return
+            # The test imported torch: the guard the waiting hook would have installed.
+            _hook._level = level
+            previous = (level or _env_level()) if waiting else "off"
+        else:
+            previous = before[1]
         intercept = sys.modules.get("devassert._intercept")
         if intercept is not None:
             intercept.set_level(previous)

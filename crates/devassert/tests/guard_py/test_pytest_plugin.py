@@ -8,6 +8,7 @@ with `-p devassert.pytest_plugin`; scripts/test-wheel checks that the wheel's
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -254,6 +255,43 @@ class Phases(unittest.TestCase):
         self.assertIn("1 error", out)
         self.assertIn("- devassert: op stopped by the guard -", out)
         self.assertIn("ERROR test_phases.py::test_uses_the_fixture (setup): DA", out)
+
+
+class UnderDevassertRun(unittest.TestCase):
+    def test_the_plugins_level_inside_tests_and_the_runs_after(self):
+        """`devassert run -- pytest --devassert-level strict`: run leaves the
+        guard waiting for torch at its level; a test that imports torch gets
+        the plugin's level, and the run's guard is back after it."""
+        binary = shutil.which("devassert")
+        self.assertIsNotNone(binary, "the test runner puts the built devassert on PATH")
+        files = {
+            "test_lazy.py": '''
+                import sys
+
+
+                def test_level():
+                    import torch  # noqa: F401
+
+                    print("LEVEL=" + sys.modules["devassert._intercept"].current_level())
+            ''',
+            "conftest.py": '''
+                import sys
+
+
+                def pytest_sessionfinish(session):
+                    print("AFTER=" + sys.modules["devassert._intercept"].current_level())
+            ''',
+        }
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as runs:
+            for name, text in files.items():
+                with open(os.path.join(root, name), "w") as fh:
+                    fh.write(textwrap.dedent(text))
+            cmd = [binary, "run", "--", sys.executable, "-m", "pytest", "-p", "devassert.pytest_plugin", "-p", "no:cacheprovider", "--devassert-level", "strict", "-s"]
+            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=dict(os.environ, DEVASSERT_RUNS_DIR=runs), timeout=600)
+        out = done.stdout + done.stderr
+        self.assertEqual(done.returncode, 0, out)
+        self.assertIn("LEVEL=strict", out)
+        self.assertIn("AFTER=on", out)
 
 
 class OffCostsNothing(unittest.TestCase):
