@@ -98,7 +98,6 @@ class Guarded:
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
-
         new = self.current[self.reported :]
         self.reported = len(self.current)
         raised = _diagnosis.finding_of(call.excinfo.value) if call.excinfo is not None else None
