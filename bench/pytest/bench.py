@@ -7,13 +7,14 @@
    plugin module (`python -X importtime`, and whether torch got imported),
    then as whole runs of `pytest.main` alternating in one process (no
    process start-up in the figure, the module already imported: what the
-   plugin's hooks cost a run), then as whole `python -m pytest` processes.
+   plugin's hooks cost a run), then as whole `python -m pytest` processes
+   (noisier: process start-up and imports are in them).
 2. On: `--devassert` on a suite of small torch tests (an embedding lookup and
-   a cross-entropy each), beside the same suite with the plugin not loaded.
+   a cross-entropy each), beside the same suite with the plugin not loaded,
+   in one process and as whole processes.
 
-Each figure is the median wall time of a whole `python -m pytest` process;
-the variants alternate run by run so that load on a shared machine hits them
-alike.
+Figures are medians of wall times; the variants alternate run by run so that
+load on a shared machine hits them alike.
 
     python bench/pytest/bench.py [--reps 7] [--tests 500]
 """
@@ -70,14 +71,13 @@ def compare(title, folder, variants, reps):
         print(f"  {name:<44} {m:7.3f} s  ({m / base:.3f}x, {1000 * (m - base):+.0f} ms)")
 
 
-def in_process(folder, reps):
-    """Medians of `pytest.main` runs alternating in one process: (without
-    the plugin, with it loaded and off)."""
+def in_process(folder, variants, reps):
+    """Medians of `pytest.main` runs of `folder` alternating the `variants`
+    (lists of extra arguments) in one process."""
     code = (
         "import contextlib, io, statistics, sys, time, pytest\n"
-        f"folder, reps = {folder!r}, {reps}\n"
-        "variants = [[], ['-p', 'devassert.pytest_plugin']]\n"
-        "times = [[], []]\n"
+        f"folder, reps, variants = {folder!r}, {reps}, {variants!r}\n"
+        "times = [[] for _ in variants]\n"
         "for _ in range(reps):\n"
         "    for i, extra in enumerate(variants):\n"
         "        t = time.perf_counter()\n"
@@ -85,13 +85,19 @@ def in_process(folder, reps):
         "            rc = pytest.main(['-q', '-p', 'no:cacheprovider', *extra, folder])\n"
         "        times[i].append(time.perf_counter() - t)\n"
         "        assert rc == 0, rc\n"
-        "print(statistics.median(times[0]), statistics.median(times[1]))\n"
+        "print(*(statistics.median(t) for t in times))\n"
     )
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), PYTHONDONTWRITEBYTECODE="1")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise SystemExit(out.stdout + out.stderr)
     return [float(x) for x in out.stdout.split()]
+
+
+def show(title, names, medians):
+    print(title)
+    for name, m in zip(names, medians):
+        print(f"  {name:<44} {m:7.3f} s  ({m / medians[0]:.3f}x, {1000 * (m - medians[0]):+.1f} ms)")
 
 
 def import_cost(reps):
@@ -125,10 +131,10 @@ def main():
         write_suite(torchy, TORCH_HEAD, TORCH_TEST, args.tests)
         us, torch_imported = import_cost(args.reps)
         print(f"import devassert.pytest_plugin: {us / 1000:.2f} ms (median; the devassert modules' own time), torch imported: {torch_imported}")
-        base, off = in_process(plain, 3 * args.reps)
-        print(f"off: {args.tests} tests without torch, median of {3 * args.reps} pytest.main runs in one process")
-        print(f"  {'pytest without the plugin':<44} {base:7.3f} s  (1.000x, +0 ms)")
-        print(f"  {'plugin loaded, --devassert not given':<44} {off:7.3f} s  ({off / base:.3f}x, {1000 * (off - base):+.1f} ms)")
+        names = ["pytest without the plugin", "plugin loaded, --devassert not given", "--devassert"]
+        variants = [[], PLUGIN, PLUGIN + ["--devassert"]]
+        show(f"off: {args.tests} tests without torch, median of {3 * args.reps} pytest.main runs in one process", names[:2], in_process(plain, variants[:2], 3 * args.reps))
+        show(f"on: {args.tests} small torch tests, median of {3 * args.reps} pytest.main runs in one process (torch imported once)", names, in_process(torchy, variants, 3 * args.reps))
         compare(
             f"off: {args.tests} tests without torch, median of {args.reps} whole pytest processes",
             plain,
