@@ -1,4 +1,4 @@
-.PHONY: test docs example bench bench-scan bench-explain bench-guard
+.PHONY: test docs example bench bench-scan bench-explain bench-guard bench-pytest
 test:
 	scripts/test
 docs:
@@ -7,7 +7,7 @@ docs:
 example:
 	cargo run -q -p devassert -- explain examples/crash-embedding.log
 # The benchmarks, each against its peer in the same run (bench/*/run.sh).
-bench: bench-scan bench-explain bench-guard
+bench: bench-scan bench-explain bench-guard bench-pytest
 bench-scan:
 	bench/scan/run.sh
 bench-explain:
@@ -15,3 +15,5 @@ bench-explain:
 	bench/explain/shapes.sh
 bench-guard:
 	bench/guard/run.sh
+bench-pytest:
+	bench/pytest/run.sh
