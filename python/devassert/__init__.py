@@ -19,6 +19,10 @@ mismatches between them that would fail a device assert later.
 
 ``DEVASSERT_GUARD=off|on|async|strict`` sets the level ``devassert run`` installs and
 the default of ``guard()``. Importing this package never imports torch.
+
+In IPython / Jupyter, ``%load_ext devassert`` turns the guard on in the
+kernel and adds the ``%devassert`` magic (``_notebook.py``); under pytest,
+``pytest --devassert`` guards every test (``pytest_plugin.py``).
 """
 
 import os
@@ -163,3 +167,17 @@ def __getattr__(name):
 
         return PreflightError
     raise AttributeError(f"module 'devassert' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext devassert``: the guard on in this kernel, and the ``%devassert`` magic."""
+    from . import _notebook
+
+    _notebook.load(ipython)
+
+
+def unload_ipython_extension(ipython):
+    """``%unload_ext devassert``: the guard off, the magic gone."""
+    from . import _notebook
+
+    _notebook.unload(ipython)

@@ -8,7 +8,10 @@
 //! warnings, tracebacks, unguard (`guard_py/test_transparency.py`).
 //! `devassert.preflight` on real transformers models, tokenizers, datasets
 //! and loaders (`guard_py/test_preflight.py`), and its callbacks in a real
-//! transformers `Trainer` and `lightning.Trainer` (`guard_py/test_integrations.py`).
+//! transformers `Trainer` and `lightning.Trainer` (`guard_py/test_integrations.py`);
+//! the pytest plugin under real pytest (`guard_py/test_pytest_plugin.py`) and the
+//! notebook extension in a real IPython kernel driven by nbclient
+//! (`guard_py/test_notebook.py`).
 
 mod common;
 
@@ -17,8 +20,9 @@ use std::process::Command;
 
 fn run_python(args: &[&str]) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guard_py");
-    // preflight reads data with the devassert binary, found on PATH as
-    // `python -m devassert` finds it: the one built for these tests first.
+    // The built binary first on PATH: the package finds it there as
+    // `python -m devassert` does when it is not installed from the wheel
+    // (preflight's data scan, `%devassert explain`).
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_devassert"))
         .parent()
         .expect("the binary's folder")
@@ -74,5 +78,17 @@ fn preflight_and_its_callbacks_on_real_libraries() {
         "test_preflight",
         "test_integrations",
     ]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn pytest_plugin_guards_each_test_under_real_pytest() {
+    let text = run_python(&["-m", "unittest", "-v", "test_pytest_plugin"]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn notebook_extension_in_a_real_kernel() {
+    let text = run_python(&["-m", "unittest", "-v", "test_notebook"]);
     assert!(text.contains("\nOK"), "{text}");
 }
