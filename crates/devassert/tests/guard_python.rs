@@ -5,7 +5,9 @@
 //! diagnostics in bounded memory and dataset samples under prefetching loaders
 //! (`guard_py/test_samples.py`), and the guard's invisibility to Python itself:
 //! list-of-tensor idioms, `__torch_function__` of every testing override,
-//! warnings, tracebacks, unguard (`guard_py/test_transparency.py`).
+//! warnings, tracebacks, unguard (`guard_py/test_transparency.py`), and the
+//! same findings from programs compiled by Inductor, checked at the compiled
+//! region's boundary (`guard_py/test_compiled.py`).
 
 mod common;
 
@@ -48,5 +50,11 @@ fn real_programs_behave_the_same_guarded() {
         "test_samples",
         "test_transparency",
     ]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn compiled_programs_give_the_eager_findings() {
+    let text = run_python(&["-m", "unittest", "-v", "test_compiled"]);
     assert!(text.contains("\nOK"), "{text}");
 }
