@@ -134,7 +134,7 @@ class _Input:
         self.chain = chain  # [(method name, args)] applied in order
         self.integer = integer  # an integer tensor: an index the check may read
 
-    def value(self, inputs):
+    def value(self, inputs, device=None):
         t = inputs[self.index]
         for name, args in self.chain:
             t = getattr(t, name)(*args)
@@ -144,14 +144,17 @@ class _Input:
 class _StandIn:
     """A tensor computed inside the region: only its (static) shape is used."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "meta")
 
     def __init__(self, shape, dtype):
         self.shape, self.dtype = shape, dtype
+        self.meta = None  # made once: the shape is static
 
     def value(self, inputs, device=None):
         if device is None:
-            return torch.empty(self.shape, dtype=self.dtype, device="meta")
+            if self.meta is None:
+                self.meta = torch.empty(self.shape, dtype=self.dtype, device="meta")
+            return self.meta
         return torch.empty(self.shape, dtype=self.dtype, device=device)
 
 
@@ -231,23 +234,46 @@ def _has_input(t):
     return False
 
 
-def _build(t, inputs, device=None):
-    if isinstance(t, _Input):
-        return t.value(inputs)
-    if isinstance(t, _StandIn):
-        return t.value(inputs, device)
-    if isinstance(t, (list, tuple)):
-        return type(t)(_build(x, inputs, device) for x in t)
-    return t
+def _dynamic(t):
+    if isinstance(t, (_Input, _StandIn)):
+        return True
+    return isinstance(t, (list, tuple)) and any(_dynamic(x) for x in t)
+
+
+def _builder(t):
+    """A function of (inputs, device) that makes `t`: nodes from the call's
+    inputs, the rest as it is."""
+    if isinstance(t, (_Input, _StandIn)):
+        return t.value
+    kind = type(t)
+    parts = [_builder(x) if _dynamic(x) else (lambda inputs, device=None, x=x: x) for x in t]
+    return lambda inputs, device=None: kind(p(inputs, device) for p in parts)
 
 
 class _Point:
-    """One guarded node checked at the boundary."""
+    """One guarded node checked at the boundary: its arguments as constants,
+    and the places the call's inputs fill (made once, when the graph is read:
+    a call pays only for those)."""
 
-    __slots__ = ("original", "check", "args", "kwargs", "frames")
+    __slots__ = ("original", "check", "args", "kwargs", "fill", "fill_kw", "frames")
 
     def __init__(self, original, check, args, kwargs, frames):
-        self.original, self.check, self.args, self.kwargs, self.frames = original, check, args, kwargs, frames
+        self.original, self.check, self.frames = original, check, frames
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+        self.fill = [(i, _builder(a)) for i, a in enumerate(args) if _dynamic(a)]
+        self.fill_kw = [(k, _builder(v)) for k, v in kwargs.items() if _dynamic(v)]
+
+    def build(self, inputs, device=None):
+        args = self.args.copy()
+        for i, make in self.fill:
+            args[i] = make(inputs, device)
+        kwargs = self.kwargs
+        if self.fill_kw:
+            kwargs = dict(kwargs)
+            for k, make in self.fill_kw:
+                kwargs[k] = make(inputs, device)
+        return tuple(args), kwargs
 
 
 def plan(gm):
@@ -308,8 +334,7 @@ def check(points, inputs, host_only=False):
     check there would sync."""
     for p in points:
         try:
-            args = _build(p.args, inputs)
-            kwargs = {k: _build(v, inputs) for k, v in p.kwargs.items()}
+            args, kwargs = p.build(inputs)
             if host_only and any(isinstance(a, torch.Tensor) and not a.is_cpu for a in args):
                 continue
             found = p.check.before(args, kwargs, True)
@@ -317,10 +342,8 @@ def check(points, inputs, host_only=False):
             found = None
         if found is None:
             continue
-        device = found.tensor.device
         # The op runs (on CPU copies, for torch's own error) on real tensors.
-        args = _build(p.args, inputs, device)
-        kwargs = {k: _build(v, inputs, device) for k, v in p.kwargs.items()}
+        args, kwargs = p.build(inputs, found.tensor.device)
         frames = p.frames + [f for f in _report.caller_frames() if (f.f_code.co_filename, f.f_code.co_name) not in _seen(p.frames)]
         _faithful.stop(p.original, p.check, args, kwargs, found, frames)
 
