@@ -11,7 +11,9 @@
 //! transformers `Trainer` and `lightning.Trainer` (`guard_py/test_integrations.py`);
 //! the pytest plugin under real pytest (`guard_py/test_pytest_plugin.py`) and the
 //! notebook extension in a real IPython kernel driven by nbclient
-//! (`guard_py/test_notebook.py`).
+//! (`guard_py/test_notebook.py`);
+//! the same findings from programs compiled by Inductor, checked at the compiled
+//! region's boundary (`guard_py/test_compiled.py`).
 
 mod common;
 
@@ -90,5 +92,11 @@ fn pytest_plugin_guards_each_test_under_real_pytest() {
 #[test]
 fn notebook_extension_in_a_real_kernel() {
     let text = run_python(&["-m", "unittest", "-v", "test_notebook"]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn compiled_programs_give_the_eager_findings() {
+    let text = run_python(&["-m", "unittest", "-v", "test_compiled"]);
     assert!(text.contains("\nOK"), "{text}");
 }
