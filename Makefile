@@ -5,7 +5,7 @@ docs:
 	cargo run -q -p devassert -- rule --write-docs docs/rules
 	cargo run -q -p devassert -- rule --write-python python/devassert/_rules.py
 example:
-	cargo run -q -p devassert -- explain examples/crash-embedding.log
+	scripts/devassert explain examples/crash-embedding.log
 # The benchmarks, each against its peer in the same run (bench/*/run.sh).
 bench: bench-scan bench-explain bench-guard
 bench-scan:
