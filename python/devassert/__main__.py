@@ -1,6 +1,7 @@
 """`python -m devassert …` runs the devassert binary installed with this package."""
 
 import os
+import shlex
 import shutil
 import sys
 import sysconfig
@@ -19,10 +20,30 @@ def _binary():
     return shutil.which(exe)
 
 
+def _no_binary_message():
+    """How to get the binary: devassert is not on a package index; its wheel is built from the repository."""
+    checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if os.path.isfile(os.path.join(checkout, "scripts", "build-wheel")):
+        # Running from a checkout (python/ on sys.path): name its paths.
+        build = shlex.quote(os.path.join(checkout, "scripts", "build-wheel"))
+        wheel = shlex.quote(os.path.join(checkout, "dist", "")) + "devassert-*.whl"
+        crate = shlex.quote(os.path.join(checkout, "crates", "devassert"))
+        where = "this checkout"
+    else:
+        build, wheel, crate, where = "scripts/build-wheel", "dist/devassert-*.whl", "crates/devassert", "a checkout of the devassert repository"
+    return (
+        "devassert: error: the devassert binary is not installed next to this package\n"
+        f"  build it from {where} (it is not on PyPI):\n"
+        f"    {build}    # once: the manylinux wheel (needs Rust to build, not to install)\n"
+        f"    {shlex.quote(sys.executable)} -m pip install {wheel}    # the binary and this package, in this environment\n"
+        f"  or: cargo install --path {crate}\n"
+    )
+
+
 def main():
     path = _binary()
     if path is None:
-        sys.stderr.write("devassert: error: the devassert binary is not installed next to this package (pip install devassert)\n")
+        sys.stderr.write(_no_binary_message())
         return 2
     if os.name == "nt":
         import subprocess
