@@ -238,7 +238,7 @@ impl<'o> ColumnBuilder<'o> {
             return Ok(());
         }
         within_budget(
-            &format!("a row index of {} rows", self.rows.saturating_add(rows)),
+            &format!("a row index of {kept} rows"),
             needed,
             self.row_bytes,
         )

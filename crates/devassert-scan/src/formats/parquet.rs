@@ -84,6 +84,22 @@ impl Reader for Parquet {
         })?;
         let file = Arc::new(file);
         let groups = meta.metadata().num_row_groups();
+        let len = input.data().len() as u64;
+        if column.list {
+            // A list column keeps every row's offset: the rows the row groups
+            // state are checked before any is read (empty lists cost no bytes).
+            let rows: u64 = meta
+                .metadata()
+                .row_groups()
+                .iter()
+                .map(|rg| rg.num_rows().max(0) as u64)
+                .fold(0, u64::saturating_add);
+            within_budget(
+                &format!("a row index of {rows} rows"),
+                rows.saturating_add(1).saturating_mul(8),
+                opts.decode_budget.max(len.saturating_mul(2)),
+            )?;
+        }
         let kept = AtomicU64::new(0);
         let pieces: Vec<Result<ColumnBuilder>> = (0..groups)
             .into_par_iter()
@@ -94,7 +110,6 @@ impl Reader for Parquet {
             })
             .collect();
         let pieces = pieces.into_iter().collect::<Result<Vec<_>>>()?;
-        let len = input.data().len() as u64;
         let all = ColumnBuilder::concat_all(column.list, opts, len, pieces)?;
         Ok(vec![all.finish(
             field.name().clone(),
