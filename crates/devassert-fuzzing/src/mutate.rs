@@ -13,7 +13,7 @@ impl Rng {
         Rng(seed.max(1))
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
@@ -25,7 +25,7 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next() % n as u64) as usize
+            (self.next_u64() % n as u64) as usize
         }
     }
 }
@@ -99,7 +99,7 @@ fn one(rng: &mut Rng, v: &mut Vec<u8>, other: &[u8]) {
         4 => {
             let at = rng.below(len + 1);
             let n = 1 + rng.below(16);
-            let fill: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+            let fill: Vec<u8> = (0..n).map(|_| rng.next_u64() as u8).collect();
             v.splice(at..at, fill);
         }
         5 if len > 0 => {
@@ -124,7 +124,7 @@ fn one(rng: &mut Rng, v: &mut Vec<u8>, other: &[u8]) {
             v.splice(at..end, other[from..from + n].iter().copied());
         }
         _ if len > 1 => v.truncate(rng.below(len)),
-        _ => v.push(rng.next() as u8),
+        _ => v.push(rng.next_u64() as u8),
     }
 }
 

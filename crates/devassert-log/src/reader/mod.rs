@@ -186,7 +186,7 @@ impl Reader {
         let mut at = 0;
         let mut end = first;
         loop {
-            self.take_piece(line[at..end].as_bytes());
+            self.take_piece(&line.as_bytes()[at..end]);
             if at == 0 {
                 self.lines.glued_prefix = Some(self.lines.last_prefix);
             }

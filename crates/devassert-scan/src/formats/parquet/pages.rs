@@ -48,8 +48,7 @@ pub fn pages(data: &[u8], start: u64, len: u64) -> Result<Vec<PageSize>, String>
             )
         })?;
         at =
-            r.at.checked_add(page.compressed as usize)
-                .unwrap_or(usize::MAX);
+            r.at.saturating_add(usize::try_from(page.compressed).unwrap_or(usize::MAX));
         out.push(page);
     }
     Ok(out)
