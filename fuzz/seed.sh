@@ -68,4 +68,9 @@ else
     echo "seed.sh: no model directories under ~/.cache/devassert/models (run the check tests once); model_dir gets no seeds" >&2
 fi
 
+# The generated seeds: small decompression bombs (over the fuzz decode
+# budget), a valid file of every scan format, hostile logs and configs
+# (crates/devassert-fuzzing/src/seeds.rs, shared with the bounded CI run).
+cargo run -q -p devassert-fuzzing --example write_seeds -- "$corpus"
+
 for t in "$corpus"/*/; do echo "$(find "$t" -type f | wc -l) seeds in $t"; done

@@ -69,9 +69,12 @@ impl SourceRoot {
     /// Open `path` once and check what was opened, never the path before
     /// it: the last component is not followed if it is a symlink
     /// (O_NOFOLLOW), a FIFO or device does not block the open (O_NONBLOCK),
-    /// the descriptor must be a regular file, and the file the path resolves
-    /// to under the root must be that same file (device and inode), so a
-    /// directory swapped for a symlink after the open is caught.
+    /// the descriptor must be a regular file, and the path the kernel holds
+    /// for the descriptor must lie under the root. A directory above the
+    /// file swapped for a symlink between the check and the open is
+    /// followed by the open, so only the descriptor can tell
+    /// (`tests/source_race.rs`: checking the path again after the open
+    /// still leaked, the swap landing between that check and its stat).
     fn open(&self, path: &Path) -> Option<File> {
         let real = std::fs::canonicalize(path).ok()?;
         if !real.starts_with(&self.root) || !is_py(&real) {
@@ -82,9 +85,15 @@ impl SourceRoot {
         if !meta.is_file() || meta.len() > FILE_CAP {
             return None;
         }
-        let again = std::fs::canonicalize(path).ok()?;
-        let now = std::fs::metadata(&again).ok()?;
-        (again.starts_with(&self.root) && same_file(&meta, &now)).then_some(f)
+        let inside = match opened_path(&f) {
+            Some(p) => p.starts_with(&self.root) && is_py(&p),
+            // No descriptor path: the path resolved again must be the file opened.
+            None => std::fs::canonicalize(path).ok().is_some_and(|again| {
+                again.starts_with(&self.root)
+                    && std::fs::metadata(&again).is_ok_and(|now| same_file(&meta, &now))
+            }),
+        };
+        inside.then_some(f)
     }
 
     /// Read an opened file within the cap and the budget.
@@ -122,6 +131,19 @@ fn open_no_follow(path: &Path) -> Option<File> {
     // No O_NOFOLLOW: the path was resolved just before, and the identity
     // check after the open still holds.
     File::open(path).ok()
+}
+
+/// The path of the file a descriptor holds, as the kernel resolved it at
+/// the open (Linux's `/proc/self/fd`); `None` where there is none.
+#[cfg(target_os = "linux")]
+fn opened_path(f: &File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn opened_path(_: &File) -> Option<PathBuf> {
+    None
 }
 
 #[cfg(unix)]

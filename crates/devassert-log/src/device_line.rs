@@ -79,6 +79,54 @@ pub fn parse_all(line: &str) -> Vec<DeviceLine<'_>> {
     out
 }
 
+/// Where the assertion occurrences of a line end, one after another, as
+/// [`parse_all`] reads them, without parsing their heads: a line of glued
+/// assertions is cut into pieces once (each marker searched once per line).
+#[derive(Default)]
+pub struct Ends {
+    next_a: Next,
+    next_r: Next,
+}
+
+impl Ends {
+    /// The end of the first occurrence at or after `from`; `None` when no
+    /// further occurrence closes.
+    pub fn next(&mut self, line: &str, mut from: usize) -> Option<usize> {
+        let b = line.as_bytes();
+        loop {
+            let a = self.next_a.find(b, from, ASSERTION);
+            let r = self.next_r.find(b, from, ROCM);
+            let (at, rocm) = match (a, r) {
+                (Some(a), Some(r)) if r < a => (r, true),
+                (Some(a), _) => (a, false),
+                (None, Some(r)) => (r, true),
+                (None, None) => return None,
+            };
+            let expr_start = at + if rocm { ROCM.len() } else { ASSERTION.len() };
+            match expression(line, expr_start, rocm) {
+                Some((_, _, end)) => return Some(end.max(expr_start)),
+                None => from = expr_start,
+            }
+        }
+    }
+}
+
+/// The last assertion occurrence of a line, as [`parse_all`] would give it,
+/// with only that one parsed (the others are found, not parsed): whether a
+/// row was cut by a terminal depends on its last assertion alone.
+pub fn parse_last(line: &str) -> Option<DeviceLine<'_>> {
+    let mut ends = Ends::default();
+    let (mut start, mut end) = (0, 0);
+    while end < line.len() {
+        let Some(e) = ends.next(line, end) else { break };
+        (start, end) = (end, e);
+    }
+    if end == 0 {
+        return None;
+    }
+    parse_all(&line[start..]).pop()
+}
+
 /// The next occurrence of a marker at or after a position, remembered.
 #[derive(Default)]
 struct Next {
@@ -528,6 +576,7 @@ mod tests {
             .function
             .is_some_and(|f| f.starts_with("void indexSelectLargeIndex(")));
         assert!(parse_all("AssertionError: boom").is_empty());
+        assert!(parse_last("AssertionError: boom").is_none());
     }
 
     #[test]
@@ -547,7 +596,37 @@ mod tests {
         );
         assert_eq!(v[299].thread, Some([299, 0, 0]));
         assert_eq!(v[301].thread, Some([301, 0, 0]));
+        // The pieces a glued line is read in end where parse_all's do.
+        let mut ends = Ends::default();
+        let mut at = 0;
+        let mut pieces = Vec::new();
+        while let Some(e) = ends.next(&line, at) {
+            pieces.push(&line[at..e]);
+            at = e;
+        }
+        assert_eq!(pieces.len(), 302);
+        let each: Vec<DeviceLine<'_>> = pieces.iter().flat_map(|p| parse_all(p)).collect();
+        assert_eq!(each, v);
     }
+
+    #[test]
+    fn the_last_assertion_alone() {
+        let glued = "../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [6,0,0], thread: [39../aten/src/ATen/native/cuda/Indexing.cu:1308: indexSelectLargeIndex: block: [58,0,0], thread: [11,0,0] Assertion `srcIndex < srcSelectDimSize` failed.,0,0] Assertion `srcIndex < srcSelectDimSize` failed.";
+        let thnn = "RuntimeError: Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at /x/ClassNLLCriterion.c:93";
+        let two: String = [ASSERT_LINE, ASSERT_LINE, "trailing text"].concat();
+        for line in [
+            glued,
+            thnn,
+            ASSERT_LINE,
+            two.as_str(),
+            "no assertion",
+            "Assertion `open",
+        ] {
+            assert_eq!(parse_last(line), parse_all(line).pop(), "{line}");
+        }
+    }
+
+    const ASSERT_LINE: &str = "/p/aten/src/ATen/native/cuda/Loss.cu:250: k: block: [0,0,0], thread: [1,0,0] Assertion `t < n` failed.";
 
     #[test]
     fn coordinates_of_a_thread_line() {

@@ -162,19 +162,19 @@ fn frame_done(s: &str) -> bool {
 /// being read (a code row is only waited on inside one).
 pub fn cut(cur: &str, in_traceback: bool) -> Option<Kind> {
     if has_marker(cur) {
-        let found = device_line::parse_all(cur);
-        if found.last().is_some_and(|d| !whole(d)) {
+        let last = device_line::parse_last(cur);
+        if last.as_ref().is_some_and(|d| !whole(d)) {
             return Some(Kind::Placeless);
         }
         // A path the log itself left dangling before the coordinates is
         // reassembled by the reader (other output may sit between them).
-        let cut = found.is_empty()
+        let cut = last.is_none()
             && may_continue(cur.as_bytes())
             && device_line::dangling_path(cur).is_none();
         if cut {
             return Some(Kind::Device);
         }
-        if !found.is_empty() {
+        if last.is_some() {
             return None;
         }
     }

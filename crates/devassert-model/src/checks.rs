@@ -96,7 +96,10 @@ fn vocab_vs_rows(model: &ModelDir, rows: Option<&Sourced>, out: &mut Vec<Finding
             tok.added.iter().filter(|t| t.id >= rows.value).collect();
         past.sort_by_key(|t| t.id);
         let added_past = !past.is_empty();
-        evidence.insert("missing_rows".into(), json!(max_id + 1 - rows.value));
+        evidence.insert(
+            "missing_rows".into(),
+            json!((max_id - rows.value).saturating_add(1)),
+        );
         if added_past {
             evidence.insert(
                 "added_tokens_past_rows".into(),
@@ -123,7 +126,7 @@ fn vocab_vs_rows(model: &ModelDir, rows: Option<&Sourced>, out: &mut Vec<Finding
             Severity::Error,
             Some((cause, why)),
             evidence,
-            vec![format!("model.resize_token_embeddings(len(tokenizer))  # {} -> {} rows, then save the model", rows.value, max_id + 1)],
+            vec![format!("model.resize_token_embeddings(len(tokenizer))  # {} -> {} rows, then save the model", rows.value, max_id.saturating_add(1))],
         );
         let mut values: Vec<u64> = past.iter().map(|t| t.id).collect();
         if values.is_empty() {
@@ -134,10 +137,10 @@ fn vocab_vs_rows(model: &ModelDir, rows: Option<&Sourced>, out: &mut Vec<Finding
             .take(24)
             .map(|&v| Scalar::Int(v as i64))
             .collect();
-        f.count = Some(max_id + 1 - rows.value);
+        f.count = Some((max_id - rows.value).saturating_add(1));
         f.bound = Some(Bound::index(0, rows.value as i64));
         out.push(f);
-    } else if max_id + 1 < rows.value {
+    } else if max_id.saturating_add(1) < rows.value {
         // Padded vocabularies (rows rounded up for speed) are legal.
         evidence.insert("unused_rows".into(), json!(rows.value - max_id - 1));
         let mut f = finding(EMBEDDING, Severity::Note, None, evidence, vec![]);
@@ -343,7 +346,7 @@ fn token_types(model: &ModelDir, out: &mut Vec<Finding>) {
         Severity::Warning,
         Some(("type_vocab_size", why)),
         evidence,
-        vec!["tokenizer(a, b, return_token_type_ids=False), or do not pass token_type_ids to the model".into(), format!("a model with type_vocab_size >= {}", max_type + 1)],
+        vec!["tokenizer(a, b, return_token_type_ids=False), or do not pass token_type_ids to the model".into(), format!("a model with type_vocab_size >= {}", max_type.saturating_add(1))],
     );
     f.values = vec![Scalar::Int(max_type as i64)];
     f.bound = Some(Bound::index(0, types.value as i64));

@@ -87,7 +87,7 @@ pub fn explain(
                     "token_id_ge_vocab",
                     far,
                     0.8,
-                    format!("ids up to {max} need a vocabulary of at least {}, the model has {}: the data was tokenized with a different tokenizer", max + 1, bounds.high),
+                    format!("ids up to {max} need a vocabulary of at least {}, the model has {}: the data was tokenized with a different tokenizer", max.saturating_add(1), bounds.high),
                 ));
                 hints.push(format!(
                     "max id {max} with vocab {}: tokenized with a different (larger) tokenizer?",
@@ -161,7 +161,7 @@ pub fn explain(
                 } else {
                     format!(
                         "labels up to {max} need at least {} classes, the model has {}",
-                        max + 1,
+                        max.saturating_add(1),
                         bounds.high
                     )
                 };
@@ -182,7 +182,7 @@ pub fn explain(
                     &mut fixes,
                     &format!(
                         "set num_labels / num_classes to {} or remap the labels",
-                        max + 1
+                        max.saturating_add(1)
                     ),
                 );
             }

@@ -874,6 +874,60 @@ fn decompression_bombs_are_refused_and_the_other_files_still_scanned() {
 }
 
 #[test]
+fn columnar_bombs_are_refused_within_the_budget_and_the_other_files_still_scanned() {
+    // A 130 kB Parquet file holding one 32 MB LZ4 page of zeros, 4 million
+    // empty lists in 10 kB (32 MB of row offsets), an LZ4 Arrow stream of
+    // 32 MB; scanned with a 16 MiB budget beside a real table.
+    let dir = gen(&["columnar_bombs"]);
+    let r = scan(
+        dir.path(),
+        &[
+            ".",
+            "--vocab",
+            "50",
+            "--max-decoded",
+            "16M",
+            "--threads",
+            "2",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let errors = r.report["errors"].as_array().unwrap();
+    let error = |file: &str| {
+        errors
+            .iter()
+            .find(|e| e["file"].as_str().unwrap().ends_with(file))
+            .and_then(|e| e["error"].as_str())
+            .unwrap_or_else(|| panic!("no error for {file}: {errors:?}"))
+            .to_string()
+    };
+    for bomb in ["bomb_page.parquet", "bomb_rows.parquet"] {
+        let text = error(bomb);
+        assert!(text.contains("over the decode budget of 16 MiB"), "{text}");
+        assert!(text.contains("--max-decoded"), "{text}");
+    }
+    assert!(error("bomb_page.parquet").contains("page 0 of the column"));
+    assert!(error("bomb_rows.parquet").contains("row index of"));
+    // arrow reads no compressed IPC: refused by what it is, never decoded.
+    assert!(!error("bomb_lz4.arrow").is_empty());
+    let f = finding(&r.report, "DA101", "range");
+    assert_eq!(at(f), vec![("real.parquet".to_string(), 3, 70)]);
+    // With the budget raised past what they need, they are read.
+    let r = scan(
+        dir.path(),
+        &[
+            "bomb_page.parquet",
+            "bomb_rows.parquet",
+            "--vocab",
+            "50",
+            "--max-decoded",
+            "64M",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
 fn the_decode_budget_is_the_users_to_raise() {
     let dir = gen(&["png"]);
     let r = scan(

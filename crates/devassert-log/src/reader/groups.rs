@@ -99,6 +99,33 @@ impl Echo {
         };
         Some((parse(b)?, parse(t)?))
     }
+
+    /// The block and thread of the repeat of this line that `rest` starts
+    /// with (glued to more text), and where the repeat ends. Its end must
+    /// be where the line's ended: the debris after `failed` (`.`, `*`) the same.
+    pub(super) fn repeat_at_start(&self, rest: &[u8]) -> Option<([u32; 3], [u32; 3], usize)> {
+        let head = &self.raw[..self.block.start];
+        let mid = &self.raw[self.block.end..self.thread.start];
+        let tail = &self.raw[self.thread.end..];
+        if !rest.starts_with(head) {
+            return None;
+        }
+        let b = device_line::numbers_span(rest, head.len())?;
+        if !rest[b.end..].starts_with(mid) {
+            return None;
+        }
+        let t = device_line::numbers_span(rest, b.end + mid.len())?;
+        let end = t.end + tail.len();
+        if !rest[t.end..].starts_with(tail) || matches!(rest.get(end), Some(b'.' | b'*')) {
+            return None;
+        }
+        let parse = |r: std::ops::Range<usize>| {
+            std::str::from_utf8(&rest[r])
+                .ok()
+                .and_then(device_line::numbers)
+        };
+        Some((parse(b)?, parse(t)?, end))
+    }
 }
 
 impl Reader {

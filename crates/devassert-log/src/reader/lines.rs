@@ -36,6 +36,10 @@ pub(super) struct Lines {
     /// The last rows before the region being scanned, for a row that was cut
     /// from its start.
     pub(super) earlier: Vec<Vec<u8>>,
+    /// The prefix of the last segment read (its rank and time).
+    pub(super) last_prefix: (Option<i64>, Option<crate::clean::Stamp>),
+    /// While the pieces of a glued line are read: the prefix of its first.
+    pub(super) glued_prefix: Option<(Option<i64>, Option<crate::clean::Stamp>)>,
 }
 
 /// A cut row (or rows joined so far) waiting for the next.
@@ -288,8 +292,13 @@ impl Reader {
 
     pub(super) fn read_line(&mut self, raw: &[u8]) {
         let text = String::from_utf8_lossy(raw);
-        for (body, prefix) in clean::readable(&text) {
+        for (body, mut prefix) in clean::readable(&text) {
             let body = body.as_str();
+            if let Some((rank, time)) = self.lines.glued_prefix {
+                prefix.rank = prefix.rank.or(rank);
+                prefix.time = prefix.time.or(time);
+            }
+            self.lines.last_prefix = (prefix.rank, prefix.time);
             let rank = prefix.rank.or(self.lines.input_rank);
             if let Some(r) = rank {
                 self.facts.ranks.insert(r);

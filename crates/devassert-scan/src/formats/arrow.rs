@@ -3,7 +3,7 @@
 //! Integer columns and list<integer> columns, chosen by `--column`.
 
 use super::{ipc, Input, Reader};
-use crate::error::{bad, excerpt, Result};
+use crate::error::{bad, excerpt, within_budget, Result};
 use crate::kernel;
 use crate::options::Dtype;
 use crate::options::{InputFormat, ScanOptions, Target};
@@ -13,6 +13,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Schema};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub struct Arrow;
 
@@ -24,7 +25,8 @@ impl Reader for Arrow {
             (InputFormat::ArrowStream, ipc::stream(&input.bytes)?)
         };
         let col = choose_column(&schema, opts)?;
-        Ok(vec![collect(&schema, col, batches, format, opts)?])
+        let len = input.data().len() as u64;
+        Ok(vec![collect(&schema, col, batches, format, opts, len)?])
     }
 }
 
@@ -178,6 +180,15 @@ pub struct ColumnBuilder<'o> {
     /// Start of each row and the end; kept only once a row is not exactly one value.
     offsets: Option<Vec<u64>>,
     list: bool,
+    /// Bytes the row offsets may take: the decode budget, or twice the
+    /// file where the file is bigger (its own offsets or validity bits
+    /// justify that much). Rows cost nothing to store in a Parquet file
+    /// (a run of empty lists or nulls is a few bytes), so a tiny file may
+    /// state a billion rows.
+    row_bytes: u64,
+    /// Rows kept by all the builders of one file (Parquet's row groups are
+    /// read in parallel, each into its own builder).
+    kept: Option<&'o AtomicU64>,
 }
 
 impl<'o> ColumnBuilder<'o> {
@@ -191,7 +202,46 @@ impl<'o> ColumnBuilder<'o> {
             rows: 0,
             offsets: if list { Some(vec![0]) } else { None },
             list,
+            row_bytes: opts.decode_budget,
+            kept: None,
         }
+    }
+
+    /// Count the rows kept against `kept`, shared with the file's other builders.
+    pub fn sharing(mut self, kept: &'o AtomicU64) -> Self {
+        self.kept = Some(kept);
+        self
+    }
+
+    /// Allow the row offsets of an input of `len` bytes (see `row_bytes`).
+    pub fn for_input(mut self, len: u64) -> Self {
+        self.row_bytes = self.row_bytes.max(len.saturating_mul(2));
+        self
+    }
+
+    /// Refuse `rows` more rows when their offsets would pass `row_bytes`:
+    /// `keeps` when their offsets will be kept, `scratch` offsets held
+    /// besides for one batch.
+    fn room_for_rows(&self, rows: u64, keeps: bool, scratch: u64) -> Result<()> {
+        let keeps = keeps || self.offsets.is_some() || self.list;
+        let kept = match (keeps, self.kept) {
+            (false, _) => 0,
+            (true, None) => self.rows.saturating_add(rows),
+            (true, Some(all)) => {
+                // The rows read before offsets were needed are kept from now on too.
+                let new = rows.saturating_add(if self.offsets.is_none() { self.rows } else { 0 });
+                all.fetch_add(new, Ordering::Relaxed).saturating_add(new)
+            }
+        };
+        let needed = kept.saturating_add(scratch).saturating_mul(8);
+        if needed <= self.row_bytes {
+            return Ok(());
+        }
+        within_budget(
+            &format!("a row index of {kept} rows"),
+            needed,
+            self.row_bytes,
+        )
     }
 
     fn offsets(&mut self) -> &mut Vec<u64> {
@@ -229,6 +279,8 @@ impl<'o> ColumnBuilder<'o> {
         row_ends: Option<&[u64]>,
     ) -> Result<()> {
         self.check_dtype(dtype)?;
+        let rows = row_ends.map_or((raw.len() / scan_as.size()) as u64, |e| e.len() as u64);
+        self.room_for_rows(rows, row_ends.is_some(), 0)?;
         self.add(raw, scan_as, row_ends);
         Ok(())
     }
@@ -258,6 +310,11 @@ impl<'o> ColumnBuilder<'o> {
     /// has no nulls, else its valid values are gathered first (a null row
     /// holds nothing, null elements are skipped).
     pub fn push(&mut self, col: &ArrayRef) -> Result<()> {
+        // A batch states its length; the rows it adds, and the starts and
+        // ends held for it, are checked before any is built.
+        let n = col.len() as u64;
+        let keeps = self.list || col.null_count() > 0;
+        self.room_for_rows(n, keeps, if keeps { 2 * n } else { 0 })?;
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
         if !self.list {
@@ -341,9 +398,10 @@ impl<'o> ColumnBuilder<'o> {
     pub fn concat_all(
         list: bool,
         opts: &'o ScanOptions,
+        input_len: u64,
         pieces: Vec<ColumnBuilder<'o>>,
     ) -> Result<ColumnBuilder<'o>> {
-        let mut all = ColumnBuilder::new(list, opts);
+        let mut all = ColumnBuilder::new(list, opts).for_input(input_len);
         for p in pieces {
             all.concat(p)?;
         }
@@ -357,6 +415,7 @@ impl<'o> ColumnBuilder<'o> {
         }
         let base = self.count;
         if self.offsets.is_some() || other.offsets.is_some() {
+            self.room_for_rows(other.rows, true, 0)?;
             let theirs: Vec<u64> = match other.offsets {
                 Some(o) => o[1..].iter().map(|x| base + x).collect(),
                 None => (1..=other.rows).map(|k| base + k).collect(),
@@ -401,9 +460,10 @@ fn collect(
     batches: impl Iterator<Item = Result<RecordBatch>>,
     format: InputFormat,
     opts: &ScanOptions,
+    input_len: u64,
 ) -> Result<Part> {
     let field = schema.field(col);
-    let mut b = ColumnBuilder::new(is_list(field.data_type()), opts);
+    let mut b = ColumnBuilder::new(is_list(field.data_type()), opts).for_input(input_len);
     for batch in batches {
         b.push(batch?.column(col))?;
     }

@@ -5,9 +5,11 @@
 //! time building validity bitmaps and list arrays that a range check does
 //! not need: list columns read twice as fast this way.)
 
+mod pages;
+
 use super::arrow::{choose_column, dtype_of, is_list, type_name, ColumnBuilder};
 use super::{Input, Reader};
-use crate::error::{bad, Result};
+use crate::error::{bad, within_budget, Result};
 use crate::options::{Dtype, InputFormat, ScanOptions};
 use crate::values::{Bytes, Part};
 use arrow_schema::DataType;
@@ -20,6 +22,7 @@ use parquet::file::properties::ReaderProperties;
 use parquet::file::reader::RowGroupReader;
 use parquet::file::serialized_reader::SerializedRowGroupReader;
 use rayon::prelude::*;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 pub struct Parquet;
@@ -81,16 +84,33 @@ impl Reader for Parquet {
         })?;
         let file = Arc::new(file);
         let groups = meta.metadata().num_row_groups();
+        let len = input.data().len() as u64;
+        if column.list {
+            // A list column keeps every row's offset: the rows the row groups
+            // state are checked before any is read (empty lists cost no bytes).
+            let rows: u64 = meta
+                .metadata()
+                .row_groups()
+                .iter()
+                .map(|rg| rg.num_rows().max(0) as u64)
+                .fold(0, u64::saturating_add);
+            within_budget(
+                &format!("a row index of {rows} rows"),
+                rows.saturating_add(1).saturating_mul(8),
+                opts.decode_budget.max(len.saturating_mul(2)),
+            )?;
+        }
+        let kept = AtomicU64::new(0);
         let pieces: Vec<Result<ColumnBuilder>> = (0..groups)
             .into_par_iter()
             .map(|g| {
-                contain(|| column.read_group(&file, meta.metadata(), g, opts))
+                contain(|| column.read_group(&file, meta.metadata(), g, opts, &kept))
                     .map_err(panicked)?
                     .map_err(|e| bad(format!("row group {g}: {e}")))
             })
             .collect();
         let pieces = pieces.into_iter().collect::<Result<Vec<_>>>()?;
-        let all = ColumnBuilder::concat_all(column.list, opts, pieces)?;
+        let all = ColumnBuilder::concat_all(column.list, opts, len, pieces)?;
         Ok(vec![all.finish(
             field.name().clone(),
             type_name(field.data_type()),
@@ -163,19 +183,56 @@ impl Column {
         meta: &ParquetMetaData,
         g: usize,
         opts: &'o ScanOptions,
+        kept: &'o AtomicU64,
     ) -> Result<ColumnBuilder<'o>> {
         let rg = meta.row_group(g);
+        self.check_pages(&file[..], rg, opts.decode_budget)?;
         let props = Arc::new(ReaderProperties::builder().build());
         let reader =
             SerializedRowGroupReader::new(Arc::clone(file), rg, None, props).map_err(corrupt)?;
         let batch = batch_rows(rg, self.leaf);
-        let mut b = ColumnBuilder::new(self.list, opts);
+        let mut b = ColumnBuilder::new(self.list, opts)
+            .for_input(file.len() as u64)
+            .sharing(kept);
         match reader.get_column_reader(self.leaf).map_err(corrupt)? {
             ColumnReader::Int32ColumnReader(r) => self.drain(r, batch, &mut b)?,
             ColumnReader::Int64ColumnReader(r) => self.drain(r, batch, &mut b)?,
             _ => return Err(bad("the column's pages are not integers")),
         }
         Ok(b)
+    }
+
+    /// Every page of the chunk, beside its dictionary, fits the decode
+    /// budget: checked from the page headers before parquet allocates any
+    /// (see `pages`).
+    fn check_pages(&self, data: &[u8], rg: &RowGroupMetaData, budget: u64) -> Result<()> {
+        let chunk = rg
+            .columns()
+            .get(self.leaf)
+            .ok_or_else(|| bad("the row group has no chunk for the column"))?;
+        let start = chunk
+            .dictionary_page_offset()
+            .unwrap_or(chunk.data_page_offset());
+        let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(chunk.compressed_size()))
+        else {
+            return Err(bad("the column chunk states a negative offset or size"));
+        };
+        let pages = pages::pages(data, start, len)
+            .map_err(|e| bad(format!("truncated or corrupt Parquet data: {e}")))?;
+        let dictionary: u64 = pages
+            .iter()
+            .filter(|p| p.dictionary)
+            .map(|p| p.uncompressed)
+            .sum();
+        for (i, p) in pages.iter().enumerate() {
+            let held = if p.dictionary { 0 } else { dictionary };
+            within_budget(
+                &format!("page {i} of the column (decompressed, with its dictionary)"),
+                held.saturating_add(p.uncompressed),
+                budget,
+            )?;
+        }
+        Ok(())
     }
 
     /// Read the column chunk batch by batch into `b`.

@@ -85,9 +85,10 @@ pub struct ScanArgs {
     /// Scan only shard K of N (K from 0) of the sorted file list.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<Shard>,
-    /// Memory one compressed file (PNG mask, npz member) may inflate to, per
-    /// scan thread: 512M, 2G, 1048576 (bytes). A file that needs more is
-    /// refused (exit 2) and the other files are still scanned.
+    /// Memory one compressed file (PNG mask, npz member, Parquet page, the
+    /// row offsets of Parquet/Arrow rows) may inflate to, per scan thread:
+    /// 512M, 2G, 1048576 (bytes). A file that needs more is refused (exit 2)
+    /// and the other files are still scanned.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
     pub max_decoded: u64,
     /// Merge shard reports (`--format json` output of scans) into one.

@@ -248,7 +248,39 @@ def megatron():
         dst.write(src.read())
 
 
-WRITERS = {f.__name__: f for f in [raw, llmc, npy, npz, safetensors, arrow, parquet, jsonl, csv, png, shards, bombs, megatron]}
+def columnar_bombs(n=4_000_000):
+    # Parquet and Arrow files that are small on disk and large decoded, beside
+    # one real table (scan.rs scans them with --max-decoded 16M): an int64
+    # column of zeros in one LZ4 data page of 32 MB (a 130 kB file), 4
+    # million rows of empty lists (their row offsets 32 MB; kilobytes of
+    # levels), and an LZ4-compressed Arrow IPC stream of 32 MB of zeros.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    zeros = pa.table({"input_ids": pa.array(np.zeros(n, dtype=np.int64))})
+    pq.write_table(zeros, path("bomb_page.parquet"), use_dictionary=False, compression="lz4",
+                   data_page_size=1 << 30, max_rows_per_page=n, write_batch_size=n, row_group_size=n,
+                   write_statistics=False)
+    opts = pa.ipc.IpcWriteOptions(compression="lz4")
+    with pa.ipc.new_stream(path("bomb_lz4.arrow"), zeros.schema, options=opts) as w:
+        w.write_table(zeros)
+    del zeros
+    per_group = min(n, 1_000_000)
+    empty = pa.ListArray.from_arrays(pa.array(np.zeros(per_group + 1, dtype=np.int32)), pa.array([], pa.int64()))
+    schema = pa.schema([("input_ids", pa.list_(pa.int64()))])
+    with pq.ParquetWriter(path("bomb_rows.parquet"), schema, compression="snappy") as w:
+        t = pa.table({"input_ids": empty}, schema=schema)
+        for _ in range(n // per_group):
+            w.write_table(t)
+    pq.write_table(pa.table({"input_ids": pa.array([[1, 2], [3, 70]], pa.list_(pa.int64()))}), path("real.parquet"))
+
+
+def columnar_bombs_large():
+    # The same at 40 million rows (320 MB decoded, over the default budget), for bench/scan/bombs.sh.
+    columnar_bombs(40_000_000)
+
+
+WRITERS = {f.__name__: f for f in [raw, llmc, npy, npz, safetensors, arrow, parquet, jsonl, csv, png, shards, bombs, megatron, columnar_bombs, columnar_bombs_large]}
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
