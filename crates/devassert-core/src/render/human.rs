@@ -42,9 +42,9 @@ impl Paint {
     }
 }
 
-/// `report` is the inert copy whose strings are safe to print; `raw` the
-/// original, for the words of a command (quoted for the shell instead).
-pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> String {
+/// `report` is the inert copy whose strings are safe to print (the words
+/// of a suggested command were quoted for the shell before, by `advice`).
+pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
     let p = Paint { on: opts.color };
     // One root (and one read budget) for every snippet of the run.
     let src = match &opts.sources {
@@ -64,11 +64,11 @@ pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> Str
         };
         let _ = writeln!(out, "{}", p.green(what));
     }
-    for (i, (f, raw)) in report.findings.iter().zip(&raw.findings).enumerate() {
+    for (i, f) in report.findings.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        finding(&mut out, &p, f, raw, opts, src);
+        finding(&mut out, &p, f, opts, src);
     }
     if !report.fallout.is_empty() {
         fallout(&mut out, &p, &report.fallout, opts);
@@ -92,7 +92,6 @@ fn finding(
     out: &mut String,
     p: &Paint,
     f: &Finding,
-    raw: &Finding,
     opts: &RenderOptions,
     src: Option<&SourceRoot>,
 ) {
@@ -211,56 +210,14 @@ fn finding(
         let _ = writeln!(out, "{gutter} … {} more places", places - shown);
     }
     if !f.causes.is_empty() {
-        let title = if f.causes.iter().any(|c| c.established) {
-            "causes:"
-        } else {
-            "likely causes:"
-        };
-        let _ = writeln!(out, "{}", p.bold(title));
-        for (i, c) in f.causes.iter().take(4).enumerate() {
-            match (&c.proof, c.established) {
-                (Some(proof), true) => {
-                    let _ = writeln!(
-                        out,
-                        "  {}. {} ({}): {}\n     {} {proof}",
-                        i + 1,
-                        p.bold(&c.id),
-                        p.sev(Severity::Error, "established"),
-                        c.why,
-                        p.bold("proof:")
-                    );
-                }
-                _ => {
-                    let _ = writeln!(
-                        out,
-                        "  {}. {} ({:.0}%): {}",
-                        i + 1,
-                        p.bold(&c.id),
-                        c.confidence * 100.0,
-                        c.why
-                    );
-                }
-            }
-        }
+        causes(out, p, f);
     }
     let _ = writeln!(out, "{}", p.bold("next steps:"));
     let mut n = 0;
+    // Settled (`advice::settle`): the causes' fixes in rank order, each once.
     for fix in &f.fixes {
         n += 1;
         let _ = writeln!(out, "  {n}. {fix}");
-    }
-    if f.location.is_none() && f.noticed_at.is_some() && !opts.under_run {
-        n += 1;
-        // Without the real command line, the script Python noticed it in is the best guess.
-        let cmd = match (&opts.rerun_hint, &raw.noticed_at) {
-            (Some(hint), _) => inert::line(hint).into_owned(),
-            (None, Some(n)) => format!("python {} …", inert::shell_word(&n.file)),
-            (None, None) => "python train.py …".to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "  {n}. find the real line and the values: devassert run -- {cmd}"
-        );
     }
     if !opts.quiet {
         n += 1;
@@ -269,6 +226,35 @@ fn finding(
             "  {n}. {}",
             p.dim(&format!("read more: devassert rule {}", f.rule))
         );
+    }
+}
+
+/// The causes as a ranking, most likely first: their shares come from the
+/// catalog's judgement, not from crashes counted, so no percentages.
+fn causes(out: &mut String, p: &Paint, f: &Finding) {
+    let title = if f.causes.iter().any(|c| c.established) {
+        "causes:"
+    } else {
+        "likely causes, most likely first:"
+    };
+    let _ = writeln!(out, "{}", p.bold(title));
+    for (i, c) in f.causes.iter().take(4).enumerate() {
+        match (&c.proof, c.established) {
+            (Some(proof), true) => {
+                let _ = writeln!(
+                    out,
+                    "  {}. {} ({}): {}\n     {} {proof}",
+                    i + 1,
+                    p.bold(&c.id),
+                    p.sev(Severity::Error, "established"),
+                    c.why,
+                    p.bold("proof:")
+                );
+            }
+            _ => {
+                let _ = writeln!(out, "  {}. {}: {}", i + 1, p.bold(&c.id), c.why);
+            }
+        }
     }
 }
 
