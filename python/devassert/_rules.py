@@ -341,7 +341,7 @@ RULES = {
         "summary": "a device assertion from a file outside PyTorch's sources: a user CUDA extension or a third-party library kernel",
         "fixes": ["read the assertion and the extension's source at the printed file:line", "rebuild the extension for the installed torch / CUDA version", "report it to the extension's authors with the line"],
         "causes": {
-            "unknown": {"why": "the extension's own precondition failed; what it means depends on the extension", "fixes": ["read the assert at the printed file:line"]},
+            "unknown": {"why": "the extension's own precondition failed; what it means depends on the extension", "fixes": ["read the assertion and the extension's source at the printed file:line"]},
             "index_ge_dim_size": {"why": "the assertion bounds an index (ROI / point / box / token index past the tensor)", "fixes": ["check the index-like inputs of the extension op"]},
             "nan_in_input": {"why": "the assertion tests for NaN / inf", "fixes": ["check inputs with `torch.isfinite`"]},
         },

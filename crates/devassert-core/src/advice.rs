@@ -158,13 +158,20 @@ pub const CONTENDER_RATIO: f64 = 4.0;
 pub const CONTENDERS: usize = 3;
 
 /// The command `devassert run --` should run: the known command line, else
-/// the script Python noticed the failure in (the best guess).
+/// the user's script Python noticed the failure in (the best guess; an
+/// installed library's file is no program to run).
 fn rerun_command(f: &Finding, ctx: &Context<'_>) -> String {
-    match (ctx.rerun_hint, &f.noticed_at) {
+    match (ctx.rerun_hint, user_script(f)) {
         (Some(hint), _) => hint.to_string(),
-        (None, Some(n)) => format!("python {} …", crate::render::inert::shell_word(&n.file)),
+        (None, Some(file)) => format!("python {} …", crate::render::inert::shell_word(file)),
         (None, None) => "python train.py …".to_string(),
     }
+}
+
+fn user_script(f: &Finding) -> Option<&str> {
+    let file = f.noticed_at.as_ref()?.file.as_str();
+    let library = ["site-packages", "dist-packages", "/lib/python", "<"];
+    (file.ends_with(".py") && !library.iter().any(|l| file.contains(l))).then_some(file)
 }
 
 #[derive(Default)]
@@ -268,7 +275,7 @@ fn fill(step: &str, f: &Finding, ctx: &Context<'_>) -> String {
             }
         }
     }
-    let known_program = ctx.rerun_hint.is_some() || f.noticed_at.is_some();
+    let known_program = ctx.rerun_hint.is_some() || user_script(f).is_some();
     if out.contains("devassert run") && known_program {
         let cmd = rerun_command(f, ctx);
         for placeholder in ["python train.py ...", "python train.py …"] {

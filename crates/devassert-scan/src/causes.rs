@@ -76,14 +76,15 @@ pub fn explain(
                 )
             })
             .collect();
+        let v = seen[0];
         let (id, fix) = match target {
             Target::Tokens => (
                 "negative_index",
-                "write padding as pad_token_id (or drop it) before saving unsigned tokens; after loading, map the sentinel back: `ids[ids == 65535] = pad_token_id`",
+                format!("write padding as pad_token_id (or drop it) before saving unsigned tokens; after loading, map the sentinel back: `ids[ids == {v}] = pad_token_id`"),
             ),
             Target::Labels => (
                 "negative_label",
-                "map the sentinel to the loss's ignore_index before saving unsigned labels (or save them signed); after loading: `labels[labels == 65535] = -100`",
+                format!("map the sentinel to the loss's ignore_index before saving unsigned labels (or save them signed); after loading: `labels[labels == {v}] = -100`"),
             ),
         };
         causes.push(cause(
@@ -91,7 +92,7 @@ pub fn explain(
             sentinel,
             0.95,
             format!("{} of the bad values are {}: a -1 sentinel (padding / ignore) written into an unsigned array, not a real id", pct(sentinel), what.join(", ")),
-            &[fix.to_string()],
+            &[fix],
         ));
         hints.push(format!(
             "{}: -1 written into an unsigned array (a padding / ignore sentinel)?",

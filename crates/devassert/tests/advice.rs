@@ -258,6 +258,10 @@ m = np.zeros((4, 6), dtype=np.uint8)
 m[0, :] = 255
 m[2, 3] = 254
 Image.fromarray(m).save(os.path.join(out, "masks", "mask_0001.png"))
+ids = np.full(64, 50256, dtype=np.int64)
+ids[40:], ids[3] = -1, 50258
+with np.errstate(all="ignore"):
+    ids.astype(np.uint16).tofile(os.path.join(out, "sentinel.bin"))
 "#;
         let out = std::process::Command::new(common::python())
             .args(["-c", script])
@@ -400,6 +404,53 @@ fn next_steps_follow_the_ranked_causes_once_each_and_calibrated() {
         for f in report["findings"].as_array().into_iter().flatten() {
             findings += 1;
             bad.extend(advice_problems(&case.name, f));
+        }
+    }
+    // scan and check go through the same step.
+    let inputs = Inputs::new();
+    let mut others: Vec<Vec<String>> = vec![
+        vec![
+            "scan".into(),
+            inputs.path("tokens.npy"),
+            "--vocab".into(),
+            "5".into(),
+        ],
+        vec![
+            "scan".into(),
+            inputs.path("labels.npy"),
+            "--classes".into(),
+            "5".into(),
+        ],
+        vec![
+            "scan".into(),
+            inputs.path("masks"),
+            "--classes".into(),
+            "21".into(),
+        ],
+        vec![
+            "scan".into(),
+            inputs.path("sentinel.bin"),
+            "--vocab".into(),
+            "50257".into(),
+        ],
+    ];
+    let projects = common::fixtures().join("projects");
+    for e in std::fs::read_dir(&projects).expect("projects") {
+        let model = e.expect("entry").path().join("model");
+        if model.is_dir() {
+            others.push(vec!["check".into(), model.display().to_string()]);
+        }
+    }
+    for args in &others {
+        let out = common::bin()
+            .args(args)
+            .args(["--format", "json"])
+            .output()
+            .expect("run devassert");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+        for f in v["findings"].as_array().into_iter().flatten() {
+            findings += 1;
+            bad.extend(advice_problems(&args.join(" "), f));
         }
     }
     assert!(findings > 150, "only {findings} findings");
