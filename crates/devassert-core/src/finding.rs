@@ -463,6 +463,21 @@ pub struct Report {
     pub model: Option<ModelSummary>,
 }
 
+/// The exit code of the contract, the same for every command (the linters'
+/// convention): 2 when an input could not be used (the result is incomplete,
+/// so it is never a clean one), else 1 when a finding above a note is
+/// reported, else 0. A finding the program caught is a note (see
+/// [`Finding::shown_severity`]).
+pub fn exit_code(findings: &[Finding], input_unusable: bool) -> i32 {
+    if input_unusable {
+        2
+    } else if findings.iter().any(|f| f.shown_severity() > Severity::Note) {
+        1
+    } else {
+        0
+    }
+}
+
 impl Report {
     pub fn new(command: Command) -> Self {
         Report {

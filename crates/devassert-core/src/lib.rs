@@ -17,8 +17,8 @@ pub mod vocab;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};
 pub use finding::{
-    Bound, Cause, DataLocation, Fallout, Finding, OpFamily, Report, Sample, Scalar, Severity,
-    SourceLocation, CAUSE_IDS, SCHEMA,
+    exit_code, Bound, Cause, DataLocation, Fallout, Finding, OpFamily, Report, Sample, Scalar,
+    Severity, SourceLocation, CAUSE_IDS, SCHEMA,
 };
 pub use render::{render, Format, RenderOptions};
 pub use rule_id::{ids, RuleId, UnknownRule};

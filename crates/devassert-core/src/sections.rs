@@ -188,6 +188,7 @@ pub struct SourcedValue {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenizerSummary {
+    /// Tokens past the base vocabulary: `size - base_size`.
     pub added_tokens: u64,
     pub base_size: u64,
     pub class: Option<String>,

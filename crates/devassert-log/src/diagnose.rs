@@ -32,7 +32,6 @@ pub fn diagnose(facts: &Facts, catalog: &Catalog) -> Report {
     report.inputs = Some(inputs(facts));
     if catalog.rules().is_empty() {
         // No rule to tie a finding to (a catalog built without rule files).
-        report.exit_code = 1;
         return report;
     }
     let order = group_order(facts);
@@ -45,7 +44,7 @@ pub fn diagnose(facts: &Facts, catalog: &Catalog) -> Report {
     if !report.findings.is_empty() {
         report.fallout = fallout(facts, &order, &roots);
     }
-    report.exit_code = if report.findings.is_empty() { 1 } else { 0 };
+    report.exit_code = devassert_core::exit_code(&report.findings, false);
     report
 }
 

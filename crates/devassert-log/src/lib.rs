@@ -47,13 +47,34 @@ pub enum LogError {
     Missing { path: PathBuf },
     #[error("{}: permission denied", .path.display())]
     Permission { path: PathBuf },
-    #[error("{}: a directory with no log files in it", .path.display())]
-    EmptyDirectory { path: PathBuf },
+    #[error("{}: a directory with no log files in it{}", .path.display(), skipped_names(.skipped))]
+    EmptyDirectory {
+        path: PathBuf,
+        skipped: Vec<PathBuf>,
+    },
     #[error("{}: {source}", .path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// ` (skipped: a.pt, b.bin, and 3 more)`: what a folder held instead of logs.
+fn skipped_names(skipped: &[PathBuf]) -> String {
+    const NAMED: usize = 5;
+    if skipped.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = skipped
+        .iter()
+        .take(NAMED)
+        .map(|p| p.display().to_string())
+        .collect();
+    let more = match skipped.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(", and {n} more"),
+    };
+    format!(" (skipped: {}{more})", names.join(", "))
 }
 
 impl LogError {
@@ -101,7 +122,8 @@ impl LogAnalyzer {
         self.reader.finish()
     }
 
-    /// Finish and diagnose: command "explain", exit_code 0 if a device-side failure was found, else 1.
+    /// Finish and diagnose: command "explain", exit_code 1 if a device-side failure was found, else 0 (the
+    /// linters' convention, the same for every command).
     pub fn finish(self) -> Report {
         let catalog = self.catalog;
         let facts = self.reader.finish();
@@ -249,17 +271,36 @@ fn expand(paths: &[PathBuf], skipped: &mut Vec<Skipped>) -> Result<Vec<(PathBuf,
         }
         let meta = std::fs::metadata(p).map_err(|e| LogError::from_io(p, e))?;
         if meta.is_dir() {
-            let before = out.len();
+            let before = (out.len(), skipped.len());
             let inside = Inside::new(p).map_err(|e| LogError::from_io(p, e))?;
             walk(&inside, p, &mut out, skipped)?;
-            if out.len() == before {
-                return Err(LogError::EmptyDirectory { path: p.clone() });
+            if out.len() == before.0 {
+                // Nothing to read is an error, not a clean log: say what was there.
+                let skipped = skipped.drain(before.1..).map(|s| s.path).collect();
+                return Err(LogError::EmptyDirectory {
+                    path: p.clone(),
+                    skipped,
+                });
             }
         } else {
             out.push((p.clone(), true));
         }
     }
     Ok(out)
+}
+
+/// A file in a folder with a NUL byte in its first 8 KiB is a checkpoint,
+/// an archive or an image, not a log: reading it would only make the folder
+/// look like a clean log. (A file named on the command line is always read.)
+fn is_binary(path: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(8192);
+    if f.take(8192).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    memchr::memchr(0, &head).is_some()
 }
 
 fn walk(
@@ -316,7 +357,11 @@ fn walk(
                 walk(inside, &p, out, skipped)?;
             }
         } else if meta.is_file() {
-            out.push((p, false));
+            if is_binary(&p) {
+                skip(skipped, &p, "a binary file, not a log".into());
+            } else {
+                out.push((p, false));
+            }
         }
     }
     Ok(())

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
+    #[error("{}: no such file or directory", .0.display())]
+    Missing(PathBuf),
     #[error("{}: not a directory", .0.display())]
     NotADirectory(PathBuf),
     #[error("{}: no config.json, tokenizer or safetensors weights found: not a Hugging Face model directory", .0.display())]

@@ -111,6 +111,9 @@ impl ModelDir {
     /// Read `dir`. Missing files are fine (each check needs only its own);
     /// a file that is there but broken is an error naming it.
     pub fn read(dir: &Path) -> Result<ModelDir, ModelError> {
+        if !dir.exists() {
+            return Err(ModelError::Missing(dir.to_path_buf()));
+        }
         if !dir.is_dir() {
             return Err(ModelError::NotADirectory(dir.to_path_buf()));
         }

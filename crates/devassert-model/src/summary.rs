@@ -38,7 +38,10 @@ pub fn summary(m: &ModelDir) -> ModelSummary {
         position_embeddings: role(&m.roles.positions),
         token_type_embeddings: role(&m.roles.token_types),
         tokenizer: m.tokenizer.as_ref().map(|t| TokenizerSummary {
-            added_tokens: t.added.len() as u64,
+            // Tokens past the base vocabulary, as `len(tokenizer)` counts
+            // them: an added token that reuses a base id ([CLS] in BERT's
+            // tokenizer.json) adds nothing.
+            added_tokens: t.size.saturating_sub(t.base_size),
             base_size: t.base_size,
             class: t.class.clone(),
             files: t.files.clone(),

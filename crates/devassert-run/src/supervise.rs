@@ -37,6 +37,10 @@ pub enum Stream {
 pub struct RunConfig {
     pub argv: Vec<OsString>,
     pub set_env: Vec<(OsString, OsString)>,
+    /// Pass the child's stdout to our stderr: our stdout then carries only
+    /// devassert's own machine output (`run --format json`), never the
+    /// child's lines. The log still tells the two streams apart.
+    pub stdout_to_stderr: bool,
 }
 
 /// How the child ended.
@@ -122,7 +126,8 @@ enum Event {
     Exit(std::io::Result<std::process::ExitStatus>),
 }
 
-fn pump(mut from: impl Read, stream: Stream, tx: mpsc::SyncSender<Event>) {
+/// Pass `stream`'s chunks through to `to` (our stdout or stderr) and to the caller.
+fn pump(mut from: impl Read, stream: Stream, to: Stream, tx: mpsc::SyncSender<Event>) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match from.read(&mut buf) {
@@ -131,7 +136,7 @@ fn pump(mut from: impl Read, stream: Stream, tx: mpsc::SyncSender<Event>) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        let passed = match stream {
+        let passed = match to {
             Stream::Stdout => {
                 let mut out = std::io::stdout().lock();
                 out.write_all(&buf[..n]).and_then(|_| out.flush())
@@ -214,11 +219,20 @@ pub fn run(cfg: &RunConfig, mut on_output: impl FnMut(Stream, &[u8])) -> Result<
     let mut threads = Vec::new();
     if let Some(out) = child.stdout.take() {
         let tx = tx.clone();
-        threads.push(std::thread::spawn(move || pump(out, Stream::Stdout, tx)));
+        let to = if cfg.stdout_to_stderr {
+            Stream::Stderr
+        } else {
+            Stream::Stdout
+        };
+        threads.push(std::thread::spawn(move || {
+            pump(out, Stream::Stdout, to, tx)
+        }));
     }
     if let Some(err) = child.stderr.take() {
         let tx = tx.clone();
-        threads.push(std::thread::spawn(move || pump(err, Stream::Stderr, tx)));
+        threads.push(std::thread::spawn(move || {
+            pump(err, Stream::Stderr, Stream::Stderr, tx)
+        }));
     }
     {
         let tx = tx.clone();

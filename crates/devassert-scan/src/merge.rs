@@ -132,13 +132,7 @@ pub fn merge_reports(reports: &[Report], limit: usize) -> Result<Report, MergeEr
     }
     out.findings = merged;
     let errors = section.as_ref().is_some_and(|s| !s.errors.is_empty());
-    out.exit_code = if any_unreadable || errors {
-        2
-    } else if out.findings.iter().any(|f| f.severity != Severity::Note) {
-        1
-    } else {
-        0
-    };
+    out.exit_code = devassert_core::exit_code(&out.findings, any_unreadable || errors);
     if let Some(s) = section.as_mut() {
         s.scan.shard = None;
         s.scan.merged = Some(reports.len() as u64);

@@ -99,17 +99,7 @@ fn scan_inner(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) ->
     }
     let mut report = Report::new(Command::Scan);
     report.findings = findings::build(&parts, opts);
-    report.exit_code = if !errors.is_empty() {
-        2
-    } else if report
-        .findings
-        .iter()
-        .any(|f| f.severity != devassert_core::Severity::Note)
-    {
-        1
-    } else {
-        0
-    };
+    report.exit_code = devassert_core::exit_code(&report.findings, !errors.is_empty());
     let bytes: u64 = sizes.iter().sum();
     let secs = started.elapsed().as_secs_f64();
     report.scan = Some(ScanSection {

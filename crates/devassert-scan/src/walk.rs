@@ -61,18 +61,62 @@ fn is_data_file(path: &Path) -> bool {
 
 /// Walk a folder the user named: symlinks are followed only to files inside
 /// it (see [`Inside`]); one that leads out, dangles or loops is reported and
-/// skipped, and the walk goes on.
+/// skipped, and the walk goes on. A folder that holds no data file at all is
+/// an error naming what was skipped: a clean result for it would say the data
+/// is fine when none was read.
 fn walk_named(dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<FileError>) {
-    match Inside::new(dir) {
-        Ok(inside) => walk_dir(&inside, dir, files, errors),
-        Err(e) => errors.push(FileError {
+    let inside = match Inside::new(dir) {
+        Ok(inside) => inside,
+        Err(e) => {
+            errors.push(FileError {
+                file: dir.display().to_string(),
+                error: format!("cannot read directory: {e}"),
+            });
+            return;
+        }
+    };
+    let before = files.len();
+    let mut skipped = Vec::new();
+    walk_dir(&inside, dir, files, errors, &mut skipped);
+    skipped.sort();
+    if files.len() == before {
+        errors.push(FileError {
             file: dir.display().to_string(),
-            error: format!("cannot read directory: {e}"),
-        }),
+            error: nothing_to_scan(dir, &skipped),
+        });
     }
 }
 
-fn walk_dir(inside: &Inside, dir: &Path, files: &mut Vec<PathBuf>, errors: &mut Vec<FileError>) {
+/// Why a folder gave no file: empty, or the files it skipped (a few named).
+fn nothing_to_scan(dir: &Path, skipped: &[PathBuf]) -> String {
+    const NAMED: usize = 5;
+    if skipped.is_empty() {
+        return "no data file in this folder (it holds no file at all)".into();
+    }
+    let names: Vec<String> = skipped
+        .iter()
+        .take(NAMED)
+        .map(|p| p.strip_prefix(dir).unwrap_or(p).display().to_string())
+        .collect();
+    let more = match skipped.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(", and {n} more"),
+    };
+    format!(
+        "no data file in this folder: skipped {} file{} of no format devassert reads ({}{more}); name a file with --input-format to read it anyway",
+        skipped.len(),
+        if skipped.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    )
+}
+
+fn walk_dir(
+    inside: &Inside,
+    dir: &Path,
+    files: &mut Vec<PathBuf>,
+    errors: &mut Vec<FileError>,
+    skipped: &mut Vec<PathBuf>,
+) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -99,15 +143,18 @@ fn walk_dir(inside: &Inside, dir: &Path, files: &mut Vec<PathBuf>, errors: &mut 
             continue;
         }
         match entry.file_type() {
-            Ok(t) if t.is_dir() => walk_dir(inside, &path, files, errors),
+            Ok(t) if t.is_dir() => walk_dir(inside, &path, files, errors, skipped),
             Ok(t) if t.is_file() => {
                 if is_data_file(&path) {
                     files.push(path);
+                } else {
+                    skipped.push(path);
                 }
             }
             Ok(t) if t.is_symlink() => match inside.check(&path) {
                 // A folder inside is walked where it really is; never twice, never in a loop.
                 Ok(()) if path.is_file() && is_data_file(&path) => files.push(path),
+                Ok(()) if path.is_file() => skipped.push(path),
                 Ok(()) => {}
                 Err(why) => errors.push(FileError {
                     file: path.display().to_string(),

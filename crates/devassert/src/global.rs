@@ -10,10 +10,10 @@ pub struct Global {
     /// When to color human output (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
-    /// Print less: findings only, no hints.
-    #[arg(short, long, global = true)]
+    /// Print less: findings only (their place and values), no causes, next steps or summaries.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Print more about what was read.
+    /// Print more: every cause and place, each finding's whole evidence, what was read and how long it took.
     #[arg(short, long, global = true)]
     pub verbose: bool,
 }

@@ -72,6 +72,7 @@ fn check_json(args: &[&str]) -> (i32, Value) {
     let code = out.status.code().expect("exit code");
     let json = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    common::assert_contract(&[&out.stdout]);
     (code, json)
 }
 
@@ -286,11 +287,43 @@ fn hostile_and_broken_directories_are_clear_errors() {
 
     let e = check_err(&d.path().join("no-such-model"));
     assert!(
-        e.contains("no-such-model") && e.contains("not a directory"),
+        e.contains("no-such-model: no such file or directory"),
         "{e}"
     );
+    let e = check_err(&d.path().join("config.json"));
+    assert!(e.contains("config.json: not a directory"), "{e}");
 
     let empty = tempfile::tempdir().unwrap();
     let e = check_err(empty.path());
     assert!(e.contains("not a Hugging Face model directory"), "{e}");
+}
+
+/// The summary's added tokens are one number in the text and the JSON: the
+/// tokens past the base vocabulary (`len(tokenizer) - base`). An added token
+/// that reuses a base id (`<s>` in a Llama tokenizer.json) adds nothing.
+#[test]
+fn added_tokens_agree_between_text_and_json() {
+    for (name, added) in [
+        ("llama-sharded-added-tokens", 2),
+        ("minilm-added-tokens", 3),
+        ("bert-cls", 0),
+    ] {
+        let (_, json) = check_json(&[name]);
+        let t = &json["model"]["tokenizer"];
+        assert_eq!(t["added_tokens"], added, "{name}: {t}");
+        assert_eq!(
+            t["size"].as_u64().unwrap() - t["base_size"].as_u64().unwrap(),
+            added
+        );
+        let out = common::bin()
+            .current_dir(models())
+            .args(["--color", "never", "check", name])
+            .output()
+            .expect("run");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(&format!("base + {added} added)")),
+            "{name}: {text}"
+        );
+    }
 }

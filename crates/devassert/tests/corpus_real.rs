@@ -97,6 +97,7 @@ fn labels_use_the_contract_vocabulary_and_name_existing_logs() {
 #[test]
 fn explain_reads_every_real_log_into_the_contract() {
     let mut bad = Vec::new();
+    let mut docs = Vec::new();
     for row in labels() {
         let id = row["id"].as_str().unwrap_or("?");
         let out = common::bin()
@@ -115,13 +116,15 @@ fn explain_reads_every_real_log_into_the_contract() {
         match serde_json::from_slice::<Value>(&out.stdout) {
             Ok(report) if report["schema"] == "devassert/1" => {
                 let found = report["findings"].as_array().is_some_and(|f| !f.is_empty());
-                if found != (out.status.code() == Some(0)) {
+                if found != (out.status.code() == Some(1)) {
                     bad.push(format!("{id}: exit code disagrees with the findings"));
                 }
+                docs.push(out.stdout.clone());
             }
             Ok(report) => bad.push(format!("{id}: schema {}", report["schema"])),
             Err(e) => bad.push(format!("{id}: not JSON: {e}")),
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+    common::assert_contract(&docs);
 }

@@ -14,7 +14,7 @@ fn human(dir: &str, files: &[&str]) -> String {
         .output()
         .expect("run devassert");
     assert!(
-        out.status.code() == Some(0),
+        out.status.code() == Some(1),
         "exit {:?}: {}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
@@ -83,6 +83,7 @@ fn json(files: &[std::path::PathBuf]) -> (Value, i32) {
         .args(files)
         .output()
         .expect("run devassert");
+    common::assert_contract(&[&out.stdout]);
     (
         serde_json::from_slice(&out.stdout).expect("json"),
         out.status.code().unwrap_or(-1),
@@ -93,10 +94,10 @@ fn json(files: &[std::path::PathBuf]) -> (Value, i32) {
 fn json_contract() {
     let own = common::fixtures().join("logs/own");
     let (r, code) = json(&[own.join("multirank-fallout-first.log")]);
-    assert_eq!(code, 0);
+    assert_eq!(code, 1, "a failure found: exit 1, as scan and check");
     assert_eq!(r["schema"], "devassert/1");
     assert_eq!(r["command"], "explain");
-    assert_eq!(r["exit_code"], 0);
+    assert_eq!(r["exit_code"], 1);
     let f = &r["findings"][0];
     for key in [
         "rule",
@@ -154,7 +155,7 @@ fn json_contract() {
 }
 
 #[test]
-fn no_failure_exits_one() {
+fn no_failure_exits_zero() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let p = tmp.path().join("clean.log");
     std::fs::write(&p, "epoch 1 loss 0.5\nepoch 2 loss 0.4\n").expect("write");
@@ -162,10 +163,10 @@ fn no_failure_exits_one() {
         .arg("explain")
         .arg(&p)
         .assert()
-        .code(1)
+        .code(0)
         .stdout(predicate::str::contains("no device-side failure found"));
     let (r, code) = json(&[p]);
-    assert_eq!((code, r["exit_code"].as_i64()), (1, Some(1)));
+    assert_eq!((code, r["exit_code"].as_i64()), (0, Some(0)));
     assert_eq!(r["findings"], serde_json::json!([]));
 }
 
@@ -181,14 +182,25 @@ fn hostile_inputs_never_panic() {
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
         .collect();
     std::fs::write(&binary, &bytes).expect("write");
-    for p in [&empty, &one, &binary] {
+    for p in [&one, &binary] {
         common::bin()
             .arg("explain")
             .arg(p)
             .assert()
-            .code(1)
+            .code(0)
             .stdout(predicate::str::contains("no device-side failure found"));
     }
+    // An empty log is not a clean one: nothing was read.
+    common::bin()
+        .arg("explain")
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            predicate::str::contains("nothing to explain")
+                .and(predicate::str::contains("empty.log is empty")),
+        );
     let missing = tmp.path().join("nope.log");
     common::bin()
         .arg("explain")
@@ -212,13 +224,13 @@ fn hostile_inputs_never_panic() {
         .args(["explain", "-"])
         .write_stdin(log.clone())
         .assert()
-        .code(0)
+        .code(1)
         .stdout(predicate::str::contains("DA201"));
     common::bin()
         .arg("explain")
         .write_stdin(log)
         .assert()
-        .code(0)
+        .code(1)
         .stdout(predicate::str::contains("read stdin"));
 }
 
@@ -229,7 +241,7 @@ fn github_format_annotates() {
         .args(["explain", "--format", "github"])
         .arg(own.join("launch-blocking.log"))
         .assert()
-        .code(0)
+        .code(1)
         .stdout(predicate::str::contains("::error"));
 }
 

@@ -18,7 +18,7 @@ fn causes(cwd: &Path, extra: &[&str], log: &Path) -> Vec<Value> {
         .expect("run devassert");
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(1),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -8,6 +8,12 @@ use serde_json::Value;
 use std::path::Path;
 
 fn explain_json(files: &[&Path]) -> Value {
+    let out = explain_bytes(files);
+    serde_json::from_slice(&out).unwrap_or_else(|e| panic!("json for {files:?}: {e}"))
+}
+
+/// The JSON document explain printed for `files`.
+fn explain_bytes(files: &[&Path]) -> Vec<u8> {
     let out = common::bin()
         .arg("explain")
         .arg("--format")
@@ -21,7 +27,7 @@ fn explain_json(files: &[&Path]) -> Value {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("json for {files:?}: {e}"))
+    out.stdout
 }
 
 fn labels(dir: &Path) -> Vec<Value> {
@@ -90,7 +96,7 @@ fn check(label: &Value, report: &Value) -> Vec<String> {
             bad.push(format!("{id}: bound {} != {b:?}", f["bound"]));
         }
     }
-    if report["exit_code"] != 0 {
+    if report["exit_code"] != 1 {
         bad.push(format!("{id}: exit_code {}", report["exit_code"]));
     }
     bad
@@ -102,11 +108,15 @@ fn corpus_logs_are_diagnosed() {
     let mut bad = Vec::new();
     let all = labels(&dir);
     assert!(all.len() >= 24, "the corpus has {} labels", all.len());
+    let mut docs = Vec::new();
     for label in &all {
         let file = dir.join(format!("{}.log", label["id"].as_str().expect("id")));
-        bad.extend(check(label, &explain_json(&[&file])));
+        docs.push(explain_bytes(&[&file]));
+        let report = serde_json::from_slice(docs.last().expect("doc")).expect("json");
+        bad.extend(check(label, &report));
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+    common::assert_contract(&docs);
 }
 
 #[test]
@@ -115,6 +125,7 @@ fn own_logs_are_diagnosed() {
     let mut bad = Vec::new();
     let all = labels(&dir);
     assert!(all.len() >= 15);
+    let mut docs = Vec::new();
     for label in &all {
         let files: Vec<_> = label["files"]
             .as_array()
@@ -123,9 +134,12 @@ fn own_logs_are_diagnosed() {
             .map(|f| dir.join(f.as_str().expect("file name")))
             .collect();
         let refs: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
-        bad.extend(check(label, &explain_json(&refs)));
+        docs.push(explain_bytes(&refs));
+        let report = serde_json::from_slice(docs.last().expect("doc")).expect("json");
+        bad.extend(check(label, &report));
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+    common::assert_contract(&docs);
 }
 
 #[test]

@@ -122,7 +122,9 @@ fn rule_json_lists_ids() {
         .stdout
         .clone();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert!(v
+    assert_eq!(v["schema"], "devassert/1");
+    assert_eq!(v["command"], "rule");
+    assert!(v["rules"]
         .as_array()
         .is_some_and(|a| a.iter().any(|r| r["rule"] == "DA101")));
 }

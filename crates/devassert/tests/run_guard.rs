@@ -43,6 +43,7 @@ fn run(extra: &[&str], cmd: &[&str]) -> (i32, Value, Vec<u8>) {
             String::from_utf8_lossy(&out.stderr)
         )
     });
+    common::assert_contract(&[&text]);
     (code, serde_json::from_str(&text).unwrap(), out.stdout)
 }
 

@@ -72,7 +72,9 @@ sys.exit({code})
         .arg(dir.path().join("findings.jsonl"))
         .output()
         .unwrap();
-    let json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let text = std::fs::read_to_string(&report).unwrap();
+    common::assert_contract(&[&text]);
+    let json = serde_json::from_str(&text).unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr).into_owned(),

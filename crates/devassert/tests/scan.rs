@@ -45,6 +45,7 @@ fn scan(dir: &Path, args: &[&str]) -> Run {
         .expect("run devassert");
     let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    common::assert_contract(&[&out.stdout]);
     Run {
         code: out.status.code().unwrap_or(-1),
         report,

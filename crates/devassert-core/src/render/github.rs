@@ -1,6 +1,8 @@
 //! GitHub Actions workflow commands: one `::error` (or `::warning`,
-//! `::notice`) line per finding, anchored at the user's source line or data
-//! file when there is one.
+//! `::notice`) line per finding, anchored at the user's source line, the data
+//! file or the model file it is about, when there is one. Never at
+//! `noticed_at`: that line only surfaced the error, and an annotation there
+//! would blame a line that did nothing wrong.
 use crate::finding::{Finding, Report, Severity};
 
 fn escape_data(s: &str) -> String {
@@ -35,6 +37,19 @@ fn message(f: &Finding) -> String {
     m
 }
 
+/// `check`: the model file the finding is about (its evidence lists the
+/// files it compared, that one first), under the directory as the user named it.
+fn model_file(report: &Report, f: &Finding) -> Option<String> {
+    let dir = &report.model.as_ref()?.dir;
+    let first = f.evidence.get("files")?.as_array()?.first()?.as_str()?;
+    Some(
+        std::path::Path::new(dir)
+            .join(first)
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
 pub(super) fn render(report: &Report) -> String {
     let mut out = String::new();
     for f in &report.findings {
@@ -44,12 +59,13 @@ pub(super) fn render(report: &Report) -> String {
             Severity::Note => "notice",
         };
         let mut props = Vec::new();
-        let at = f.location.as_ref().or(f.noticed_at.as_ref());
-        if let Some(loc) = at {
+        if let Some(loc) = &f.location {
             props.push(format!("file={}", escape_prop(&loc.file)));
             props.push(format!("line={}", loc.line));
         } else if let Some(file) = f.locations.first().and_then(|l| l.file.as_deref()) {
             props.push(format!("file={}", escape_prop(file)));
+        } else if let Some(file) = model_file(report, f) {
+            props.push(format!("file={}", escape_prop(&file)));
         }
         props.push(format!(
             "title={}",

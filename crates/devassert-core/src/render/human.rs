@@ -57,7 +57,14 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
     };
     let src = src.as_deref();
     let mut out = sections(report, opts);
-    if report.findings.is_empty() {
+    let unread = report.exit_code == 2 && matches!(report.command, Command::Scan | Command::Check);
+    if report.findings.is_empty() && unread {
+        // Not an all-clear: part of the input was never read.
+        let _ = writeln!(
+            out,
+            "no findings in what could be read; some input could not be used (see the errors)"
+        );
+    } else if report.findings.is_empty() {
         let what = match report.command {
             Command::Explain | Command::Run => "no device-side failure found",
             Command::Scan | Command::Check => "no findings",
@@ -80,7 +87,9 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
 /// the model directory's summary (not with `--quiet`).
 fn sections(report: &Report, opts: &RenderOptions) -> String {
     match (&report.scan, &report.model) {
-        (Some(scan), _) => super::scan_table::render(scan, &report.findings, opts.verbose),
+        (Some(scan), _) if !opts.quiet => {
+            super::scan_table::render(scan, &report.findings, opts.verbose)
+        }
         (None, Some(model)) if !opts.quiet => {
             super::model_summary::render(model, report.data.as_ref())
         }
@@ -175,8 +184,8 @@ fn finding(
     if let Some(line) = samples(f) {
         let _ = writeln!(out, "{gutter} {line}");
     }
-    const SHOWN: usize = 5;
-    for l in f.locations.iter().take(SHOWN) {
+    let shown_places = if opts.verbose { f.locations.len() } else { 5 };
+    for l in f.locations.iter().take(shown_places) {
         let mut s = String::from("at ");
         if let Some(file) = &l.file {
             let _ = write!(s, "{file} ");
@@ -205,12 +214,19 @@ fn finding(
     let places = f.count.map_or(f.locations.len() as u64, |c| {
         c.max(f.locations.len() as u64)
     });
-    let shown = f.locations.len().min(SHOWN) as u64;
+    let shown = f.locations.len().min(shown_places) as u64;
     if !f.locations.is_empty() && places > shown {
         let _ = writeln!(out, "{gutter} … {} more places", places - shown);
     }
+    if opts.verbose {
+        evidence_all(out, p, f);
+    }
+    // `-q`: the finding, its place and values; no causes, no next steps.
+    if opts.quiet {
+        return;
+    }
     if !f.causes.is_empty() {
-        causes(out, p, f);
+        causes(out, p, f, opts.verbose);
     }
     let _ = writeln!(out, "{}", p.bold("next steps:"));
     let mut n = 0;
@@ -219,26 +235,43 @@ fn finding(
         n += 1;
         let _ = writeln!(out, "  {n}. {fix}");
     }
-    if !opts.quiet {
-        n += 1;
-        let _ = writeln!(
-            out,
-            "  {n}. {}",
-            p.dim(&format!("read more: devassert rule {}", f.rule))
-        );
+    n += 1;
+    let _ = writeln!(
+        out,
+        "  {n}. {}",
+        p.dim(&format!("read more: devassert rule {}", f.rule))
+    );
+}
+
+/// `-v`: everything the finding rests on, as the JSON has it (kernel,
+/// ranks, raise id, worker, pid, files compared, …), one key a line.
+fn evidence_all(out: &mut String, p: &Paint, f: &Finding) {
+    if f.evidence.is_empty() {
+        return;
+    }
+    let gutter = p.blue("   |");
+    let _ = writeln!(out, "{gutter} {}", p.bold("evidence:"));
+    for (k, v) in &f.evidence {
+        let v = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let _ = writeln!(out, "{gutter}   {k}: {}", truncate(&v, 200));
     }
 }
 
 /// The causes as a ranking, most likely first: their shares come from the
 /// catalog's judgement, not from crashes counted, so no percentages.
-fn causes(out: &mut String, p: &Paint, f: &Finding) {
+fn causes(out: &mut String, p: &Paint, f: &Finding, verbose: bool) {
     let title = if f.causes.iter().any(|c| c.established) {
         "causes:"
     } else {
         "likely causes, most likely first:"
     };
     let _ = writeln!(out, "{}", p.bold(title));
-    for (i, c) in f.causes.iter().take(4).enumerate() {
+    // `-v`: every cause.
+    let shown = if verbose { f.causes.len() } else { 4 };
+    for (i, c) in f.causes.iter().take(shown).enumerate() {
         match (&c.proof, c.established) {
             (Some(proof), true) => {
                 let _ = writeln!(

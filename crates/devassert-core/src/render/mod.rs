@@ -34,12 +34,14 @@ pub struct RenderOptions {
     pub sources: Option<Rc<SourceRoot>>,
     /// The command line to suggest for `devassert run`, when known.
     pub rerun_hint: Option<String>,
-    /// Fewer lines: no doc hints, no fallout details, no model summary.
+    /// `-q`, findings only: each finding with its place and values; no
+    /// causes, no next steps, no fallout details, no model summary, no scan table.
     pub quiet: bool,
     /// The report is `devassert run`'s: its findings carry their own rerun
     /// advice, so no generic "devassert run -- …" step is added.
     pub under_run: bool,
-    /// More lines: every row of a scan's table.
+    /// `-v`, more: every cause, every place kept, the whole evidence of each
+    /// finding, every row of a scan's table and its timing.
     pub verbose: bool,
 }
 

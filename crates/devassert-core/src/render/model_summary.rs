@@ -37,7 +37,7 @@ pub(super) fn render(m: &ModelSummary, data: Option<&DataScans>) -> String {
                 t.files.join(", "),
                 t.size,
                 t.base_size,
-                t.size.saturating_sub(t.base_size)
+                t.added_tokens
             );
         }
         None => {

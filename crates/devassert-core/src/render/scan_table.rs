@@ -15,8 +15,8 @@ pub(super) fn render(scan: &ScanSection, findings: &[Finding], verbose: bool) ->
         if errors > 0 {
             let _ = writeln!(
                 out,
-                "nothing scanned: {} unreadable",
-                plural(errors, "file")
+                "nothing scanned: {} could not be used",
+                plural(errors, "input")
             );
         }
         return out;
@@ -88,9 +88,24 @@ pub(super) fn render(scan: &ScanSection, findings: &[Finding], verbose: bool) ->
         plural(files.len(), "array")
     );
     if errors > 0 {
-        let _ = write!(out, ", {} unreadable", plural(errors, "file"));
+        let _ = write!(out, ", {} could not be used", plural(errors, "input"));
     }
     out.push('\n');
+    if verbose {
+        let run = &scan.scan;
+        let mib = run.bytes as f64 / (1024.0 * 1024.0);
+        let rate = if run.seconds > 0.0 {
+            mib / run.seconds
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            out,
+            "read {} ({mib:.1} MiB) in {:.2} s, {rate:.0} MiB/s",
+            plural(run.files as usize, "file"),
+            run.seconds
+        );
+    }
     for f in findings {
         for h in f
             .evidence

@@ -4,16 +4,19 @@
 use crate::global::Global;
 use crate::output;
 use clap::Args;
-use devassert_core::{Command, Report, Severity};
+use devassert_core::{Command, Report};
 use devassert_model::{DataOptions, ModelDir};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  devassert check ./my-model\n  devassert check ./my-model --data train.arrow --column input_ids --labels-column label\n\nExit status: 1 findings, 0 none (notes only), 2 an input could not be used."
+)]
 pub struct CheckArgs {
     /// A Hugging Face model directory (config.json, tokenizer files, *.safetensors).
     pub model_dir: PathBuf,
-    /// Data files or folders to scan against the model's bounds: ids < embedding rows, lengths <= usable positions.
-    #[arg(long, num_args = 1.., value_name = "PATH")]
+    /// A data file or folder to scan against the model's bounds: ids < embedding rows, lengths <= usable positions. One path per flag; repeat it for more.
+    #[arg(long, value_name = "PATH")]
     pub data: Vec<PathBuf>,
     /// Column (Arrow, Parquet, CSV) or field (JSONL) holding the token ids.
     #[arg(long, value_name = "C", requires = "data")]
@@ -44,14 +47,7 @@ pub fn run(args: CheckArgs, g: &Global) -> anyhow::Result<i32> {
         could_not_read = data.unreadable;
     }
 
-    let real = report.findings.iter().any(|f| f.severity > Severity::Note);
-    report.exit_code = if real {
-        1
-    } else if could_not_read {
-        2
-    } else {
-        0
-    };
+    report.exit_code = devassert_core::exit_code(&report.findings, could_not_read);
     output::emit(&report, g, &output::render_options(g))?;
     Ok(report.exit_code)
 }

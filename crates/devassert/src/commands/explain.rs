@@ -3,6 +3,7 @@
 
 use crate::global::{FormatArg, Global};
 use crate::output;
+use anyhow::Context;
 use clap::Args;
 use devassert_core::render::{inert, rank_list};
 use devassert_core::source::SourceRoot;
@@ -15,7 +16,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  devassert explain crash.log\n  devassert explain job.out job.err      # a split Slurm log, read as one crash\n  devassert explain logs/                # a folder of per-rank logs\n  python train.py 2>&1 | devassert explain -"
+    after_help = "Examples:\n  devassert explain crash.log\n  devassert explain job.out job.err      # a split Slurm log, read as one crash\n  devassert explain logs/                # a folder of per-rank logs\n  python train.py 2>&1 | devassert explain -\n\nExit status: 1 a device-side failure found, 0 none, 2 an input could not be used (missing, unreadable, empty, a folder with no log)."
 )]
 pub struct ExplainArgs {
     /// Log files or folders (read recursively) of one crash; `-` or nothing reads stdin.
@@ -30,14 +31,14 @@ pub struct ExplainArgs {
     /// The model directory the crash used: its `check` findings can establish a cause.
     #[arg(long, value_name = "DIR")]
     pub model: Option<PathBuf>,
-    /// The data the crash read: its `scan` findings can establish a cause (bounds from --vocab / --classes, else from --model).
-    #[arg(long, value_name = "PATH", num_args = 1..)]
+    /// The data the crash read: its `scan` findings can establish a cause (bounds from --vocab / --classes, else from --model). One path per flag; repeat it for more.
+    #[arg(long, value_name = "PATH")]
     pub data: Vec<PathBuf>,
-    /// Token ids in --data must be below N.
-    #[arg(long, value_name = "N", requires = "data", conflicts_with = "classes")]
+    /// Token ids in --data must be below N (N >= 1).
+    #[arg(long, value_name = "N", requires = "data", conflicts_with = "classes", value_parser = crate::cli::positive::<u64>)]
     pub vocab: Option<u64>,
-    /// Labels in --data must be below N (-100 is ignored, as cross_entropy does).
-    #[arg(long, value_name = "N", requires = "data")]
+    /// Labels in --data must be below N (N >= 1; -100 is ignored, as cross_entropy does).
+    #[arg(long, value_name = "N", requires = "data", value_parser = crate::cli::positive::<u64>)]
     pub classes: Option<u64>,
 }
 
@@ -53,7 +54,32 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     } else {
         args.logs.clone()
     };
+    // Checked before the log is read: a bad flag fails at once, not after a 1 GiB log.
+    let source_root = match (&args.source_root, args.no_source) {
+        (Some(dir), false) => {
+            anyhow::ensure!(
+                dir.is_dir(),
+                "{}: --source-root is not a directory",
+                dir.display()
+            );
+            Some(dir.clone())
+        }
+        _ => None,
+    };
+    for p in &args.data {
+        anyhow::ensure!(
+            p.exists() || p.to_string_lossy().contains(['*', '?', '[']),
+            "{}: --data: no such file or directory",
+            p.display()
+        );
+    }
+    let model = match &args.model {
+        Some(dir) => Some(ModelDir::read(dir).context("--model")?),
+        None => None,
+    };
+    let started = std::time::Instant::now();
     let (mut report, skipped) = devassert_log::explain_paths_skipping(&logs, Catalog::builtin())?;
+    let seconds = started.elapsed().as_secs_f64();
     // Said per entry; the rest of the folder was read.
     for s in &skipped {
         output::eprint(&format!(
@@ -62,19 +88,19 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
             inert::line(&s.why)
         ));
     }
+    nothing_read(&report)?;
     if g.format == FormatArg::Human && !g.quiet {
-        output::print(header(&report).as_bytes())?;
+        let mut text = header(&report);
+        if g.verbose {
+            text.insert_str(text.len() - 1, &inputs_read(&report, seconds));
+        }
+        output::print(text.as_bytes())?;
     }
     let mut opts = output::render_options(g);
     if args.no_source {
         opts.source_root = None;
-    } else if let Some(dir) = &args.source_root {
-        anyhow::ensure!(
-            dir.is_dir(),
-            "{}: --source-root is not a directory",
-            dir.display()
-        );
-        opts.source_root = Some(dir.clone());
+    } else if source_root.is_some() {
+        opts.source_root = source_root;
     }
     // One root for the causes and the snippets: each file read, and counted, once.
     opts.sources = opts
@@ -82,7 +108,7 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         .as_deref()
         .and_then(SourceRoot::new)
         .map(std::rc::Rc::new);
-    establish(&mut report, &args, opts.sources.as_deref())?;
+    establish(&mut report, &args, model.as_ref(), opts.sources.as_deref())?;
     output::emit(&report, g, &opts)?;
     Ok(report.exit_code)
 }
@@ -92,30 +118,24 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
 fn establish(
     report: &mut Report,
     args: &ExplainArgs,
+    model: Option<&ModelDir>,
     sources: Option<&SourceRoot>,
 ) -> anyhow::Result<()> {
-    let model = match &args.model {
-        Some(dir) => Some(ModelDir::read(dir)?),
-        None => None,
-    };
-    let model_findings = model
-        .as_ref()
-        .map(devassert_model::check)
-        .unwrap_or_default();
+    let model_findings = model.map(devassert_model::check).unwrap_or_default();
     let data = if args.data.is_empty() {
         None
     } else {
         let family = report.findings.first().map(|f| f.op_family);
         Some(devassert_scan::scan_paths(
             &args.data,
-            &data_options(args, model.as_ref(), family)?,
+            &data_options(args, model, family)?,
         ))
     };
     crate::establish::establish(
         report,
         &crate::establish::Facts {
             sources,
-            model: model.as_ref(),
+            model,
             model_findings: &model_findings,
             data: data.as_ref(),
         },
@@ -167,6 +187,46 @@ fn data_options(
             m.path.display()
         ),
     }
+}
+
+/// Empty inputs (an empty stdin in CI, a log that was never written) are
+/// not a clean log: "no failure found" would be a false all-clear.
+fn nothing_read(report: &Report) -> anyhow::Result<()> {
+    let inputs = report.inputs.as_deref().unwrap_or_default();
+    if inputs.iter().any(|i| i.bytes > 0) {
+        return Ok(());
+    }
+    let names: Vec<String> = inputs
+        .iter()
+        .map(|i| match i.name.as_str() {
+            "-" => "stdin".to_string(),
+            name => name.to_string(),
+        })
+        .collect();
+    anyhow::bail!(
+        "nothing to explain: {} {} empty (name the log file, or pipe the log in: `… 2>&1 | devassert explain -`)",
+        names.join(", "),
+        if names.len() == 1 { "is" } else { "are" }
+    )
+}
+
+/// `-v`: each input with its size, and how long reading took.
+fn inputs_read(report: &Report, seconds: f64) -> String {
+    let mut out = String::new();
+    let mut bytes = 0;
+    for i in report.inputs.as_deref().unwrap_or_default() {
+        let name = match i.name.as_str() {
+            "-" => "stdin".into(),
+            name => inert::line(name),
+        };
+        out.push_str(&format!("  {name}: {} lines, {} bytes\n", i.lines, i.bytes));
+        bytes += i.bytes;
+    }
+    let mib = bytes as f64 / (1024.0 * 1024.0);
+    out.push_str(&format!(
+        "read and searched in {seconds:.2} s ({mib:.1} MiB)\n"
+    ));
+    out
 }
 
 /// One line naming what was read: files, lines, ranks.

@@ -44,7 +44,7 @@ pub fn run(args: RuleArgs, g: &Global) -> anyhow::Result<i32> {
                     .iter()
                     .map(|r| serde_json::json!({"rule": r.id, "name": r.name, "op_family": r.op_family, "summary": r.summary, "internal": r.internal}))
                     .collect();
-                output::print(format!("{}\n", serde_json::to_string_pretty(&list)?).as_bytes())?;
+                print_json(list)?;
             } else {
                 let color = output::use_color(g, std::io::stdout().is_terminal());
                 let mut text = String::new();
@@ -69,12 +69,32 @@ pub fn run(args: RuleArgs, g: &Global) -> anyhow::Result<i32> {
                 bail!("no rule {key:?}; `devassert rule` lists them");
             };
             if json {
-                let page = serde_json::json!({"rule": rule.id, "name": rule.name, "op_family": rule.op_family, "summary": rule.summary, "page": docs::rule_page(rule)});
-                output::print(format!("{}\n", serde_json::to_string_pretty(&page)?).as_bytes())?;
+                let page = serde_json::json!({"rule": rule.id, "name": rule.name, "op_family": rule.op_family, "summary": rule.summary, "internal": rule.internal, "page": docs::rule_page(rule)});
+                print_json(vec![page])?;
             } else {
                 output::print(docs::rule_page(rule).as_bytes())?;
             }
         }
     }
     Ok(0)
+}
+
+/// The rules in the `devassert/1` envelope: `rules` holds every rule, or the
+/// one asked for (with its `page`), so a reader handles one shape.
+fn print_json(rules: Vec<serde_json::Value>) -> anyhow::Result<()> {
+    // A struct, not a json! map: the envelope's fields come first, in order.
+    #[derive(serde::Serialize)]
+    struct Doc {
+        schema: &'static str,
+        command: &'static str,
+        exit_code: i32,
+        rules: Vec<serde_json::Value>,
+    }
+    let doc = Doc {
+        schema: devassert_core::SCHEMA,
+        command: "rule",
+        exit_code: 0,
+        rules,
+    };
+    output::print(format!("{}\n", serde_json::to_string_pretty(&doc)?).as_bytes())
 }

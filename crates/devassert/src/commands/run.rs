@@ -6,7 +6,7 @@ use crate::global::{ColorArg, FormatArg, Global};
 use crate::output;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use devassert_core::{render, Catalog, Child, RenderOptions, Report, RunSection};
+use devassert_core::{render, Catalog, Child, Format, RenderOptions, Report, RunSection};
 use devassert_run::{GuardDir, GuardLevel, LogSink, RunConfig};
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -15,16 +15,19 @@ use std::path::{Path, PathBuf};
 #[derive(Args, Debug)]
 #[command(
     about = "Run a command under the guard and diagnose its failure.",
-    long_about = "Run a command under supervision: its stdout and stderr pass through unchanged, the whole output is kept in a log, and every Python process it starts (torchrun / accelerate ranks, DataLoader workers, multiprocessing children) gets the devassert guard, which stops an op with an out-of-range index or an invalid probability before it launches, at the line that called it. After the command ends, devassert prints its diagnosis on stderr and exits with the command's own status (128+N for signal N).",
+    long_about = "Run a command under supervision: its stdout and stderr pass through unchanged, the whole output is kept in a log, and every Python process it starts (torchrun / accelerate ranks, DataLoader workers, multiprocessing children) gets the devassert guard, which stops an op with an out-of-range index or an invalid probability before it launches, at the line that called it. After the command ends, devassert prints its diagnosis on stderr and exits with the command's own status (128+N for signal N), or with --exit-code diagnosis the diagnosis' (1 a failure found, 0 none). With --format json or github, the diagnosis is the only thing on stdout, written after the command ends; the command's stdout then goes to stderr.",
     after_help = "Examples:\n  devassert run -- python train.py --lr 3e-4\n  devassert run --report run.json -- torchrun --nproc_per_node 8 train.py\n  devassert run --cpu -- python train.py        # hide the GPUs: the same batch on CPU\n  devassert run --blocking --eager -- python train.py  # the line of an unguarded assert\n\nEnvironment given to the command: CUDA_LAUNCH_BLOCKING=1 (only with --blocking), TORCHDYNAMO_DISABLE=1 and TORCH_COMPILE_DISABLE=1 (only with --eager), TORCH_USE_CUDA_DSA=1, PYTORCH_USE_CUDA_DSA=1, PYTHONUNBUFFERED=1, DEVASSERT_GUARD, DEVASSERT_REPORT_DIR, and PYTHONPATH with the guard first (your PYTHONPATH and sitecustomize are kept).\n\nEach run gets a folder under $DEVASSERT_RUNS_DIR, else $XDG_CACHE_HOME/devassert/runs, else ~/.cache/devassert/runs, named <UTC time>-<pid>: the log and the guard reports stay there (the newest 20 runs are kept); the guard's own copy is removed when the run ends."
 )]
 pub struct RunArgs {
     /// Keep the whole output here (default: output.log in the run's folder, ~/.cache/devassert/runs/<time>-<pid>, named at the end).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
-    /// Write the diagnosis as JSON (the devassert/1 contract, "command": "run").
+    /// Write the diagnosis as JSON (the devassert/1 contract, "command": "run"). Checked before the command starts.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Which exit code devassert ends with: the command's own (child, the default; 128+N for signal N) or the diagnosis' (diagnosis: 1 when an uncaught failure was found, 0 when none, as explain, scan and check).
+    #[arg(long, value_enum, value_name = "FROM", default_value_t = ExitFrom::Child)]
+    pub exit_code: ExitFrom,
     /// Set CUDA_LAUNCH_BLOCKING=1: every kernel launch waits for its kernel, so a device assert the guard did not stop is reported at the line that launched it. Slow; the guard does not need it.
     #[arg(long)]
     pub blocking: bool,
@@ -50,6 +53,15 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
+/// Where `run`'s exit code comes from.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitFrom {
+    /// The command's own status, as if devassert were not there.
+    Child,
+    /// The contract's code: 1 an uncaught failure found, 0 none.
+    Diagnosis,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LevelArg {
     Off,
@@ -70,6 +82,12 @@ impl LevelArg {
 }
 
 pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
+    // Opened before the command starts: a report that cannot be written
+    // fails now (exit 2), not after a job of hours.
+    let mut report_file = match &args.report {
+        Some(path) => Some(PendingReport::create(path)?),
+        None => None,
+    };
     let dir = GuardDir::create()?;
     let level = match args.guard {
         Some(l) => l.level(),
@@ -78,6 +96,8 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     let cfg = RunConfig {
         argv: args.command.clone(),
         set_env: environment(&args, &dir, level),
+        // Machine output owns stdout; the command's lines go to stderr.
+        stdout_to_stderr: g.format != FormatArg::Human,
     };
     let log_path = args
         .log
@@ -119,13 +139,16 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         },
     );
     let mut report = devassert_run::merge(guard.findings, log_report, catalog);
-    report.exit_code = status.code();
     if status.code() == 0 {
         // The program went on and succeeded: whatever failed, it handled.
         for f in &mut report.findings {
             f.caught = true;
         }
     }
+    report.exit_code = match args.exit_code {
+        ExitFrom::Child => status.code(),
+        ExitFrom::Diagnosis => devassert_core::exit_code(&report.findings, false),
+    };
     report.run = Some(RunSection {
         child: Child {
             argv: args
@@ -146,17 +169,59 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         devassert_run::relativize(&mut report, &cwd);
     }
 
-    if let Some(path) = &args.report {
-        let text = serde_json::to_string_pretty(&report)? + "\n";
-        devassert_run::private::create_file(path)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
-            .with_context(|| format!("cannot write the report {}", path.display()))?;
+    // The file holds what every format shows: causes ranked, next steps derived.
+    devassert_core::advice::settle(
+        &mut report,
+        &devassert_core::advice::Context {
+            rerun_hint: None,
+            under_run: true,
+        },
+    );
+    if let Some(file) = report_file.as_mut() {
+        file.write(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     }
-    print_diagnosis(&report, g, &log_state);
+    print_diagnosis(&report, g, &log_state)?;
     // Dropping the run folder removes the guard's copy; the log and the
     // guard reports stay until the folder is pruned.
     drop(dir);
-    Ok(status.code())
+    Ok(report.exit_code)
+}
+
+/// The `--report` file, created before the command starts and removed again
+/// if the run ends without a report in it (the command could not start):
+/// an empty file would read as a broken report.
+struct PendingReport<'a> {
+    path: &'a Path,
+    file: std::fs::File,
+    written: bool,
+}
+
+impl<'a> PendingReport<'a> {
+    fn create(path: &'a Path) -> anyhow::Result<Self> {
+        let file = devassert_run::private::create_file(path)
+            .with_context(|| format!("cannot write the report {}", path.display()))?;
+        Ok(PendingReport {
+            path,
+            file,
+            written: false,
+        })
+    }
+
+    fn write(&mut self, text: &str) -> anyhow::Result<()> {
+        self.file
+            .write_all(text.as_bytes())
+            .with_context(|| format!("cannot write the report {}", self.path.display()))?;
+        self.written = true;
+        Ok(())
+    }
+}
+
+impl Drop for PendingReport<'_> {
+    fn drop(&mut self) {
+        if !self.written {
+            let _ = std::fs::remove_file(self.path);
+        }
+    }
 }
 
 fn environment(args: &RunArgs, dir: &GuardDir, level: GuardLevel) -> Vec<(OsString, OsString)> {
@@ -232,8 +297,17 @@ impl LogState<'_> {
     }
 }
 
-/// The diagnosis goes to stderr: stdout and stderr carried the child's output.
-fn print_diagnosis(report: &Report, g: &Global, log: &LogState) {
+/// The human diagnosis goes to stderr: stdout and stderr carried the
+/// child's output. JSON and GitHub annotations go to stdout, which carried
+/// nothing else (the child's stdout went to stderr): one document a program
+/// can read whole.
+fn print_diagnosis(report: &Report, g: &Global, log: &LogState) -> anyhow::Result<()> {
+    if g.format != FormatArg::Human {
+        output::eprint(&log.lines());
+        let mut opts = output::render_options(g);
+        opts.under_run = true;
+        return output::emit(report, g, &opts);
+    }
     let tty = std::io::stderr().is_terminal();
     let color = match g.color {
         ColorArg::Always => true,
@@ -250,25 +324,23 @@ fn print_diagnosis(report: &Report, g: &Global, log: &LogState) {
         verbose: g.verbose,
     };
     let mut text = String::new();
-    let quiet_success = report.findings.is_empty() && report.exit_code == 0;
-    if g.format != FormatArg::Human || !quiet_success {
-        text.push_str(&render(report, output::format(g), &opts));
+    let child = report
+        .run
+        .as_ref()
+        .map_or(report.exit_code, |r| r.child.exit_code);
+    let quiet_success = report.findings.is_empty() && child == 0;
+    if !quiet_success {
+        text.push_str(&render(report, Format::Human, &opts));
     }
-    if g.format == FormatArg::Human {
-        if report.findings.is_empty() && report.exit_code != 0 {
-            text.push_str(&format!(
-                "the command exited with status {}\n",
-                report.exit_code
-            ));
-        } else if !report.findings.is_empty() && report.exit_code == 0 {
-            text.push_str(
-                "\nthe command exited 0: the program caught the errors above and went on\n",
-            );
-        }
-        if !text.is_empty() {
-            text.insert(0, '\n');
-        }
-        text.push_str(&log.lines());
+    if report.findings.is_empty() && child != 0 {
+        text.push_str(&format!("the command exited with status {child}\n"));
+    } else if !report.findings.is_empty() && child == 0 {
+        text.push_str("\nthe command exited 0: the program caught the errors above and went on\n");
     }
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    if !text.is_empty() {
+        text.insert(0, '\n');
+    }
+    text.push_str(&log.lines());
+    output::eprint(&text);
+    Ok(())
 }

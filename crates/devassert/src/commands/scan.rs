@@ -27,17 +27,17 @@ fn input_format_parser() -> impl TypedValueParser<Value = InputFormat> {
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  devassert scan data/*.bin --vocab 50257\n  devassert scan ~/.cache/huggingface/datasets/… --vocab 32000 --column input_ids --max-len 4096\n  devassert scan masks/ --classes 21 --ignore 255\n  devassert scan shards/ --vocab 50257 --shard 3/8 --format json > part-3.json\n  devassert scan --merge part-*.json\n\nExit status: 0 clean, 1 findings, 2 a file could not be read."
+    after_help = "Examples:\n  devassert scan data/*.bin --vocab 50257\n  devassert scan ~/.cache/huggingface/datasets/… --vocab 32000 --column input_ids --max-len 4096\n  devassert scan masks/ --classes 21 --ignore 255\n  devassert scan shards/ --vocab 50257 --shard 3/8 --format json > part-3.json\n  devassert scan --merge part-*.json\n\nExit status: 0 clean, 1 findings, 2 an input could not be used (a file that cannot be read, a folder with no data file in it)."
 )]
 pub struct ScanArgs {
     /// Files, directories (scanned recursively) and globs; with --merge, the shard reports.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
-    /// Token ids: valid range [0, N).
-    #[arg(long, value_name = "N", conflicts_with_all = ["classes", "range"])]
+    /// Token ids: valid range [0, N) (N >= 1).
+    #[arg(long, value_name = "N", conflicts_with_all = ["classes", "range"], value_parser = crate::cli::positive::<u64>)]
     pub vocab: Option<u64>,
-    /// Class labels: valid range [0, N); -100 is ignored unless --ignore says otherwise.
-    #[arg(long, value_name = "N", conflicts_with = "range")]
+    /// Class labels: valid range [0, N) (N >= 1); -100 is ignored unless --ignore says otherwise.
+    #[arg(long, value_name = "N", conflicts_with = "range", value_parser = crate::cli::positive::<u64>)]
     pub classes: Option<u64>,
     /// Valid range LO:HI (HI exclusive).
     #[arg(long, value_name = "LO:HI", allow_hyphen_values = true)]
@@ -64,13 +64,13 @@ pub struct ScanArgs {
     #[arg(long, value_name = "N")]
     pub min_len: Option<u64>,
     /// Longest valid row: max_position_embeddings (list columns, JSONL arrays).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::positive::<u64>)]
     pub max_len: Option<u64>,
-    /// Locations kept per finding.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    /// Locations kept per finding (N >= 1).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = crate::cli::positive::<usize>)]
     pub limit: usize,
     /// Worker threads (default: all cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::cli::positive::<usize>)]
     pub threads: Option<usize>,
     /// Scan only shard K of N (K from 0) of the sorted file list.
     #[arg(long, value_name = "K/N")]

@@ -64,3 +64,37 @@ pub fn children_peak_rss() -> u64 {
     unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
     usage.ru_maxrss as u64 * 1024
 }
+
+/// Validate JSON documents devassert wrote against the contract's schema
+/// (docs/devassert-1.schema.json, with the venv's `jsonschema`: no Rust
+/// validator to build). One Python process per call: batch where there are many.
+pub fn assert_contract<T: AsRef<[u8]>>(docs: &[T]) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut paths = Vec::new();
+    for (i, doc) in docs.iter().enumerate() {
+        let p = dir.path().join(format!("doc-{i}.json"));
+        std::fs::write(&p, doc.as_ref()).expect("write doc");
+        paths.push(p);
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/validate_contract.py");
+    let out = std::process::Command::new(python())
+        .arg(script)
+        .args(&paths)
+        .output()
+        .expect("run validate_contract.py");
+    if !out.status.success() {
+        // Name the documents that failed, not only the temp files.
+        let mut msg = String::from_utf8_lossy(&out.stdout).into_owned();
+        for (i, doc) in docs.iter().enumerate() {
+            let tag = format!("doc-{i}.json");
+            if msg.contains(&tag) {
+                let text = String::from_utf8_lossy(doc.as_ref());
+                msg.push_str(&format!("\n--- {tag}:\n{}", &text[..text.len().min(3000)]));
+            }
+        }
+        panic!(
+            "not devassert/1 (docs/devassert-1.schema.json):\n{msg}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
