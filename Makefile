@@ -1,4 +1,4 @@
-.PHONY: test docs example bench bench-scan bench-explain bench-guard
+.PHONY: test docs example bench bench-scan bench-explain bench-guard bench-preflight bench-pytest
 test:
 	scripts/test
 docs:
@@ -8,7 +8,7 @@ docs:
 example:
 	cargo run -q -p devassert -- explain examples/crash-embedding.log || [ $$? -eq 1 ]
 # The benchmarks, each against its peer in the same run (bench/*/run.sh).
-bench: bench-scan bench-explain bench-guard
+bench: bench-scan bench-explain bench-guard bench-preflight bench-pytest
 bench-scan:
 	bench/scan/run.sh
 bench-explain:
@@ -16,3 +16,7 @@ bench-explain:
 	bench/explain/shapes.sh
 bench-guard:
 	bench/guard/run.sh
+bench-preflight:
+	bench/preflight/run.sh
+bench-pytest:
+	bench/pytest/run.sh

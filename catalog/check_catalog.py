@@ -39,7 +39,7 @@ CAUSES = {"token_id_ge_vocab", "added_tokens_no_resize", "seq_len_gt_max_positio
           "index_ge_dim_size", "index_overflow", "unknown"}
 TOP_KEYS = ["id", "name", "op_family", "title", "summary", "severity", "internal", "ops",
             "bad_argument", "bound", "guard", "fixes"]
-OPTIONAL_KEYS = {"assert", "cpu_messages", "cause", "doc"}
+OPTIONAL_KEYS = {"assert", "cpu_messages", "cause", "doc", "aten"}
 DOC_KEYS = ["what", "why", "confirm", "fix", "example"]
 GROUP_NAMES = {"value", "low", "high"}
 
@@ -200,7 +200,7 @@ def check_regex(pat, where, errors):
 
 def validate(rules):
     errors = []
-    seen_ids, seen_names = set(), set()
+    seen_ids, seen_names, seen_aten = set(), set(), set()
     for r in rules:
         fn = r["_file"]
         for k in TOP_KEYS:
@@ -236,6 +236,14 @@ def validate(rules):
         for key in ("ops", "fixes"):
             if not isinstance(r.get(key), list):
                 errors.append(f"{fn}: {key} must be a list")
+        aten = r.get("aten", [])
+        if not isinstance(aten, list) or not all(isinstance(a, str) and a for a in aten):
+            errors.append(f"{fn}: aten must be a list of ATen op names")
+        else:
+            for a in aten:
+                if a in seen_aten:
+                    errors.append(f"{fn}: aten op {a!r} is listed by two rules")
+                seen_aten.add(a)
         for i, a in enumerate(r.get("assert", [])):
             if not any(k in a for k in ("file", "kernel", "assertion")):
                 errors.append(f"{fn}: assert[{i}] has no pattern")

@@ -15,6 +15,10 @@
    non-inference tensor carries; a kernel redispatches below it).
 2. Per training step: a nanoGPT-sized model (2 layers, d=64, the size where
    per-call cost shows) and a 4-layer d=256 transformer.
+3. With --compiled: the nanoGPT-sized step with the model under
+   torch.compile (Inductor), plain and guarded (the guard checks the compiled
+   region's inputs at its boundary), and the one-time compile cost: the
+   first call's time of each, and the time the guard spent reading graphs.
 
 Variants alternate block by block so that load changes on a shared machine
 hit all alike; medians are reported.
@@ -28,6 +32,7 @@ import statistics
 import sys
 import time
 import timeit
+import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
@@ -36,7 +41,7 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
-from devassert import _async, _intercept, _violation  # noqa: E402
+from devassert import _async, _compiled, _intercept, _violation  # noqa: E402
 
 
 class DecliningMode(TorchFunctionMode):
@@ -220,16 +225,97 @@ def per_step(name, model, batch, reps, steps):
     return name, {k: statistics.median(t) for k, t in times.items()}
 
 
+def compiled_step(reps, steps):
+    """A compiled nanoGPT-sized training step, plain and guarded. Each variant
+    compiles its own copy of the model (the guard must be on when a region is
+    compiled for it to be checked); blocks alternate as above."""
+    torch.manual_seed(0)
+    base = GPT(65, 64, 2, 4, 64)
+    data = torch.randint(0, 65, (12, 65))
+    x, y = data[:, :-1], data[:, 1:]
+    runs = {}
+    for name, level in (("plain", "off"), ("guard", "on")):
+        # A forward of its own code object: dynamo caches compiled code per
+        # code object, and the second variant must compile, not reuse.
+        forward = types.FunctionType(GPT.forward.__code__.replace(), GPT.forward.__globals__, "forward")
+        model = type(f"GPT_{name}", (GPT,), {"forward": forward})(65, 64, 2, 4, 64)
+        model.load_state_dict(base.state_dict())
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        _intercept.set_level(level)
+        try:
+            fn = torch.compile(model, dynamic=False)
+            before = _compiled.analysis_seconds
+            t = time.perf_counter()
+            fn(x, y).backward()
+            first = time.perf_counter() - t
+            runs[name] = (fn, opt, level, first, _compiled.analysis_seconds - before)
+        finally:
+            _intercept.set_level("off")
+
+    def block(fn, opt):
+        t = time.perf_counter()
+        for _ in range(steps):
+            loss = fn(x, y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        return (time.perf_counter() - t) / steps
+
+    # The boundary checks' own time, summed over the guarded blocks.
+    spent_checking = [0.0, 0]
+    check = _compiled.check
+
+    def timed_check(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return check(*args, **kwargs)
+        finally:
+            spent_checking[0] += time.perf_counter() - t
+            spent_checking[1] += 1
+
+    _compiled.check = timed_check
+    times = {k: [] for k in runs}
+    order = list(runs)
+    for r in range(reps + 1):
+        for name in order if r % 2 == 0 else order[::-1]:
+            fn, opt, level, *_ = runs[name]
+            _intercept.set_level(level)
+            try:
+                # The first round warms each variant's cache entry (turning
+                # the guard on or off swaps torch's functions: one recompile).
+                spent = block(fn, opt)
+            finally:
+                _intercept.set_level("off")
+            if r:
+                times[name].append(spent)
+            else:
+                spent_checking[:] = [0.0, 0]  # the warm-up round's one-time costs left out
+    _compiled.check = check
+    per_call = spent_checking[0] / max(spent_checking[1], 1)
+    return {k: (statistics.median(t), runs[k][3], runs[k][4]) for k, t in times.items()}, per_call
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--number", type=int, default=20000, help="calls per per-call sample")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 keeps a shared machine's noise down)")
+    ap.add_argument("--compiled", action="store_true", help="also the compiled (Inductor) step, plain vs guarded, and compile cost")
+    ap.add_argument("--only-compiled", action="store_true", help="only the compiled step")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, {args.threads} thread(s), medians of {args.reps} alternating blocks")
+    if args.compiled or args.only_compiled:
+        t, per_call = compiled_step(args.reps, args.steps)
+        p, g = t["plain"], t["guard"]
+        print("\ncompiled nanoGPT-sized 2L d=64 step (ms)   plain    guard (ratio)   goal <= 1.02")
+        print(f"  {'':40} {p[0] * 1e3:8.2f} {g[0] * 1e3:8.2f} ({g[0] / p[0]:.3f})")
+        print(f"  the boundary checks themselves: {per_call * 1e3:.3f} ms per step ({per_call / g[0] * 100:.2f}% of the guarded step; {_compiled.stats['checked_nodes']} guarded ops checked)")
+        print(f"first call, compile included (s): plain {p[1]:.1f}, guarded {g[1]:.1f}; the guard's graph reading: {g[2] * 1e3:.2f} ms")
+        if args.only_compiled:
+            return
     print("\nper call (µs)                plain    guard  (added)   accel path  (added)   async path  (added)   declining mode  (added)   dispatcher kernels (added)")
     for label, t in per_call(args.reps, args.number).items():
         p = t["plain"]

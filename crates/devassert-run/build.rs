@@ -1,39 +1,46 @@
-//! Embeds every `python/devassert/*.py` file, sorted by name, as the guard
-//! package `devassert run` writes for the child: a new guard module ships
-//! without a hand-kept list to update.
-use std::{env, fs, path::PathBuf};
+//! Embeds every `python/devassert/**/*.py` file, sorted by path relative to
+//! the package (`integrations/lightning.py`), as the guard package `devassert
+//! run` writes for the child: a new guard module or subpackage ships without
+//! a hand-kept list to update.
+use std::{env, fs, path::Path, path::PathBuf};
+
+/// The `.py` files under `dir`, recursively (`__pycache__` skipped).
+fn python_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    for entry in fs::read_dir(dir).expect("python/devassert is readable") {
+        let path = entry.expect("a readable folder entry").path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "__pycache__") {
+                python_files(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "py") {
+            out.push(path);
+        }
+    }
+}
 
 fn main() {
     let manifest =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let dir = manifest.join("../../python/devassert");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let entries: Vec<PathBuf> = fs::read_dir(&dir)
-        .expect("python/devassert is readable")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    // The writer puts files in one folder; a subpackage would be left out.
-    if let Some(sub) = entries
-        .iter()
-        .find(|p| p.is_dir() && p.file_name().is_some_and(|n| n != "__pycache__"))
-    {
-        panic!(
-            "{} is a subpackage of the guard: GuardDir::write (src/guard.rs) writes one folder; teach it subfolders first",
-            sub.display()
-        );
-    }
-    let mut files: Vec<PathBuf> = entries
+    let mut files = Vec::new();
+    python_files(&dir, &mut files);
+    let mut named: Vec<(String, PathBuf)> = files
         .into_iter()
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "py"))
+        .map(|p| {
+            let rel = p.strip_prefix(&dir).expect("under the package");
+            let name = rel
+                .components()
+                .map(|c| c.as_os_str().to_str().expect("a UTF-8 file name"))
+                .collect::<Vec<_>>()
+                .join("/");
+            (name, p)
+        })
         .collect();
-    files.sort();
+    named.sort();
     let mut out = String::from("&[\n");
-    for p in &files {
+    for (name, p) in &named {
         println!("cargo:rerun-if-changed={}", p.display());
-        let name = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("a UTF-8 file name");
         let abs = fs::canonicalize(p).expect("guard file readable");
         out.push_str(&format!(
             "    ({name:?}, include_str!({:?})),\n",

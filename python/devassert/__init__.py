@@ -14,13 +14,20 @@ the CUDA context stays healthy.
     with devassert.guard():        # only inside the block
         ...
 
+Before training, ``devassert.preflight(model, tokenizer, data)`` names the
+mismatches between them that would fail a device assert later.
+
 ``DEVASSERT_GUARD=off|on|async|strict`` sets the level ``devassert run`` installs and
 the default of ``guard()``. Importing this package never imports torch.
+
+In IPython / Jupyter, ``%load_ext devassert`` turns the guard on in the
+kernel and adds the ``%devassert`` magic (``_notebook.py``); under pytest,
+``pytest --devassert`` guards every test (``pytest_plugin.py``).
 """
 
 import os
 
-__all__ = ["guard", "unguard", "DeviceAssertPrevented", "LEVELS"]
+__all__ = ["guard", "unguard", "preflight", "PreflightError", "DeviceAssertPrevented", "LEVELS"]
 
 LEVELS = ("off", "on", "async", "strict")
 
@@ -141,3 +148,36 @@ def unguard():
     from . import _intercept
 
     _intercept.set_level("off")
+
+
+def preflight(model=None, tokenizer=None, data=None, *, num_classes=None, ignore_index=-100, label_key="labels", max_rows=None):
+    """Check a model, its tokenizer and data against each other before
+    training: every mismatch `devassert check` and `devassert scan` would
+    name, found on the live objects. Returns a report (``.ok``,
+    ``.findings``, ``.to_json()``). See ``devassert._preflight.preflight``."""
+    from ._preflight import preflight as run
+
+    return run(model, tokenizer, data, num_classes=num_classes, ignore_index=ignore_index, label_key=label_key, max_rows=max_rows)
+
+
+def __getattr__(name):
+    # PreflightError without importing the preflight modules at `import devassert`.
+    if name == "PreflightError":
+        from ._preflight_report import PreflightError
+
+        return PreflightError
+    raise AttributeError(f"module 'devassert' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext devassert``: the guard on in this kernel, and the ``%devassert`` magic."""
+    from . import _notebook
+
+    _notebook.load(ipython)
+
+
+def unload_ipython_extension(ipython):
+    """``%unload_ext devassert``: the guard off, the magic gone."""
+    from . import _notebook
+
+    _notebook.unload(ipython)

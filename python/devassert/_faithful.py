@@ -109,14 +109,15 @@ def _fails_anyway(original, args, kwargs, found, error):
     return _same(_attempt(original, *safe), error)
 
 
-def stop(original, check, args, kwargs, found):
+def stop(original, check, args, kwargs, found, frames=None):
     """A check found bad values before the op ran (an accelerator tensor, or
     strict): raise what the op raises on CPU, or return and let the op raise
-    its own shape error."""
+    its own shape error. `frames`: where the op is (a compiled region's node:
+    the user's line dynamo recorded); the calling frames when None."""
     error = _attempt(original, args, kwargs)
     if _fails_anyway(original, args, kwargs, found, error):
         return
-    _raise(found, error)
+    _raise(found, error, frames)
 
 
 def explain(original, check, args, kwargs, error, strict):
@@ -133,8 +134,8 @@ def explain(original, check, args, kwargs, error, strict):
     _raise(found, error)
 
 
-def _raise(found, error):
-    exc = build(found, error, _report.caller_frames())
+def _raise(found, error, frames=None):
+    exc = build(found, error, _report.caller_frames() if frames is None else frames)
     _report.emit(exc.finding)
     try:
         raise exc from None

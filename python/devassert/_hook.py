@@ -30,7 +30,7 @@ class _TorchImportHook:
 
         def exec_then_guard(module):
             exec_module(module)
-            _remove()
+            remove()
             _on_torch_imported()
 
         try:
@@ -42,8 +42,12 @@ class _TorchImportHook:
 
 _HOOK = _TorchImportHook()
 
+# The level install() was given; None: DEVASSERT_GUARD's.
+_level = None
 
-def _remove():
+
+def remove():
+    """Forget the hook (a no-op once torch is imported: it removed itself)."""
     try:
         sys.meta_path.remove(_HOOK)
     except ValueError:
@@ -53,7 +57,7 @@ def _remove():
 def _on_torch_imported():
     from . import _env_level, guard
 
-    level = _env_level()
+    level = _level or _env_level()
     if level == "off":
         return
     try:
@@ -62,8 +66,11 @@ def _on_torch_imported():
         sys.stderr.write(f"devassert: guard not installed: {e}\n")
 
 
-def install():
-    """Guard now if torch is already imported, else as soon as it is."""
+def install(level=None):
+    """Guard at `level` (None: DEVASSERT_GUARD's) now if torch is already
+    imported, else as soon as it is."""
+    global _level
+    _level = level
     if "torch" in sys.modules:
         _on_torch_imported()
     elif _HOOK not in sys.meta_path:

@@ -19,8 +19,9 @@ The wrapper:
   is being captured, checks on the device with no host sync and launches the
   op on values made safe (`_async.py`); the finding is raised at a later
   guarded op or at exit;
-- under torch.compile / FX / TorchScript tracing calls the op unchanged (a
-  hook on torch.compile says once that compiled regions are unchecked).
+- under torch.compile / FX / TorchScript tracing calls the op unchanged;
+  compiled regions are checked at their boundary instead (`_compiled.py`:
+  the inputs that reach a guarded op's index, before the kernels launch).
 
 Python-level functionals (``F.cross_entropy``, ``F.embedding``) are not wrapped
 themselves: the C ops they call are, so their own warnings keep their
@@ -37,7 +38,7 @@ import sys
 
 import torch
 
-from . import _async, _caller, _faithful, _notes, _ops, _samples, _slots, _violation
+from . import _async, _caller, _compiled, _faithful, _notes, _ops, _samples, _slots, _violation
 
 OFF, ON, STRICT, ASYNC = 0, 1, 2, 3
 _NAMES = {"off": OFF, "on": ON, "strict": STRICT, "async": ASYNC}
@@ -251,6 +252,7 @@ def install():
     original = _notes.hook_compile(torch)
     if original is not None:
         _installed.append((torch, "compile", original, True))
+    _notes.boundary = _compiled.install(_boundary_level)
     _slots.save()
     for owner, attr, check in _ops.entry_points():
         original = getattr(owner, attr, None)
@@ -288,10 +290,17 @@ def _wrapper(owner, attr, original, check):
     return wrapper
 
 
+def _boundary_level():
+    """For compiled regions' boundary checks: 0 off, 2 async (no sync on an
+    accelerator), 1 on / strict."""
+    return 0 if _level == OFF else 2 if _level == ASYNC else 1
+
+
 def uninstall():
     """Put every original object back: attributes, Tensor's slots, TorchScript's table."""
     global _level
     _level = OFF
+    _compiled.uninstall()
     while _installed:
         owner, attr, original, owned = _installed.pop()
         wrapper = getattr(owner, attr, None)

@@ -4,6 +4,8 @@ import os
 import sys
 
 _said = set()
+# True when compiled regions are checked at their boundary (`_compiled.py`).
+boundary = False
 
 
 def once(key, text):
@@ -22,6 +24,14 @@ def compiled():
     """torch.compile is in use: its compiled regions run the ops unchecked."""
     if os.environ.get("TORCHDYNAMO_DISABLE", "").strip().lower() in ("1", "true"):
         return  # compile is a no-op: every op runs eagerly and is checked
+    if boundary:
+        once(
+            "compile",
+            "devassert: torch.compile is in use: guarded ops inside compiled regions are checked when the compiled function is called, "
+            "on the inputs that reach their index unchanged; an index computed inside the region is not checked.\n"
+            "  to check those too, run the program eagerly: devassert run --eager -- <command> (sets TORCHDYNAMO_DISABLE=1)",
+        )
+        return
     once(
         "compile",
         "devassert: torch.compile is in use: ops inside compiled regions are not checked by the guard.\n"

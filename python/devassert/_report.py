@@ -62,9 +62,24 @@ def _is_library(filename):
     return "site-packages" in path or "dist-packages" in path or path.startswith(_lib_dirs())
 
 
+# The name a finding gives a code object's file, when the file is not one the
+# user knows (the notebook extension names a cell's generated file
+# `Cell In[3]`, as IPython's tracebacks do); None: the file's own name.
+name_file = None
+
+
+def _shown_file(filename):
+    if name_file is not None:
+        try:
+            return name_file(filename) or filename
+        except Exception:  # noqa: BLE001 - a naming hook must not break a report
+            pass
+    return filename
+
+
 def where(frame):
     code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-    loc = {"file": frame.f_code.co_filename, "line": frame.f_lineno, "function": frame.f_code.co_name}
+    loc = {"file": _shown_file(frame.f_code.co_filename), "line": frame.f_lineno, "function": frame.f_code.co_name}
     if code:
         loc["code"] = code
     return loc
@@ -145,6 +160,10 @@ _uncaught = []
 _lock = threading.Lock()
 _hooks_installed = False
 
+# Called with every finding the guard raises, caught or not (the pytest plugin
+# counts them per test); a listener that raises is ignored.
+listeners = []
+
 
 def next_raise_id():
     return f"{os.getpid()}-{next(_counter)}"
@@ -155,7 +174,13 @@ def _report_dir():
 
 
 def emit(finding):
-    """Append one finding to this process's report file; never raises."""
+    """Tell the listeners, and append the finding to this process's report
+    file; never raises."""
+    for listener in tuple(listeners):
+        try:
+            listener(finding)
+        except Exception:  # noqa: BLE001
+            pass
     directory = _report_dir()
     if not directory:
         return

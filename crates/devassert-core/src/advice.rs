@@ -92,7 +92,7 @@ pub fn calibrate(causes: &mut [Cause]) {
 }
 
 /// What a notebook's traceback is told instead of `devassert run -- python …`.
-pub const NOTEBOOK_GUARD: &str = "in the notebook: restart the kernel (a device-side assert leaves CUDA unusable), run `import devassert; devassert.guard()` in the first cell, then rerun the cells: the guard stops the failing op at its line and names the argument and its bad values";
+pub const NOTEBOOK_GUARD: &str = "in the notebook: restart the kernel (a device-side assert leaves CUDA unusable), run `%load_ext devassert` (or `import devassert; devassert.guard()`) in the first cell, then rerun the cells: the guard stops the failing op at its line and names the argument and its bad values";
 /// The notebook's way to make CUDA report the failing op at its line.
 pub const NOTEBOOK_BLOCKING: &str = "or set `os.environ[\"CUDA_LAUNCH_BLOCKING\"] = \"1\"` in the first cell, before torch is imported, after restarting the kernel";
 

@@ -249,6 +249,10 @@ pub struct DataLocation {
     pub file: Option<String>,
     /// Flat element index.
     pub index: u64,
+    /// The document holding it (Megatron datasets, whose `row` is the
+    /// sequence and `offset` the token in it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -18,6 +18,7 @@ mod clean;
 mod device_line;
 pub mod diagnose;
 mod errors;
+pub mod inductor;
 mod infer;
 mod line_search;
 mod literal_dfa;
@@ -92,6 +93,10 @@ impl LogError {
 pub struct LogAnalyzer {
     catalog: &'static Catalog,
     reader: reader::Reader,
+    /// Inductor's generated code the log holds (`TORCH_LOGS=output_code`).
+    code: inductor::LogCode,
+    /// Generated code from elsewhere (`--inductor-dir`).
+    extra: Option<inductor::Generated>,
 }
 
 impl LogAnalyzer {
@@ -99,7 +104,15 @@ impl LogAnalyzer {
         LogAnalyzer {
             catalog,
             reader: reader::Reader::new(catalog),
+            code: inductor::LogCode::default(),
+            extra: None,
         }
+    }
+
+    /// Generated code read from a folder, used with the log's own to trace
+    /// Inductor asserts back to the user's op.
+    pub fn add_generated(&mut self, code: inductor::Generated) {
+        self.extra = Some(code);
     }
 
     /// A new input begins (a file of a multi-file crash); `name` is reported in evidence.
@@ -109,11 +122,13 @@ impl LogAnalyzer {
 
     /// Feed raw bytes; chunk boundaries are arbitrary.
     pub fn feed(&mut self, bytes: &[u8]) {
+        self.code.feed(bytes);
         self.reader.feed(bytes);
     }
 
     /// Feed whole lines already searched by `reader::search_with` (on another thread).
     pub fn feed_searched(&mut self, bytes: &[u8], searched: reader::Searched) {
+        self.code.feed(bytes);
         self.reader.feed_searched(bytes, Some(searched));
     }
 
@@ -127,7 +142,13 @@ impl LogAnalyzer {
     pub fn finish(self) -> Report {
         let catalog = self.catalog;
         let facts = self.reader.finish();
-        diagnose::diagnose(&facts, catalog)
+        let mut report = diagnose::diagnose(&facts, catalog);
+        let mut code = self.code.finish();
+        if let Some(extra) = self.extra {
+            code.extend(extra);
+        }
+        inductor::annotate(&mut report, &code, catalog);
+        report
     }
 }
 
@@ -154,9 +175,22 @@ pub fn explain_paths_skipping(
     paths: &[PathBuf],
     catalog: &'static Catalog,
 ) -> Result<(Report, Vec<Skipped>), LogError> {
+    explain_paths_with(paths, catalog, None)
+}
+
+/// [`explain_paths_skipping`] with Inductor's generated code from a folder
+/// (`--inductor-dir`), read with [`inductor::read_dir`].
+pub fn explain_paths_with(
+    paths: &[PathBuf],
+    catalog: &'static Catalog,
+    generated: Option<inductor::Generated>,
+) -> Result<(Report, Vec<Skipped>), LogError> {
     let mut skipped = Vec::new();
     let files = expand(paths, &mut skipped)?;
     let mut a = LogAnalyzer::new(catalog);
+    if let Some(g) = generated {
+        a.add_generated(g);
+    }
     for (path, named) in &files {
         if path.as_os_str() == "-" {
             a.begin_input("-");

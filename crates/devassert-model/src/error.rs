@@ -9,6 +9,21 @@ pub enum ModelError {
     Missing(PathBuf),
     #[error("{}: not a directory", .0.display())]
     NotADirectory(PathBuf),
+    #[error("{id}: no such file or directory, and not in the local Hugging Face cache (looked in {}; nothing is downloaded: fetch it first, e.g. `huggingface-cli download {id}`, or set HF_HUB_CACHE / HF_HOME to the cache that holds it)", looked_in.display())]
+    NotInCache { id: String, looked_in: PathBuf },
+    #[error("{id}@{rev}: no such revision in the local Hugging Face cache (no refs/{rev} or snapshots/{rev} in {})", repo.display())]
+    RevisionNotInCache {
+        id: String,
+        rev: String,
+        repo: PathBuf,
+    },
+    #[error("{}: a Hugging Face cache holding {} models ({}): say which one, e.g. `{example}`", root.display(), models.len(), listed(models))]
+    ChooseModel {
+        root: PathBuf,
+        models: Vec<String>,
+        /// The command that checks the first of them.
+        example: String,
+    },
     #[error("{}: no config.json, tokenizer or safetensors weights found: not a Hugging Face model directory", .0.display())]
     NothingToCheck(PathBuf),
     #[error("cannot read {}", path.display())]
@@ -31,6 +46,21 @@ pub enum ModelError {
     NoEmbeddingSize(PathBuf),
     #[error("{}: --labels-column given but the model has no classification head or num_labels", .0.display())]
     NoClasses(PathBuf),
+}
+
+/// The first models of a cache, for an error line.
+fn listed(models: &[String]) -> String {
+    const SHOWN: usize = 12;
+    let mut s = models
+        .iter()
+        .take(SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if models.len() > SHOWN {
+        s.push_str(&format!(", … {} more", models.len() - SHOWN));
+    }
+    s
 }
 
 impl ModelError {

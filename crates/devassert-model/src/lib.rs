@@ -13,6 +13,7 @@ pub mod checks;
 pub mod config;
 pub mod data;
 pub mod error;
+pub mod hub;
 pub mod safetensors;
 pub mod shapes;
 pub mod summary;
@@ -108,15 +109,12 @@ pub struct Sourced {
 }
 
 impl ModelDir {
-    /// Read `dir`. Missing files are fine (each check needs only its own);
-    /// a file that is there but broken is an error naming it.
-    pub fn read(dir: &Path) -> Result<ModelDir, ModelError> {
-        if !dir.exists() {
-            return Err(ModelError::Missing(dir.to_path_buf()));
-        }
-        if !dir.is_dir() {
-            return Err(ModelError::NotADirectory(dir.to_path_buf()));
-        }
+    /// Read the model `arg` names: a folder, a Hub id or a Hugging Face
+    /// cache, resolved in the local cache only ([`hub::resolve`]). Missing
+    /// files are fine (each check needs only its own); a file that is there
+    /// but broken is an error naming it.
+    pub fn read(arg: &Path) -> Result<ModelDir, ModelError> {
+        let dir = &hub::resolve(arg)?;
         check_links(dir)?;
         let config_path = dir.join("config.json");
         let config = if config_path.is_file() {

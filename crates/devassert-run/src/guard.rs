@@ -6,8 +6,9 @@
 use crate::RunError;
 use std::path::{Path, PathBuf};
 
-/// The files of `python/devassert/` (every `*.py`, sorted; the build script
-/// lists them), as shipped inside the binary.
+/// The files of `python/devassert/` (every `*.py`, subpackages included, by
+/// path relative to the package with `/` between folders, sorted; the build
+/// script lists them), as shipped inside the binary.
 pub const PACKAGE: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/package.rs"));
 
 /// Installs the guard (lazily, when torch is imported) and then runs the
@@ -113,7 +114,14 @@ impl GuardDir {
         }
         write_file(&self.site().join("sitecustomize.py"), SITECUSTOMIZE)?;
         for (name, text) in PACKAGE {
-            write_file(&pkg.join(name), text)?;
+            let path = pkg.join(name);
+            if let Some(parent) = path.parent().filter(|p| *p != pkg) {
+                std::fs::create_dir_all(parent).map_err(|source| RunError::WriteGuard {
+                    path: parent.display().to_string(),
+                    source,
+                })?;
+            }
+            write_file(&path, text)?;
         }
         Ok(())
     }

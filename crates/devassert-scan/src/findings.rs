@@ -4,7 +4,7 @@
 //! shorter than `--min-len`.
 
 use crate::causes;
-use crate::options::{Bounds, ScanOptions, Target};
+use crate::options::{Bounds, Dtype, ScanOptions, Target};
 use devassert_core::{ids, Bound, Catalog, Cause, DataLocation, Finding, RuleId, Scalar, Severity};
 use serde_json::json;
 use std::collections::{BTreeSet, HashMap};
@@ -45,6 +45,8 @@ pub struct PartFindings {
     pub bad_values: HashMap<i64, u64>,
     pub places: Vec<DataLocation>,
     pub wrapped_u16: bool,
+    /// Read as the default u16, the bytes look like this wider type.
+    pub wider: Option<Dtype>,
     pub too_long: u64,
     pub too_long_places: Vec<DataLocation>,
     pub too_short: u64,
@@ -175,6 +177,8 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
         out.push(f);
     }
 
+    out.extend(wider_findings(parts, opts));
+
     let long: u64 = parts.iter().map(|p| p.too_long).sum();
     if long > 0 {
         let mut f = base(ids::EMBEDDING_INDEX_OUT_OF_RANGE);
@@ -246,4 +250,54 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// One warning per wider type that u16 reads looked like: the scan checked
+/// the wrong numbers there (twice as many, the high halves as tokens).
+fn wider_findings(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
+    let mut by_type: Vec<(Dtype, Vec<&str>)> = Vec::new();
+    for p in parts {
+        let Some(d) = p.wider else { continue };
+        match by_type.iter_mut().find(|(t, _)| *t == d) {
+            Some((_, files)) => files.push(&p.file),
+            None => by_type.push((d, vec![&p.file])),
+        }
+    }
+    by_type
+        .into_iter()
+        .map(|(d, files)| {
+            let mut f = base(ids::EMBEDDING_INDEX_OUT_OF_RANGE);
+            f.severity = Severity::Warning;
+            f.summary = format!(
+                "read as u16 (no --dtype given), the data looks like {} values: the scan checked the wrong numbers",
+                d.numpy_name()
+            );
+            f.count = Some(files.len() as u64);
+            f.locations = files
+                .iter()
+                .take(opts.limit)
+                .map(|file| DataLocation {
+                    file: Some(file.to_string()),
+                    ..DataLocation::default()
+                })
+                .collect();
+            f.evidence.insert("check".into(), json!("dtype_mismatch"));
+            f.evidence.insert("files".into(), json!(files.len()));
+            f.evidence.insert("dtype".into(), json!(d.name()));
+            f.evidence.insert(
+                "hints".into(),
+                json!([format!(
+                    "every {} u16 value is below 256 (mostly 0) or 0xffff, as in the high halves of little-endian {}: a Megatron .bin whose .idx is missing, or tokens saved with np.{}",
+                    if d == Dtype::I64 { "2nd to 4th" } else { "other" },
+                    d.numpy_name(),
+                    d.numpy_name()
+                )]),
+            );
+            f.fixes = vec![format!(
+                "rerun with --dtype {} (or put the Megatron .idx beside the .bin: it records the dtype)",
+                d.numpy_name()
+            )];
+            f
+        })
+        .collect()
 }

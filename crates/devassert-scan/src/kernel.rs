@@ -44,14 +44,42 @@ elem!(u8, i8, u16, i16, u32, i32, u64, i64);
 
 /// Scan `values` against `bounds`, skipping `ignore`, keeping `limit` places.
 pub fn scan(values: &Values, bounds: Bounds, ignore: &[i64], limit: usize) -> RangeResult {
-    scan_raw(
-        values.raw(),
-        values.dtype,
-        values.big_endian,
-        bounds,
-        ignore,
-        limit,
-    )
+    scan_with_progress(values, bounds, ignore, limit, &|_| {})
+}
+
+/// [`scan`], telling `read` the bytes of each chunk as pass one finishes
+/// it: the progress bar moves inside a large file, not once per file.
+pub fn scan_with_progress(
+    values: &Values,
+    bounds: Bounds,
+    ignore: &[i64],
+    limit: usize,
+    read: &(dyn Fn(u64) + Sync),
+) -> RangeResult {
+    let args = (values.raw(), values.big_endian, bounds, ignore, limit, read);
+    dispatch(values.dtype, args)
+}
+
+type Args<'a> = (
+    &'a [u8],
+    bool,
+    Bounds,
+    &'a [i64],
+    usize,
+    &'a (dyn Fn(u64) + Sync),
+);
+
+fn dispatch(dtype: Dtype, args: Args<'_>) -> RangeResult {
+    match dtype {
+        Dtype::U8 => scan_typed::<u8>(args),
+        Dtype::I8 => scan_typed::<i8>(args),
+        Dtype::U16 => scan_typed::<u16>(args),
+        Dtype::I16 => scan_typed::<i16>(args),
+        Dtype::U32 => scan_typed::<u32>(args),
+        Dtype::I32 => scan_typed::<i32>(args),
+        Dtype::U64 => scan_typed::<u64>(args),
+        Dtype::I64 => scan_typed::<i64>(args),
+    }
 }
 
 /// [`scan`] over element bytes held elsewhere (a decoded record batch).
@@ -63,17 +91,7 @@ pub fn scan_raw(
     ignore: &[i64],
     limit: usize,
 ) -> RangeResult {
-    let args = (raw, big_endian, bounds, ignore, limit);
-    match dtype {
-        Dtype::U8 => scan_typed::<u8>(args),
-        Dtype::I8 => scan_typed::<i8>(args),
-        Dtype::U16 => scan_typed::<u16>(args),
-        Dtype::I16 => scan_typed::<i16>(args),
-        Dtype::U32 => scan_typed::<u32>(args),
-        Dtype::I32 => scan_typed::<i32>(args),
-        Dtype::U64 => scan_typed::<u64>(args),
-        Dtype::I64 => scan_typed::<i64>(args),
-    }
+    dispatch(dtype, (raw, big_endian, bounds, ignore, limit, &|_| {}))
 }
 
 /// A chunk as native values: borrowed when aligned and in native byte order,
@@ -99,9 +117,7 @@ fn chunk_values<T: Elem>(bytes: &[u8], swap: bool) -> std::borrow::Cow<'_, [T]> 
     std::borrow::Cow::Owned(v)
 }
 
-fn scan_typed<T: Elem>(
-    (raw, big_endian, bounds, ignore, limit): (&[u8], bool, Bounds, &[i64], usize),
-) -> RangeResult {
+fn scan_typed<T: Elem>((raw, big_endian, bounds, ignore, limit, read): Args<'_>) -> RangeResult {
     let size = std::mem::size_of::<T>();
     let n = raw.len() / size;
     let raw = &raw[..n * size];
@@ -116,6 +132,7 @@ fn scan_typed<T: Elem>(
         .map(|c| {
             let xs = chunk_values::<T>(c, swap);
             let (lo, hi) = minmax_dispatch(&xs, &ign);
+            read(c.len() as u64);
             (lo <= hi).then_some((lo, hi))
         })
         .collect();

@@ -17,6 +17,7 @@ pub mod safetensors_header;
 mod scan;
 pub mod values;
 pub mod walk;
+mod width;
 
 /// The per-file sections of a scan report, typed in devassert-core.
 pub use devassert_core::{FileError, FileSummary};

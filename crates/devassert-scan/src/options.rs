@@ -52,38 +52,51 @@ pub enum Dtype {
     I64,
 }
 
+/// One row per [`Dtype`]: its `--dtype` name, the numpy spelling also
+/// accepted, and its size. `--help`, parsing and reports all read this table.
+pub struct DtypeSpec {
+    pub dtype: Dtype,
+    pub name: &'static str,
+    pub numpy: &'static str,
+    pub size: usize,
+    /// The largest value the type holds, saturated to i64.
+    pub max: i64,
+}
+
+/// Every dtype, in `--dtype` order.
+#[rustfmt::skip]
+pub const DTYPES: &[DtypeSpec] = &[
+    DtypeSpec { dtype: Dtype::U8, name: "u8", numpy: "uint8", size: 1, max: u8::MAX as i64 },
+    DtypeSpec { dtype: Dtype::I8, name: "i8", numpy: "int8", size: 1, max: i8::MAX as i64 },
+    DtypeSpec { dtype: Dtype::U16, name: "u16", numpy: "uint16", size: 2, max: u16::MAX as i64 },
+    DtypeSpec { dtype: Dtype::I16, name: "i16", numpy: "int16", size: 2, max: i16::MAX as i64 },
+    DtypeSpec { dtype: Dtype::U32, name: "u32", numpy: "uint32", size: 4, max: u32::MAX as i64 },
+    DtypeSpec { dtype: Dtype::I32, name: "i32", numpy: "int32", size: 4, max: i32::MAX as i64 },
+    DtypeSpec { dtype: Dtype::U64, name: "u64", numpy: "uint64", size: 8, max: i64::MAX },
+    DtypeSpec { dtype: Dtype::I64, name: "i64", numpy: "int64", size: 8, max: i64::MAX },
+];
+
 impl Dtype {
+    pub fn spec(self) -> &'static DtypeSpec {
+        // Every variant has a row: the `dtype_table_is_complete` test.
+        DTYPES
+            .iter()
+            .find(|s| s.dtype == self)
+            .unwrap_or(&DTYPES[0])
+    }
     pub fn size(self) -> usize {
-        match self {
-            Dtype::U8 | Dtype::I8 => 1,
-            Dtype::U16 | Dtype::I16 => 2,
-            Dtype::U32 | Dtype::I32 => 4,
-            Dtype::U64 | Dtype::I64 => 8,
-        }
+        self.spec().size
     }
     pub fn name(self) -> &'static str {
-        match self {
-            Dtype::U8 => "u8",
-            Dtype::I8 => "i8",
-            Dtype::U16 => "u16",
-            Dtype::I16 => "i16",
-            Dtype::U32 => "u32",
-            Dtype::I32 => "i32",
-            Dtype::U64 => "u64",
-            Dtype::I64 => "i64",
-        }
+        self.spec().name
+    }
+    /// The numpy name (`int32`), as Megatron and the `.npy` world spell it.
+    pub fn numpy_name(self) -> &'static str {
+        self.spec().numpy
     }
     /// The largest value the type holds, saturated to i64.
     pub fn max_value(self) -> i64 {
-        match self {
-            Dtype::U8 => u8::MAX as i64,
-            Dtype::I8 => i8::MAX as i64,
-            Dtype::U16 => u16::MAX as i64,
-            Dtype::I16 => i16::MAX as i64,
-            Dtype::U32 => u32::MAX as i64,
-            Dtype::I32 => i32::MAX as i64,
-            Dtype::U64 | Dtype::I64 => i64::MAX,
-        }
+        self.spec().max
     }
 }
 
@@ -96,21 +109,15 @@ impl fmt::Display for Dtype {
 impl FromStr for Dtype {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "u8" | "uint8" => Dtype::U8,
-            "i8" | "int8" => Dtype::I8,
-            "u16" | "uint16" => Dtype::U16,
-            "i16" | "int16" => Dtype::I16,
-            "u32" | "uint32" => Dtype::U32,
-            "i32" | "int32" => Dtype::I32,
-            "u64" | "uint64" => Dtype::U64,
-            "i64" | "int64" => Dtype::I64,
-            other => {
-                return Err(format!(
-                    "unknown dtype {other:?} (u8, i8, u16, i16, u32, i32, u64, i64)"
-                ))
-            }
-        })
+        let s = s.to_ascii_lowercase();
+        DTYPES
+            .iter()
+            .find(|d| d.name == s || d.numpy == s)
+            .map(|d| d.dtype)
+            .ok_or_else(|| {
+                let names: Vec<&str> = DTYPES.iter().map(|d| d.name).collect();
+                format!("unknown dtype {s:?} ({})", names.join(", "))
+            })
     }
 }
 
@@ -124,7 +131,8 @@ pub struct ScanOptions {
     pub column: Option<String>,
     /// Tensor name (safetensors) or member name (npz).
     pub tensor: Option<String>,
-    /// Element type of raw token files; u16 when `None`.
+    /// Element type of raw token files; u16 when `None` (then a file that
+    /// looks like 32- or 64-bit integers read as u16 is reported).
     pub dtype: Option<Dtype>,
     /// Format for files that neither content nor extension identify.
     pub input_format: Option<InputFormat>,
@@ -165,5 +173,34 @@ impl Default for ScanOptions {
             shard: None,
             decode_budget: DECODE_BUDGET,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dtype_table_is_complete() {
+        let all = [
+            Dtype::U8,
+            Dtype::I8,
+            Dtype::U16,
+            Dtype::I16,
+            Dtype::U32,
+            Dtype::I32,
+            Dtype::U64,
+            Dtype::I64,
+        ];
+        assert_eq!(DTYPES.len(), all.len());
+        for d in all {
+            assert_eq!(DTYPES.iter().filter(|s| s.dtype == d).count(), 1, "{d:?}");
+            assert_eq!(d.name().parse::<Dtype>(), Ok(d));
+            assert_eq!(d.numpy_name().parse::<Dtype>(), Ok(d));
+        }
+        assert_eq!(Dtype::I32.size(), 4);
+        assert_eq!(Dtype::U16.max_value(), 65535);
+        assert_eq!("INT32".parse::<Dtype>(), Ok(Dtype::I32));
+        assert!("f32".parse::<Dtype>().is_err());
     }
 }

@@ -8,10 +8,12 @@ use crate::kernel;
 use crate::options::{Dtype, InputFormat, ScanOptions, Target};
 use crate::values::{Bytes, Data, Layout, Part};
 use crate::walk;
+use crate::width;
 use devassert_core::{Command, DataLocation, Report, Scalar, ScanBound, ScanRun, ScanSection};
 use devassert_core::{FileError, FileSummary};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -24,6 +26,41 @@ pub trait Progress: Sync {
 
 pub struct NoProgress;
 impl Progress for NoProgress {}
+
+/// One file's share of the progress: bytes are reported as the kernel reads
+/// them, never more than the file's size, and the rest when the file is done
+/// (headers, decoded formats, a file that failed), so the bar ends at the
+/// total whatever each reader reports.
+struct FileProgress<'a> {
+    progress: &'a dyn Progress,
+    size: u64,
+    done: AtomicU64,
+}
+
+impl<'a> FileProgress<'a> {
+    fn new(progress: &'a dyn Progress, size: u64) -> Self {
+        FileProgress {
+            progress,
+            size,
+            done: AtomicU64::new(0),
+        }
+    }
+    fn add(&self, bytes: u64) {
+        let mut took = 0;
+        let _ = self
+            .done
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |d| {
+                took = bytes.min(self.size.saturating_sub(d));
+                Some(d + took)
+            });
+        if took > 0 {
+            self.progress.advance(took);
+        }
+    }
+    fn finish(&self) {
+        self.add(self.size);
+    }
+}
 
 /// Scan `paths` (files, directories, globs) and report what is out of range.
 /// `exit_code`: 0 clean, 1 findings, 2 some file could not be read.
@@ -76,11 +113,12 @@ fn scan_inner(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) ->
         .par_iter()
         .zip(sizes.par_iter())
         .map(|(f, &size)| {
-            let r = scan_file(f, opts).map_err(|e| FileError {
+            let fp = FileProgress::new(progress, size);
+            let r = scan_file(f, opts, &fp).map_err(|e| FileError {
                 file: f.display().to_string(),
                 error: e.to_string(),
             });
-            progress.advance(size);
+            fp.finish();
             r
         })
         .collect();
@@ -147,7 +185,11 @@ fn open(path: &Path) -> Result<Arc<Bytes>, ScanError> {
     Ok(Arc::new(Bytes::Mmap(map)))
 }
 
-fn scan_file(path: &Path, opts: &ScanOptions) -> Result<FileOutcome, ScanError> {
+fn scan_file(
+    path: &Path,
+    opts: &ScanOptions,
+    progress: &FileProgress<'_>,
+) -> Result<FileOutcome, ScanError> {
     let bytes = open(path)?;
     let len = bytes.as_slice().len() as u64;
     let head = &bytes.as_slice()[..bytes.as_slice().len().min(16)];
@@ -163,7 +205,7 @@ fn scan_file(path: &Path, opts: &ScanOptions) -> Result<FileOutcome, ScanError> 
         parts: Vec::new(),
     };
     for part in parts {
-        let (s, p) = scan_part(&file, part, opts);
+        let (s, p) = scan_part(&file, part, opts, progress);
         out.summaries.push(s);
         out.parts.push(p);
     }
@@ -175,6 +217,7 @@ fn location(file: &str, layout: &Layout, storage: u64, value: i64) -> DataLocati
     DataLocation {
         file: Some(file.to_string()),
         index: place.index,
+        document: place.document,
         row: place.row,
         offset: place.offset,
         position: place.position,
@@ -182,10 +225,33 @@ fn location(file: &str, layout: &Layout, storage: u64, value: i64) -> DataLocati
     }
 }
 
-fn scan_part(file: &str, part: Part, opts: &ScanOptions) -> (FileSummary, PartFindings) {
+fn scan_part(
+    file: &str,
+    part: Part,
+    opts: &ScanOptions,
+    progress: &FileProgress<'_>,
+) -> (FileSummary, PartFindings) {
     let dtype = part.data.dtype();
+    // Read as u16 only because no --dtype was given: say so when the bytes
+    // look like wider integers (a Megatron .bin without its .idx).
+    let wider = match &part.data {
+        Data::Values(v)
+            if part.format == InputFormat::Raw && opts.dtype.is_none() && dtype == Dtype::U16 =>
+        {
+            width::wider_than_u16(v.raw())
+        }
+        _ => None,
+    };
+    let wrapped_u16 = opts.target == Target::Tokens
+        && dtype == Dtype::U16
+        && opts.bounds.high > 65536
+        && wider.is_none();
     let r = match part.data {
-        Data::Values(v) => kernel::scan(&v, opts.bounds, &opts.ignore, opts.limit),
+        Data::Values(v) => {
+            kernel::scan_with_progress(&v, opts.bounds, &opts.ignore, opts.limit, &|n| {
+                progress.add(n)
+            })
+        }
         Data::Scanned { result, .. } => result,
     };
     let check = match (opts.target, part.format) {
@@ -198,8 +264,6 @@ fn scan_part(file: &str, part: Part, opts: &ScanOptions) -> (FileSummary, PartFi
         .iter()
         .map(|&(i, v)| location(file, &part.layout, i, v))
         .collect();
-    let wrapped_u16 =
-        opts.target == Target::Tokens && dtype == Dtype::U16 && opts.bounds.high > 65536;
 
     let mut pf = PartFindings {
         file: file.to_string(),
@@ -208,43 +272,61 @@ fn scan_part(file: &str, part: Part, opts: &ScanOptions) -> (FileSummary, PartFi
         bad_values: r.bad_values,
         places,
         wrapped_u16,
+        wider,
         too_long: 0,
         too_long_places: Vec::new(),
         too_short: 0,
         too_short_places: Vec::new(),
     };
+    // (row, first storage index, length) of each row or sequence.
+    type Spans<'a> = Box<dyn Iterator<Item = (u64, u64, u64)> + 'a>;
+    let spans: Option<Spans> = match &part.layout {
+        Layout::Rows { offsets } => Some(Box::new(
+            offsets
+                .windows(2)
+                .enumerate()
+                .map(|(r, w)| (r as u64, w[0], w[1] - w[0])),
+        )),
+        Layout::Sequences(ix) => Some(Box::new(
+            (0..ix.sequences).map(|s| (s, ix.start(s), ix.length(s))),
+        )),
+        _ => None,
+    };
+    let document = |row: u64| match &part.layout {
+        Layout::Sequences(ix) => ix.document_of(row),
+        _ => None,
+    };
     let (mut rows, mut longest) = (None, None);
-    match &part.layout {
-        Layout::Rows { offsets } => {
-            rows = Some(offsets.len().saturating_sub(1) as u64);
-            let mut best = 0;
-            for (row, w) in offsets.windows(2).enumerate() {
-                let n = w[1] - w[0];
-                best = best.max(n);
-                let loc = || DataLocation {
-                    file: Some(file.to_string()),
-                    index: w[0],
-                    row: Some(row as u64),
-                    value: Some(Scalar::Int(n as i64)),
-                    ..DataLocation::default()
-                };
-                if opts.max_len.is_some_and(|m| n > m) {
-                    pf.too_long += 1;
-                    if pf.too_long_places.len() < opts.limit {
-                        pf.too_long_places.push(loc());
-                    }
-                }
-                if opts.min_len.is_some_and(|m| n < m) {
-                    pf.too_short += 1;
-                    if pf.too_short_places.len() < opts.limit {
-                        pf.too_short_places.push(loc());
-                    }
+    if let Some(spans) = spans {
+        let (mut count, mut best) = (0, 0);
+        for (row, start, n) in spans {
+            count += 1;
+            best = best.max(n);
+            let loc = || DataLocation {
+                file: Some(file.to_string()),
+                index: start,
+                document: document(row),
+                row: Some(row),
+                value: Some(Scalar::Int(n as i64)),
+                ..DataLocation::default()
+            };
+            if opts.max_len.is_some_and(|m| n > m) {
+                pf.too_long += 1;
+                if pf.too_long_places.len() < opts.limit {
+                    pf.too_long_places.push(loc());
                 }
             }
-            longest = Some(best);
+            if opts.min_len.is_some_and(|m| n < m) {
+                pf.too_short += 1;
+                if pf.too_short_places.len() < opts.limit {
+                    pf.too_short_places.push(loc());
+                }
+            }
         }
-        Layout::Scalars => rows = Some(r.scanned),
-        _ => {}
+        rows = Some(count);
+        longest = Some(best);
+    } else if part.layout == Layout::Scalars {
+        rows = Some(r.scanned);
     }
     let summary = FileSummary {
         file: file.to_string(),
@@ -261,4 +343,63 @@ fn scan_part(file: &str, part: Part, opts: &ScanOptions) -> (FileSummary, PartFi
         bad_lengths: pf.too_long + pf.too_short,
     };
     (summary, pf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every advance, in order.
+    #[derive(Default)]
+    struct Recorder {
+        total: AtomicU64,
+        steps: Mutex<Vec<u64>>,
+    }
+
+    impl Progress for Recorder {
+        fn start(&self, _files: u64, bytes: u64) {
+            self.total.store(bytes, Ordering::Relaxed);
+        }
+        fn advance(&self, bytes: u64) {
+            self.steps
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(bytes);
+        }
+    }
+
+    #[test]
+    fn progress_moves_inside_a_large_file_and_ends_at_its_size() {
+        let d = tempfile::tempdir().expect("tempdir");
+        // 8 MiB of u16 tokens: eight kernel chunks.
+        let big = d.path().join("big.bin");
+        let tokens: Vec<u16> = (0..4u32 << 20).map(|i| (i % 50000) as u16).collect();
+        std::fs::write(&big, bytemuck::cast_slice::<u16, u8>(&tokens)).expect("write");
+        // A file whose header the kernel never reads, and one that fails.
+        let npy = d.path().join("small.npy");
+        let mut npy_bytes = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+        let header = "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }";
+        npy_bytes.extend(format!("{header:<117}\n").bytes());
+        npy_bytes.extend([1i64, 2, 3].iter().flat_map(|v| v.to_le_bytes()));
+        std::fs::write(&npy, &npy_bytes).expect("write");
+        let broken = d.path().join("odd.bin");
+        std::fs::write(&broken, [1u8, 2, 3]).expect("write");
+        let opts = ScanOptions {
+            bounds: crate::Bounds::new(0, 50257),
+            threads: Some(2),
+            ..ScanOptions::default()
+        };
+        let rec = Recorder::default();
+        let report = scan_paths_with(&[d.path().to_path_buf()], &opts, &rec);
+        assert_eq!(report.exit_code, 2, "odd.bin cannot be read");
+        let steps = rec.steps.lock().expect("lock").clone();
+        let total = (8u64 << 20) + npy_bytes.len() as u64 + 3;
+        assert_eq!(rec.total.load(Ordering::Relaxed), total);
+        assert_eq!(steps.iter().sum::<u64>(), total, "{steps:?}");
+        let chunks = steps.iter().filter(|&&b| b == 1 << 20).count();
+        assert!(
+            chunks >= 8,
+            "the big file reported once per chunk: {steps:?}"
+        );
+    }
 }

@@ -2,6 +2,7 @@
 //! in a buffer (a memory map, bytes read, or decoded values), and the layout
 //! that turns a storage index back into a row/offset or an N-d position.
 
+use crate::formats::megatron::SeqIndex;
 use crate::options::{Dtype, InputFormat};
 use crate::range::RangeResult;
 use std::sync::Arc;
@@ -65,12 +66,16 @@ pub enum Layout {
     Scalars,
     /// A list per row: row `r` holds storage indices `offsets[r]..offsets[r+1]`.
     Rows { offsets: Vec<u64> },
+    /// Megatron sequences grouped in documents, as its `.idx` says: a place
+    /// is (document, sequence as `row`, token in the sequence as `offset`).
+    Sequences(Arc<SeqIndex>),
 }
 
 /// The place of one value, computed from its storage index.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Place {
     pub index: u64,
+    pub document: Option<u64>,
     pub row: Option<u64>,
     pub offset: Option<u64>,
     pub position: Option<Vec<u64>>,
@@ -96,6 +101,16 @@ impl Layout {
                     index: storage,
                     row: Some(row as u64),
                     offset: Some(storage - start),
+                    ..Place::default()
+                }
+            }
+            Layout::Sequences(index) => {
+                let (document, seq, token) = index.place(storage);
+                Place {
+                    index: storage,
+                    document,
+                    row: Some(seq),
+                    offset: Some(token),
                     ..Place::default()
                 }
             }

@@ -2,7 +2,7 @@
 //! walked recursively (data files only), globs are expanded, and a shard
 //! keeps every N-th file.
 
-use crate::formats::{by_extension, sniff};
+use crate::formats::{by_extension, megatron, sniff};
 use devassert_core::inside::Inside;
 use devassert_core::FileError;
 use std::path::{Path, PathBuf};
@@ -170,6 +170,28 @@ fn walk_dir(
     }
 }
 
+/// A Megatron index named on the command line stands for its dataset: the
+/// `.bin` beside it, which the scan reads with it.
+fn megatron_data(path: &Path) -> Option<PathBuf> {
+    if !path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("idx"))
+    {
+        return None;
+    }
+    let bin = path.with_extension("bin");
+    megatron::companion(&bin).map(|_| bin)
+}
+
+/// A Megatron dataset named by its prefix, as `--data-path` takes it:
+/// `corpus_text_document` for `corpus_text_document.{bin,idx}`.
+fn megatron_prefix(prefix: &Path) -> Option<PathBuf> {
+    let mut bin = prefix.as_os_str().to_os_string();
+    bin.push(".bin");
+    let bin = PathBuf::from(bin);
+    (bin.is_file() && megatron::companion(&bin).is_some()).then_some(bin)
+}
+
 /// Expand, sort, dedupe, then shard.
 pub fn expand(inputs: &[PathBuf], shard: Option<Shard>) -> (Vec<PathBuf>, Vec<FileError>) {
     let mut files = Vec::new();
@@ -179,7 +201,9 @@ pub fn expand(inputs: &[PathBuf], shard: Option<Shard>) -> (Vec<PathBuf>, Vec<Fi
         if p.is_dir() {
             walk_named(p, &mut files, &mut errors);
         } else if p.exists() {
-            files.push(p.clone());
+            files.push(megatron_data(p).unwrap_or_else(|| p.clone()));
+        } else if let Some(bin) = megatron_prefix(p) {
+            files.push(bin);
         } else if has_glob(&text) {
             match glob::glob(&text) {
                 Ok(paths) => {

@@ -287,7 +287,7 @@ fn hostile_and_broken_directories_are_clear_errors() {
 
     let e = check_err(&d.path().join("no-such-model"));
     assert!(
-        e.contains("no-such-model: no such file or directory"),
+        e.contains("no-such-model") && e.contains("no such file or directory"),
         "{e}"
     );
     let e = check_err(&d.path().join("config.json"));

@@ -6,6 +6,14 @@
 //! (`guard_py/test_samples.py`), and the guard's invisibility to Python itself:
 //! list-of-tensor idioms, `__torch_function__` of every testing override,
 //! warnings, tracebacks, unguard (`guard_py/test_transparency.py`).
+//! `devassert.preflight` on real transformers models, tokenizers, datasets
+//! and loaders (`guard_py/test_preflight.py`), and its callbacks in a real
+//! transformers `Trainer` and `lightning.Trainer` (`guard_py/test_integrations.py`);
+//! the pytest plugin under real pytest (`guard_py/test_pytest_plugin.py`) and the
+//! notebook extension in a real IPython kernel driven by nbclient
+//! (`guard_py/test_notebook.py`);
+//! the same findings from programs compiled by Inductor, checked at the compiled
+//! region's boundary (`guard_py/test_compiled.py`).
 
 mod common;
 
@@ -14,11 +22,23 @@ use std::process::Command;
 
 fn run_python(args: &[&str]) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guard_py");
+    // The built binary first on PATH: the package finds it there as
+    // `python -m devassert` does when it is not installed from the wheel
+    // (preflight's data scan, `%devassert explain`).
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_devassert"))
+        .parent()
+        .expect("the binary's folder")
+        .to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
     let out = Command::new(common::python())
         .args(args)
         .current_dir(&dir)
         .env("PYTHONPATH", common::repo_root().join("python"))
         .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PATH", path)
         .output()
         .expect("run the test venv's python");
     let text = format!(
@@ -48,5 +68,35 @@ fn real_programs_behave_the_same_guarded() {
         "test_samples",
         "test_transparency",
     ]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn preflight_and_its_callbacks_on_real_libraries() {
+    let text = run_python(&[
+        "-m",
+        "unittest",
+        "-v",
+        "test_preflight",
+        "test_integrations",
+    ]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn pytest_plugin_guards_each_test_under_real_pytest() {
+    let text = run_python(&["-m", "unittest", "-v", "test_pytest_plugin"]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn notebook_extension_in_a_real_kernel() {
+    let text = run_python(&["-m", "unittest", "-v", "test_notebook"]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn compiled_programs_give_the_eager_findings() {
+    let text = run_python(&["-m", "unittest", "-v", "test_compiled"]);
     assert!(text.contains("\nOK"), "{text}");
 }

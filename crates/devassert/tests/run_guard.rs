@@ -567,3 +567,21 @@ fn the_diagnosis_on_stderr_names_the_line_values_and_fix() {
     insta::assert_snapshot!("run_added_tokens", &stderr[start..end]);
     assert!(stderr[end..].contains("run.log"));
 }
+
+/// The guard package `run` writes for the child holds its subpackages: a
+/// program under `devassert run` imports the callbacks from the same copy
+/// of devassert that guards it.
+#[test]
+fn the_child_imports_the_integrations_subpackage_of_the_written_guard() {
+    let code = "import os, devassert, devassert.integrations as i; \
+                assert os.path.dirname(i.__file__) == os.path.join(os.path.dirname(devassert.__file__), 'integrations'); \
+                print('integrations from', i.__file__)";
+    let (code, report, stdout) = run(&[], &[&py(), "-c", code]);
+    assert_eq!(code, 0, "{report}");
+    let text = String::from_utf8_lossy(&stdout);
+    assert!(text.contains("integrations from"), "{text}");
+    assert!(
+        !text.contains("/python/devassert/"),
+        "imported the source tree, not the written guard: {text}"
+    );
+}

@@ -891,3 +891,22 @@ fn the_decode_budget_is_the_users_to_raise() {
     );
     assert_eq!(r.code, 1, "{}", r.stderr);
 }
+
+#[test]
+fn help_lists_the_dtype_values() {
+    let out = bin().args(["scan", "--help"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let start = help.find("--dtype").expect("--dtype in help");
+    let block: String = help[start..]
+        .lines()
+        .take_while(|l| !l.trim_start().starts_with("--input-format"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let listed = block
+        .split("possible values:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no possible values for --dtype: {block}"));
+    for d in devassert_scan::options::DTYPES {
+        assert!(listed.contains(d.name), "{} missing: {block}", d.name);
+    }
+}

@@ -105,6 +105,7 @@ impl Catalog {
         let mut log_patterns: Vec<LazyRegex> = Vec::new();
         let mut ids = HashSet::new();
         let mut names = HashSet::new();
+        let mut aten_ops = HashSet::new();
         for (file, text) in files {
             let rule: Rule = toml::from_str(text).map_err(|source| CatalogError::Toml {
                 file: file.into(),
@@ -144,6 +145,10 @@ impl Catalog {
                     "duplicate rule id or name {} {}",
                     rule.id, rule.name
                 )));
+            }
+            // One ATen op, one rule: explain names the rule an op maps to.
+            if let Some(op) = rule.aten.iter().find(|op| !aten_ops.insert(op.to_string())) {
+                return Err(invalid(format!("aten op {op:?} is listed by two rules")));
             }
             let mut asserts = Vec::new();
             for a in &rule.asserts {

@@ -54,6 +54,15 @@ impl Catalog {
             .find(|r| r.id.eq_ignore_ascii_case(key) || r.name == key)
     }
 
+    /// The rule of an ATen op (`embedding`, `aten.gather`, `aten.index.Tensor`):
+    /// the one whose `aten` list holds the op's name.
+    pub fn rule_for_aten(&self, op: &str) -> Option<&CompiledRule> {
+        let op = op.strip_prefix("aten.").unwrap_or(op);
+        // An overload (`index.Tensor`, `gather.default`) names the same op.
+        let op = op.split('.').next().unwrap_or(op);
+        self.rules.iter().find(|r| r.aten.iter().any(|a| a == op))
+    }
+
     /// The `log` evidence patterns; a pattern's index is its id in [`LogHits`].
     pub fn log_patterns(&self) -> &[LazyRegex] {
         &self.log_patterns

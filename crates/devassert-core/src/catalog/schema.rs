@@ -30,6 +30,11 @@ pub struct Rule {
     pub internal: bool,
     #[serde(default)]
     pub ops: Vec<String>,
+    /// The ATen ops (as Inductor's generated code names them, `aten.embedding`
+    /// without the prefix) whose bad index this rule is about: explain names
+    /// the rule of the op an Inductor `index out of bounds` assert came from.
+    #[serde(default)]
+    pub aten: Vec<String>,
     #[serde(default)]
     pub bad_argument: String,
     #[serde(default)]

@@ -190,15 +190,22 @@ fn finding(
         if let Some(file) = &l.file {
             let _ = write!(s, "{file} ");
         }
-        match (&l.position, l.row, l.offset) {
-            (Some(pos), _, _) => {
+        match (&l.position, l.document, l.row, l.offset) {
+            (Some(pos), ..) => {
                 let _ = write!(s, "position {pos:?}");
             }
-            (None, Some(r), Some(o)) => {
+            (None, Some(d), Some(r), Some(o)) => {
+                let _ = write!(s, "document {d}, sequence {r}, token {o}");
+            }
+            (None, _, Some(r), Some(o)) => {
                 let _ = write!(s, "row {r}, offset {o}");
             }
-            (None, Some(r), None) => {
+            (None, _, Some(r), None) => {
                 let _ = write!(s, "row {r}");
+            }
+            // A finding about a whole file (its dtype) names no place in it.
+            _ if l.value.is_none() && l.index == 0 && l.file.is_some() => {
+                s.truncate(s.trim_end().len());
             }
             _ => {
                 let _ = write!(s, "index {}", l.index);

@@ -5,6 +5,7 @@ mod arrow;
 mod csv;
 mod ipc;
 mod jsonl;
+pub mod megatron;
 pub(crate) mod npy;
 mod npz;
 mod parquet;
@@ -42,6 +43,7 @@ pub trait Reader: Sync {
 pub enum InputFormat {
     Raw,
     LlmC,
+    Megatron,
     Npy,
     Npz,
     Safetensors,
@@ -157,6 +159,18 @@ pub const FORMATS: &[Spec] = &[
         &csv::Csv { delimiter: b'\t' },
     ),
     spec(InputFormat::Png, "png", &[], &["png"], &png::Png),
+    // Told by the `.idx` beside the `.bin` (`megatron::companion`). Last, so
+    // the fuzz regressions' format selectors keep their meaning.
+    Spec {
+        file_extension: "bin",
+        ..spec(
+            InputFormat::Megatron,
+            "megatron",
+            &["mmidx", "indexed"],
+            &[],
+            &megatron::Megatron,
+        )
+    },
 ];
 
 impl InputFormat {
@@ -253,8 +267,12 @@ pub fn by_extension(path: &Path) -> Option<InputFormat> {
         .map(|f| f.format)
 }
 
-/// Pick the format: content, then extension, then the user's fallback.
+/// Pick the format: a Megatron index beside a `.bin`, content, then
+/// extension, then the user's fallback.
 pub fn detect(path: &Path, head: &[u8], len: u64, opts: &ScanOptions) -> Result<InputFormat> {
+    if megatron::companion(path).is_some() {
+        return Ok(InputFormat::Megatron);
+    }
     if let Some(f) = sniff(head, len) {
         return Ok(f);
     }
@@ -293,6 +311,7 @@ mod tests {
         let all = [
             InputFormat::Raw,
             InputFormat::LlmC,
+            InputFormat::Megatron,
             InputFormat::Npy,
             InputFormat::Npz,
             InputFormat::Safetensors,

@@ -13,7 +13,8 @@ use std::path::PathBuf;
     after_help = "Examples:\n  devassert check ./my-model\n  devassert check ./my-model --data train.arrow --column input_ids --labels-column label\n\nExit status: 1 findings, 0 none (notes only), 2 an input could not be used."
 )]
 pub struct CheckArgs {
-    /// A Hugging Face model directory (config.json, tokenizer files, *.safetensors).
+    /// A Hugging Face model directory (config.json, tokenizer files, *.safetensors),
+    /// or a Hub id (org/name[@rev]) or cache folder, read from the local cache only.
     pub model_dir: PathBuf,
     /// A data file or folder to scan against the model's bounds: ids < embedding rows, lengths <= usable positions. One path per flag; repeat it for more.
     #[arg(long, value_name = "PATH")]

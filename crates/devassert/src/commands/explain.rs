@@ -40,6 +40,9 @@ pub struct ExplainArgs {
     /// Labels in --data must be below N (N >= 1; -100 is ignored, as cross_entropy does).
     #[arg(long, value_name = "N", requires = "data", value_parser = crate::cli::positive::<u64>)]
     pub classes: Option<u64>,
+    /// Inductor's generated code for a torch.compile crash: a TORCH_COMPILE_DEBUG `torch_compile_debug/` folder or Inductor's cache (`/tmp/torchinductor_<user>`); names the op and your line behind `index out of bounds: 0 <= tmpN < ksM`. Symlinks leaving DIR are not followed.
+    #[arg(long, value_name = "DIR")]
+    pub inductor_dir: Option<PathBuf>,
 }
 
 pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
@@ -77,17 +80,20 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         Some(dir) => Some(ModelDir::read(dir).context("--model")?),
         None => None,
     };
+    let generated = match &args.inductor_dir {
+        Some(dir) => {
+            let (code, skipped) = devassert_log::inductor::read_dir(dir)?;
+            warn_skipped(&skipped);
+            Some(code)
+        }
+        None => None,
+    };
     let started = std::time::Instant::now();
-    let (mut report, skipped) = devassert_log::explain_paths_skipping(&logs, Catalog::builtin())?;
+    let (mut report, skipped) =
+        devassert_log::explain_paths_with(&logs, Catalog::builtin(), generated)?;
     let seconds = started.elapsed().as_secs_f64();
     // Said per entry; the rest of the folder was read.
-    for s in &skipped {
-        output::eprint(&format!(
-            "devassert: warning: {}: {}\n",
-            inert::line(&s.path.to_string_lossy()),
-            inert::line(&s.why)
-        ));
-    }
+    warn_skipped(&skipped);
     nothing_read(&report)?;
     if g.format == FormatArg::Human && !g.quiet {
         let mut text = header(&report);
@@ -111,6 +117,17 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     establish(&mut report, &args, model.as_ref(), opts.sources.as_deref())?;
     output::emit(&report, g, &opts)?;
     Ok(report.exit_code)
+}
+
+/// Said per entry; the rest of the folder was read.
+fn warn_skipped(skipped: &[devassert_log::Skipped]) {
+    for s in skipped {
+        output::eprint(&format!(
+            "devassert: warning: {}: {}\n",
+            inert::line(&s.path.to_string_lossy()),
+            inert::line(&s.why)
+        ));
+    }
 }
 
 /// Establish causes from the user's own files: the scripts the frames name

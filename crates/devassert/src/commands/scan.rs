@@ -1,7 +1,7 @@
 //! `devassert scan`: out-of-range token ids and labels in data files, and
 //! `--merge` of shard reports.
 
-use crate::global::Global;
+use crate::global::{FormatArg, Global};
 use crate::output;
 use anyhow::{bail, Context};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -9,6 +9,7 @@ use clap::Args;
 use devassert_core::render::inert;
 use devassert_core::{Command, Report};
 use devassert_scan::formats::FORMATS;
+use devassert_scan::options::DTYPES;
 use devassert_scan::{Bounds, Dtype, InputFormat, Progress, ScanOptions, Shard, Target};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -23,6 +24,14 @@ fn input_format_parser() -> impl TypedValueParser<Value = InputFormat> {
         .iter()
         .map(|f| PossibleValue::new(f.name).aliases(f.aliases.iter().copied()));
     PossibleValuesParser::new(values).try_map(|s| s.parse::<InputFormat>())
+}
+
+/// `--dtype`'s values from the dtype table; the numpy spellings are aliases.
+fn dtype_parser() -> impl TypedValueParser<Value = Dtype> {
+    let values = DTYPES
+        .iter()
+        .map(|d| PossibleValue::new(d.name).alias(d.numpy));
+    PossibleValuesParser::new(values).try_map(|s| s.parse::<Dtype>())
 }
 
 #[derive(Args, Debug)]
@@ -54,9 +63,10 @@ pub struct ScanArgs {
     /// Tensor (safetensors) or member (npz) to scan; all integer ones by default.
     #[arg(long, value_name = "NAME")]
     pub tensor: Option<String>,
-    /// Element type of raw token files.
-    #[arg(long, value_name = "TYPE", default_value = "u16")]
-    pub dtype: Dtype,
+    /// Element type of raw token files (default u16; numpy names such as int32
+    /// work too). A Megatron .bin takes it from the .idx beside it.
+    #[arg(long, value_name = "TYPE", ignore_case = true, value_parser = dtype_parser())]
+    pub dtype: Option<Dtype>,
     /// Format of files that neither content nor extension identify.
     #[arg(long, value_name = "FORMAT", ignore_case = true, value_parser = input_format_parser())]
     pub input_format: Option<InputFormat>,
@@ -131,7 +141,7 @@ fn options(args: &ScanArgs) -> anyhow::Result<ScanOptions> {
         ignore,
         column: args.column.clone(),
         tensor: args.tensor.clone(),
-        dtype: Some(args.dtype),
+        dtype: args.dtype,
         input_format: args.input_format,
         min_len: args.min_len,
         max_len: args.max_len,
@@ -168,7 +178,9 @@ fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} is too large"))
 }
 
-/// A bar on stderr, shown only on a terminal once the scan has run a moment.
+/// A bar on stderr by bytes, with rate and ETA, shown only on a terminal once
+/// the scan has run a moment. It moves as each 1 MiB chunk is read, so one
+/// large file shows progress too.
 struct Bar {
     bar: OnceLock<ProgressBar>,
     since: Instant,
@@ -179,12 +191,12 @@ struct Bar {
 impl Progress for Bar {
     fn start(&self, files: u64, bytes: u64) {
         let bar = ProgressBar::with_draw_target(Some(bytes), ProgressDrawTarget::hidden());
-        if let Ok(style) =
-            ProgressStyle::with_template("{bar:40} {binary_bytes}/{binary_total_bytes} {msg}")
-        {
+        if let Ok(style) = ProgressStyle::with_template(
+            "{bar:30} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta} {msg}",
+        ) {
             bar.set_style(style);
         }
-        bar.set_message(format!("{files} files"));
+        bar.set_message(format!("{files} file{}", if files == 1 { "" } else { "s" }));
         let _ = self.bar.set(bar);
     }
     fn advance(&self, bytes: u64) {
@@ -233,7 +245,8 @@ pub fn run(args: ScanArgs, g: &Global) -> anyhow::Result<i32> {
             bar: OnceLock::new(),
             since: Instant::now(),
             shown: AtomicBool::new(false),
-            enabled: std::io::stderr().is_terminal() && !g.quiet,
+            // Only for a person at a terminal: never beside machine output.
+            enabled: std::io::stderr().is_terminal() && !g.quiet && g.format == FormatArg::Human,
         };
         devassert_scan::scan_paths_with(&args.paths, &opts, &bar)
     };

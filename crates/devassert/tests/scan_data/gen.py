@@ -196,7 +196,59 @@ def shards():
         a.tofile(path(f"shards/part-{i:03d}.bin"))
 
 
-WRITERS = {f.__name__: f for f in [raw, llmc, npy, npz, safetensors, arrow, parquet, jsonl, csv, png, shards, bombs]}
+def _zipf_ids(rng, n, vocab):
+    """Token ids shaped like real text: most tokens have small ids, some reach the top."""
+    return np.minimum(rng.zipf(1.2, n) - 1, vocab - 1).astype(np.int64)
+
+
+def megatron():
+    """Megatron-LM indexed datasets written by megatron-core's own
+    IndexedDatasetBuilder, as tools/preprocess_data.py does (.bin + .idx),
+    and megatron_expected.json: where the bad ids were planted."""
+    import logging
+
+    import torch
+    from megatron.core.datasets.indexed_dataset import DType, IndexedDataset, IndexedDatasetBuilder
+
+    logging.disable(logging.INFO)
+    rng = np.random.default_rng(7)
+    vocab = 128256  # Llama 3: preprocess_data.py picks int32 (DType.optimal_dtype)
+    assert DType.optimal_dtype(vocab) == np.int32
+    planted = {(4, 1): (4, vocab), (17, 0): (0, 200000), (29, 2): (9, -1)}  # (document, sequence in it): (token, id)
+    expected = []
+    b = IndexedDatasetBuilder(path("llama_text_document.bin"), dtype=np.int32)
+    seq = index = 0
+    for doc in range(40):
+        for s in range(1 + doc % 3):  # documents of 1-3 sequences (--split-sentences)
+            toks = _zipf_ids(rng, 12 + (seq * 7) % 23, vocab)
+            toks[-1] = vocab - 1  # the last valid id, in every sequence
+            if (doc, s) in planted:
+                t, toks[t] = planted[(doc, s)]
+                expected.append({"document": doc, "sequence": seq, "token": t, "index": index + t, "value": int(toks[t])})
+            b.add_item(torch.from_numpy(toks))
+            seq += 1
+            index += len(toks)
+        b.end_document()
+    b.finalize(path("llama_text_document.idx"))
+    ds = IndexedDataset(path("llama_text_document"))
+    assert len(ds) == seq and len(ds.document_indices) == 41 and ds.index.dtype == np.int32
+    with open(path("megatron_expected.json"), "w") as f:
+        json.dump({"vocab": vocab, "tokens": index, "sequences": seq, "planted": expected}, f)
+
+    # GPT-2's vocabulary fits uint16: the same builder writes 2-byte tokens.
+    b = IndexedDatasetBuilder(path("gpt2_text_document.bin"), dtype=DType.optimal_dtype(50257))
+    for doc in range(5):
+        toks = np.arange(doc * 10, doc * 10 + 10) + 50210  # 50257.. in the last document
+        b.add_document(torch.from_numpy(toks), [10])
+    b.finalize(path("gpt2_text_document.idx"))
+
+    # The same Llama tokens with the .idx lost: read as the default u16.
+    os.makedirs(path("lone"), exist_ok=True)
+    with open(path("llama_text_document.bin"), "rb") as src, open(path("lone/llama_text_document.bin"), "wb") as dst:
+        dst.write(src.read())
+
+
+WRITERS = {f.__name__: f for f in [raw, llmc, npy, npz, safetensors, arrow, parquet, jsonl, csv, png, shards, bombs, megatron]}
 
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)

@@ -1,0 +1,325 @@
+"""The pytest plugin (`pytest --devassert`), run by real pytest in a subprocess
+on test suites written to a temporary folder.
+
+The package is on PYTHONPATH here (not installed), so the plugin is named
+with `-p devassert.pytest_plugin`; scripts/test-wheel checks that the wheel's
+`pytest11` entry point loads it without `-p`.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+VALID = '''
+import torch
+import torch.nn.functional as F
+
+
+def test_embedding():
+    emb = torch.nn.Embedding(10, 4)
+    assert emb(torch.tensor([[0, 9], [3, 4]])).shape == (2, 2, 4)
+
+
+def test_cross_entropy_with_ignore_index():
+    loss = F.cross_entropy(torch.randn(3, 5), torch.tensor([0, 4, -100]))
+    assert loss.isfinite()
+
+
+def test_gather_and_indexing():
+    x = torch.arange(12).reshape(3, 4)
+    assert x.gather(1, torch.tensor([[3], [0], [1]])).flatten().tolist() == [3, 4, 9]
+    assert x[torch.tensor([2, 0])].shape == (2, 4)
+
+
+def test_pure_python():
+    assert sorted([3, 1, 2]) == [1, 2, 3]
+'''
+
+BAD = '''
+import pytest
+import torch
+
+
+def test_lookup():
+    emb = torch.nn.Embedding(10, 4)
+    ids = torch.tensor([[1, 12], [3, 4]])
+    emb(ids)
+
+
+def test_valid_after_a_failure():
+    emb = torch.nn.Embedding(10, 4)
+    assert emb(torch.tensor([9])).shape == (1, 4)
+
+
+def test_caught():
+    emb = torch.nn.Embedding(10, 4)
+    with pytest.raises(IndexError):
+        emb(torch.tensor([10]))
+
+
+@pytest.mark.xfail(reason="known bad label")
+def test_known_bad_label():
+    torch.nn.functional.cross_entropy(torch.randn(2, 3), torch.tensor([0, 5]))
+
+
+@pytest.mark.xfail(raises=IndexError, strict=True)
+def test_xfail_raises_index_error():
+    torch.nn.Embedding(10, 4)(torch.tensor([10]))
+
+
+@pytest.mark.skip(reason="not yet")
+def test_skipped():
+    torch.nn.Embedding(10, 4)(torch.tensor([99]))
+'''
+
+LEVEL_PROBE = '''
+import sys
+
+import torch  # noqa: F401 - the guard installs once torch is imported
+
+
+def test_level():
+    intercept = sys.modules.get("devassert._intercept")
+    level = intercept.current_level() if intercept else "not installed"
+    print("LEVEL=" + level)
+'''
+
+AFTER_SESSION = '''
+import os
+import sys
+
+import torch
+
+# Taken before any test ran, with the guard off.
+ORIGINALS = (torch.embedding, torch.Tensor.__getitem__, torch.gather)
+
+
+def pytest_sessionfinish(session):
+    intercept = sys.modules.get("devassert._intercept")
+    level = intercept.current_level() if intercept else "not installed"
+    # The guard off puts every original object back.
+    restored = ORIGINALS == (torch.embedding, torch.Tensor.__getitem__, torch.gather)
+    with open(os.environ["AFTER_FILE"], "w") as fh:
+        fh.write(f"{level} {restored}")
+'''
+
+
+def run_pytest(files, *args, env=None):
+    """(exit code, output) of `python -m pytest -p devassert.pytest_plugin ARGS`
+    in a new folder holding `files` (name -> text)."""
+    with tempfile.TemporaryDirectory() as root:
+        for name, text in files.items():
+            with open(os.path.join(root, name), "w") as fh:
+                fh.write(textwrap.dedent(text))
+        cmd = [sys.executable, "-m", "pytest", "-p", "devassert.pytest_plugin", "-p", "no:cacheprovider", "-rA", *args]
+        done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=dict(os.environ, **(env or {})), timeout=600)
+        return done.returncode, done.stdout + done.stderr
+
+
+def counts(output):
+    """The final line's counts: {"passed": 4, ...}."""
+    last = [line for line in output.splitlines() if " in " in line and ("passed" in line or "failed" in line)][-1]
+    return {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|xfailed|skipped|xpassed|errors?)", last)}
+
+
+class PassingSuite(unittest.TestCase):
+    def test_stays_passing_with_the_same_counts(self):
+        rc_plain, plain = run_pytest({"test_valid.py": VALID})
+        rc, guarded = run_pytest({"test_valid.py": VALID}, "--devassert")
+        self.assertEqual((rc_plain, rc), (0, 0), guarded)
+        self.assertEqual(counts(plain), {"passed": 4})
+        self.assertEqual(counts(guarded), {"passed": 4})
+        self.assertIn("devassert: guard level 'on' around every test", guarded)
+        self.assertIn("devassert: guard level 'on': no op stopped", guarded)
+        self.assertNotIn("devassert:", plain)
+
+    def test_the_guard_is_on_inside_each_test_and_off_after(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            after = os.path.join(tmp, "after")
+            files = {"test_probe.py": LEVEL_PROBE, "conftest.py": AFTER_SESSION}
+            rc, out = run_pytest(files, "--devassert", "-s", env={"AFTER_FILE": after})
+            self.assertEqual(rc, 0, out)
+            self.assertIn("LEVEL=on", out)
+            with open(after) as fh:
+                self.assertEqual(fh.read(), "off True")
+
+    def test_levels_from_the_command_line_and_the_ini_file(self):
+        rc, out = run_pytest({"test_probe.py": LEVEL_PROBE}, "--devassert-level", "strict", "-s")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("LEVEL=strict", out)
+        ini = {"test_probe.py": LEVEL_PROBE, "pytest.ini": "[pytest]\ndevassert = async\n"}
+        rc, out = run_pytest(ini, "-s")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("LEVEL=async", out)
+        rc, out = run_pytest(ini, "-s", "--devassert-level=off")
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("LEVEL=", out.replace("LEVEL=not installed", ""))
+        self.assertNotIn("devassert:", out)
+        rc, out = run_pytest({"test_probe.py": LEVEL_PROBE, "pytest.ini": "[pytest]\ndevassert = loud\n"})
+        self.assertEqual(rc, 4, out)
+        self.assertIn("devassert = 'loud': expected one of on, async, strict, off", out)
+
+
+class FailingSuite(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.rc, cls.out = run_pytest({"test_bad.py": BAD}, "--devassert")
+        cls.rc_plain, cls.plain = run_pytest({"test_bad.py": BAD})
+
+    def test_outcomes_are_those_of_the_plain_run(self):
+        self.assertEqual((self.rc, self.rc_plain), (1, 1), self.out)
+        expected = {"failed": 1, "passed": 2, "xfailed": 2, "skipped": 1}
+        self.assertEqual(counts(self.plain), expected, self.plain)
+        self.assertEqual(counts(self.out), expected, self.out)
+
+    def test_the_failure_holds_the_diagnosis(self):
+        out = self.out
+        self.assertIn("E       devassert.DeviceAssertPreventedIndexError: index out of range in self", out)
+        section = out.split("- devassert: op stopped by the guard -")[1].split("=====")[0]
+        for text in (
+            "DA101 embedding-index-out-of-range",
+            "op: embedding, argument `input` (shape [2, 2], torch.int64, cpu)",
+            "bad values: 12 (1 value outside [0, 10))",
+            "first at: [0, 1]",
+            "line: test_bad.py:9 in test_lookup",
+            "| emb(ids)",
+            "likely causes:\n    1. ",
+            "fix:\n    1. ",
+            "more: devassert rule DA101",
+        ):
+            self.assertIn(text, section)
+        self.assertEqual(out.count("- devassert: op stopped by the guard -"), 1, out)
+
+    def test_the_summary_lists_every_stopped_op_per_test(self):
+        summary = self.out.split("devassert: 4 ops stopped by the guard in 4 tests")[1].split("short test summary")[0]
+        lines = [line for line in summary.splitlines() if line.strip() and not line.strip().startswith("=")]
+        self.assertEqual(
+            [line.split(":")[0] for line in lines],
+            [
+                "FAILED test_bad.py",
+                "CAUGHT test_bad.py",
+                "XFAILED test_bad.py",
+                "XFAILED test_bad.py",
+            ],
+            summary,
+        )
+        self.assertIn("FAILED test_bad.py::test_lookup: DA101 embedding-index-out-of-range: embedding `input` 12", summary)
+        self.assertIn("CAUGHT test_bad.py::test_caught: DA101", summary)
+        self.assertIn("(the test caught the exception)", summary)
+        self.assertIn("XFAILED test_bad.py::test_known_bad_label: DA201", summary)
+        self.assertNotIn("test_skipped", summary)
+        self.assertNotIn("test_valid_after_a_failure", summary)
+
+    def test_without_the_option_the_error_is_torchs_own(self):
+        self.assertIn("E       IndexError: index out of range in self", self.plain)
+        self.assertNotIn("devassert:", self.plain)
+        self.assertNotIn("DeviceAssertPrevented", self.plain)
+
+
+class Phases(unittest.TestCase):
+    def test_a_fixture_and_a_lazy_torch_import_are_guarded(self):
+        files = {
+            "test_phases.py": '''
+                import pytest
+
+
+                @pytest.fixture
+                def batch():
+                    import torch
+
+                    return torch.nn.functional.one_hot(torch.tensor([0, 7]), 3)
+
+
+                def test_uses_the_fixture(batch):
+                    pass
+
+
+                def test_imports_torch_itself():
+                    import torch
+
+                    torch.zeros(4)[torch.tensor([4])]
+            '''
+        }
+        # Each file on its own: torch is first imported inside the test.
+        rc, out = run_pytest(files, "--devassert", "test_phases.py::test_imports_torch_itself")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("DeviceAssertPrevented", out)
+        self.assertIn("line: test_phases.py:19 in test_imports_torch_itself", out)
+        rc, out = run_pytest(files, "--devassert", "test_phases.py::test_uses_the_fixture")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("1 error", out)
+        self.assertIn("- devassert: op stopped by the guard -", out)
+        self.assertIn("ERROR test_phases.py::test_uses_the_fixture (setup): DA", out)
+
+
+class UnderDevassertRun(unittest.TestCase):
+    def test_the_plugins_level_inside_tests_and_the_runs_after(self):
+        """`devassert run -- pytest --devassert-level strict`: run leaves the
+        guard waiting for torch at its level; a test that imports torch gets
+        the plugin's level, and the run's guard is back after it."""
+        binary = shutil.which("devassert")
+        self.assertIsNotNone(binary, "the test runner puts the built devassert on PATH")
+        files = {
+            "test_lazy.py": '''
+                import sys
+
+
+                def test_level():
+                    import torch  # noqa: F401
+
+                    print("LEVEL=" + sys.modules["devassert._intercept"].current_level())
+            ''',
+            "conftest.py": '''
+                import sys
+
+
+                def pytest_sessionfinish(session):
+                    print("AFTER=" + sys.modules["devassert._intercept"].current_level())
+            ''',
+        }
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as runs:
+            for name, text in files.items():
+                with open(os.path.join(root, name), "w") as fh:
+                    fh.write(textwrap.dedent(text))
+            cmd = [binary, "run", "--", sys.executable, "-m", "pytest", "-p", "devassert.pytest_plugin", "-p", "no:cacheprovider", "--devassert-level", "strict", "-s"]
+            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=dict(os.environ, DEVASSERT_RUNS_DIR=runs), timeout=600)
+        out = done.stdout + done.stderr
+        self.assertEqual(done.returncode, 0, out)
+        self.assertIn("LEVEL=strict", out)
+        self.assertIn("AFTER=on", out)
+
+
+class OffCostsNothing(unittest.TestCase):
+    PROBE = '''
+        import sys
+
+
+        def test_nothing_imported(request):
+            assert "torch" not in sys.modules
+            assert "devassert._intercept" not in sys.modules
+            assert "devassert._pytest_guard" not in sys.modules
+            assert request.config.pluginmanager.get_plugin("devassert-guard") is None
+            print("PROBE-OK")
+    '''
+
+    def test_the_plugin_off_imports_no_torch_and_adds_no_hook(self):
+        rc, out = run_pytest({"test_probe.py": self.PROBE}, "-s")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("PROBE-OK", out)
+
+    def test_the_plugin_on_imports_no_torch_for_a_suite_without_it(self):
+        probe = self.PROBE.replace('assert "devassert._pytest_guard" not in sys.modules', "").replace(
+            'assert request.config.pluginmanager.get_plugin("devassert-guard") is None', 'assert request.config.pluginmanager.get_plugin("devassert-guard") is not None'
+        )
+        rc, out = run_pytest({"test_probe.py": probe}, "-s", "--devassert")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("PROBE-OK", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

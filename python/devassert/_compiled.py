@@ -1,0 +1,396 @@
+"""The guard at the boundary of torch.compile's regions.
+
+Inside a compiled region the ops run as generated kernels: the wrappers of
+`_intercept.py` are not called. What the guard can do without changing the
+compiled program is check, when the compiled function is called and before
+its kernels launch, the inputs that reach a guarded op's index unchanged.
+
+The hook is the backend: while the guard is installed, the ``__call__`` of
+torch's own backend wrappers (``_TorchCompileInductorWrapper``,
+``_TorchCompileWrapper``: every ``torch.compile``, ``nn.Module.compile``
+included, goes through one of them) is wrapped. It is handed dynamo's FX
+graph before Inductor lowers it: each node that calls a guarded op is read
+(its target, its arguments, the user's line dynamo recorded), and each of its
+tensor arguments is followed back through views and integer casts to a
+graph input. The compiled function the backend returns is wrapped in a
+function that, on each call, runs the guarded op's own check on those inputs
+(one aminmax per index, as in eager code) and then calls the compiled code.
+Dynamo's guards and cache keys are not touched, so nothing recompiles.
+
+A finding is the eager one: the same check and the same message, located at
+the user's line from the node's stack trace. Arguments computed inside the
+region (logits, a table built in the graph) stand in as meta tensors of their
+traced shape (their values are never read), so a node is checked only when
+their shapes are static. Indices computed inside the region are not checked
+here (see docs/how-it-works.md).
+"""
+
+import inspect
+import operator
+import re
+import time
+import types
+
+import torch
+import torch.nn.functional as F
+
+from . import _faithful, _ops, _report, _violation
+
+# Ops that give the same values in another shape: checking their input checks their output.
+_VIEWS = frozenset(
+    ("view", "reshape", "unsqueeze", "squeeze", "flatten", "contiguous", "expand", "expand_as", "t", "transpose", "permute", "clone", "detach", "view_as", "reshape_as", "ravel", "movedim")
+)
+# Integer casts: same values from an integer tensor.
+_CASTS = frozenset(("long", "int", "short", "to", "type"))
+
+# Seconds spent reading graphs (bench/guard reports it as the compile-time cost).
+analysis_seconds = 0.0
+# Graphs read, and the guarded nodes found checkable at their boundary (for tests).
+stats = {"graphs": 0, "checked_nodes": 0}
+
+
+class _Frame:
+    """A frame of the user's code as dynamo recorded it: what `_report.where`
+    and the checks' hints read of a frame."""
+
+    __slots__ = ("f_code", "f_lineno", "f_back")
+
+    def __init__(self, filename, line, name):
+        self.f_code = types.SimpleNamespace(co_filename=filename, co_name=name)
+        self.f_lineno = line
+        self.f_back = None
+
+
+_FRAME_LINE = re.compile(r'File "(.+)", line (\d+), in (\S+)')
+
+
+def _frames(stack_trace):
+    """The frames of a node's stack trace, innermost first, without torch's
+    and the guard's own (dynamo traced through the guard's wrappers)."""
+    found = _FRAME_LINE.finditer(stack_trace or "")
+    out = [_Frame(m[1], int(m[2]), m[3]) for m in found if not _report._is_internal(m[1])]
+    out.reverse()
+    return out
+
+
+def _functional_adapters():
+    """F-level functions dynamo keeps in its graphs, and how their arguments
+    become those of the C op the guard's check is written for."""
+
+    def embedding(b):
+        return (b["weight"], b["input"]), {}
+
+    def cross_entropy(b):
+        return (b["input"], b["target"], b.get("weight"), 1, b.get("ignore_index", -100), b.get("label_smoothing", 0.0)), {}
+
+    def nll_loss(b):
+        return (b["input"], b["target"], b.get("weight"), 1, b.get("ignore_index", -100)), {}
+
+    nn = torch._C._nn
+    return {
+        id(F.embedding): (F.embedding, torch, "embedding", embedding),
+        id(F.cross_entropy): (F.cross_entropy, nn, "cross_entropy_loss", cross_entropy),
+        id(F.nll_loss): (F.nll_loss, nn, "nll_loss_nd", nll_loss),
+    }
+
+
+_tables = None
+
+
+def _lookup_tables():
+    """(by id of the original callable, by Tensor method name, F adapters):
+    the guarded entry points whose check is a range test."""
+    global _tables
+    if _tables is None:
+        by_obj, by_method = {}, {}
+        for owner, attr, check in _ops.entry_points():
+            if not check.deferrable or check.strict_only:
+                continue
+            fn = getattr(owner, attr, None)
+            original = getattr(fn, "__devassert_original__", fn)
+            if original is None:
+                continue
+            by_obj.setdefault(id(original), (original, check))
+            if owner is torch.Tensor:
+                by_method.setdefault(attr, (original, check))
+        adapters = {}
+        for key, (fn, owner, attr, adapt) in _functional_adapters().items():
+            entry = next(((o, a, c) for o, a, c in _ops.entry_points() if o is owner and a == attr), None)
+            if entry is not None:
+                wrapper = getattr(owner, attr)
+                original = getattr(wrapper, "__devassert_original__", wrapper)
+                adapters[key] = (original, entry[2], inspect.signature(fn), adapt)
+        _tables = (by_obj, by_method, adapters)
+    return _tables
+
+
+class _Input:
+    """A graph input, with the views that lead from it to an op's argument."""
+
+    __slots__ = ("index", "chain", "integer")
+
+    def __init__(self, index, chain, integer):
+        self.index = index
+        self.chain = chain  # [(method name, args)] applied in order
+        self.integer = integer  # an integer tensor: an index the check may read
+
+    def value(self, inputs, device=None):
+        t = inputs[self.index]
+        for name, args in self.chain:
+            t = getattr(t, name)(*args)
+        return t
+
+
+class _StandIn:
+    """A tensor computed inside the region: only its (static) shape is used."""
+
+    __slots__ = ("shape", "dtype", "meta")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+        self.meta = None  # made once: the shape is static
+
+    def value(self, inputs, device=None):
+        if device is None:
+            if self.meta is None:
+                self.meta = torch.empty(self.shape, dtype=self.dtype, device="meta")
+            return self.meta
+        return torch.empty(self.shape, dtype=self.dtype, device=device)
+
+
+class _NotStatic(Exception):
+    pass
+
+
+def _example(node):
+    v = node.meta.get("example_value")
+    return v if isinstance(v, torch.Tensor) else None
+
+
+def _trace(node, placeholders):
+    """An argument node as an _Input (through views and integer casts) or a _StandIn."""
+    chain = []
+    n = node
+    while True:
+        if n.op == "placeholder":
+            if n in placeholders:
+                chain.reverse()
+                v = _example(n)
+                return _Input(placeholders[n], chain, v is not None and _violation.int_tensor(v))
+            break
+        name = n.target if n.op == "call_method" else getattr(n.target, "__name__", None) if n.op == "call_function" else None
+        if name in _VIEWS or name in _CASTS:
+            src = n.args[0] if n.args else None
+            src_value = _example(src) if isinstance(src, torch.fx.Node) else None
+            if name in _CASTS:
+                # Only an integer-to-integer cast keeps the values.
+                out = _example(n)
+                if src_value is None or out is None or not _violation.int_tensor(src_value) or not _violation.int_tensor(out):
+                    break
+            elif any(isinstance(a, torch.fx.Node) for a in list(n.args[1:]) + list(n.kwargs.values())):
+                break
+            elif n.kwargs:
+                break
+            else:
+                chain.append((name, tuple(n.args[1:])))
+            n = src
+            if not isinstance(n, torch.fx.Node):
+                break
+            continue
+        break
+    v = _example(node)
+    if v is None:
+        raise _NotStatic
+    shape = tuple(v.shape)
+    if not all(type(s) is int for s in shape):
+        raise _NotStatic
+    return _StandIn(shape, v.dtype)
+
+
+def _resolve(a, placeholders):
+    """A node argument as a template: nodes become _Input / _StandIn."""
+    if isinstance(a, torch.fx.Node):
+        return _trace(a, placeholders)
+    if isinstance(a, (list, tuple)):
+        return type(a)(_resolve(x, placeholders) for x in a)
+    if isinstance(a, slice):
+        parts = (a.start, a.stop, a.step)
+        if any(isinstance(p, torch.fx.Node) for p in parts):
+            raise _NotStatic
+        return a
+    if isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        raise _NotStatic
+    return a
+
+
+def _has_input(t):
+    """Whether an integer graph input reaches the op (an index it checks)."""
+    if isinstance(t, _Input):
+        return t.integer
+    if isinstance(t, (list, tuple)):
+        return any(_has_input(x) for x in t)
+    if isinstance(t, dict):
+        return any(_has_input(x) for x in t.values())
+    return False
+
+
+def _dynamic(t):
+    if isinstance(t, (_Input, _StandIn)):
+        return True
+    return isinstance(t, (list, tuple)) and any(_dynamic(x) for x in t)
+
+
+def _builder(t):
+    """A function of (inputs, device) that makes `t`: nodes from the call's
+    inputs, the rest as it is."""
+    if isinstance(t, (_Input, _StandIn)):
+        return t.value
+    kind = type(t)
+    parts = [_builder(x) if _dynamic(x) else (lambda inputs, device=None, x=x: x) for x in t]
+    return lambda inputs, device=None: kind(p(inputs, device) for p in parts)
+
+
+class _Point:
+    """One guarded node checked at the boundary: its arguments as constants,
+    and the places the call's inputs fill (made once, when the graph is read:
+    a call pays only for those)."""
+
+    __slots__ = ("original", "check", "args", "kwargs", "fill", "fill_kw", "frames")
+
+    def __init__(self, original, check, args, kwargs, frames):
+        self.original, self.check, self.frames = original, check, frames
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+        self.fill = [(i, _builder(a)) for i, a in enumerate(args) if _dynamic(a)]
+        self.fill_kw = [(k, _builder(v)) for k, v in kwargs.items() if _dynamic(v)]
+
+    def build(self, inputs, device=None):
+        args = self.args.copy()
+        for i, make in self.fill:
+            args[i] = make(inputs, device)
+        kwargs = self.kwargs
+        if self.fill_kw:
+            kwargs = dict(kwargs)
+            for k, make in self.fill_kw:
+                kwargs[k] = make(inputs, device)
+        return tuple(args), kwargs
+
+
+def plan(gm):
+    """The guarded nodes of dynamo's graph `gm` that can be checked on its inputs."""
+    global analysis_seconds
+    start = time.perf_counter()
+    try:
+        return _plan(gm)
+    except Exception:  # noqa: BLE001 - a graph we cannot read is left unchecked, never broken
+        return []
+    finally:
+        analysis_seconds += time.perf_counter() - start
+        stats["graphs"] += 1
+
+
+def _plan(gm):
+    by_obj, by_method, adapters = _lookup_tables()
+    placeholders = {n: i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+    points = []
+    for node in gm.graph.nodes:
+        entry = None
+        args, kwargs = node.args, dict(node.kwargs)
+        if node.op == "call_function":
+            if node.target is operator.getitem:
+                entry = by_method.get("__getitem__")
+            elif node.target is operator.setitem:
+                entry = by_method.get("__setitem__")
+            elif id(node.target) in adapters:
+                original, check, sig, adapt = adapters[id(node.target)]
+                try:
+                    bound = sig.bind(*args, **kwargs)
+                except TypeError:
+                    continue
+                bound.apply_defaults()
+                args, kwargs = adapt(bound.arguments)
+                entry = (original, check)
+            else:
+                entry = by_obj.get(id(node.target))
+        elif node.op == "call_method":
+            entry = by_method.get(node.target)
+        if entry is None:
+            continue
+        try:
+            targs = _resolve(tuple(args), placeholders)
+            tkwargs = {k: _resolve(v, placeholders) for k, v in kwargs.items()}
+        except _NotStatic:
+            continue
+        if not (_has_input(targs) or _has_input(tkwargs)):
+            continue
+        points.append(_Point(entry[0], entry[1], targs, tkwargs, _frames(node.meta.get("stack_trace"))))
+    stats["checked_nodes"] += len(points)
+    return points
+
+
+def check(points, inputs, host_only=False):
+    """Run each point's check on the call's inputs; raise the eager finding.
+    `host_only` (the async level): indices on an accelerator are left, as a
+    check there would sync."""
+    for p in points:
+        try:
+            args, kwargs = p.build(inputs)
+            if host_only and any(isinstance(a, torch.Tensor) and not a.is_cpu for a in args):
+                continue
+            found = p.check.before(args, kwargs, True)
+        except Exception:  # noqa: BLE001 - as in eager code: a check never breaks the program
+            found = None
+        if found is None:
+            continue
+        # The op runs (on CPU copies, for torch's own error) on real tensors.
+        args, kwargs = p.build(inputs, found.tensor.device)
+        frames = p.frames + [f for f in _report.caller_frames() if (f.f_code.co_filename, f.f_code.co_name) not in _seen(p.frames)]
+        _faithful.stop(p.original, p.check, args, kwargs, found, frames)
+
+
+def _seen(frames):
+    return {(f.f_code.co_filename, f.f_code.co_name) for f in frames}
+
+
+def guarded(compiled, points, level):
+    """`compiled` called after its inputs are checked (while the guard is
+    on: `level()` is 0 when off, 2 at the async level, 1 otherwise)."""
+    # Dynamo calls what a backend returns with the graph's inputs as arguments.
+    def run(*args):
+        on = level()
+        if on and not torch.compiler.is_compiling():
+            check(points, args, on == 2)
+        return compiled(*args)
+
+    return run
+
+
+_patched = []  # (class, original __call__)
+
+
+def install(level):
+    """Wrap the __call__ of torch.compile's backend wrappers; `level()` says
+    whether the guard is on when a compiled function is called."""
+    if _patched:
+        return True
+    for name in ("_TorchCompileInductorWrapper", "_TorchCompileWrapper"):
+        cls = getattr(torch, name, None)
+        call = getattr(cls, "__call__", None) if cls is not None else None
+        if call is None:
+            continue
+
+        def __call__(self, model_, inputs_, *rest, _original=call, **kw):
+            points = plan(model_) if level() else []
+            compiled = _original(self, model_, inputs_, *rest, **kw)
+            return guarded(compiled, points, level) if points else compiled
+
+        __call__.__devassert_original__ = call
+        cls.__call__ = __call__
+        _patched.append((cls, call))
+    return bool(_patched)
+
+
+def uninstall():
+    while _patched:
+        cls, call = _patched.pop()
+        cls.__call__ = call

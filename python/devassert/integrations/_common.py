@@ -1,0 +1,53 @@
+"""What both callbacks do: preflight, log every finding, stop on an error
+(unless warn_only), and hold the guard on until training ends."""
+
+import devassert
+from .._preflight_report import PreflightError, finding_lines
+
+_LOG = {"error": "error", "warning": "warning", "note": "info"}
+
+
+class Session:
+    """One training run seen by a callback: its report and its guard."""
+
+    def __init__(self, options):
+        self.options = options
+        self.report = None
+        self._guard = None
+
+    def begin(self, logger, model, tokenizer, data, who):
+        o = self.options
+        report = devassert.preflight(model, tokenizer, data or None, num_classes=o["num_classes"], ignore_index=o["ignore_index"], label_key=o["label_key"], max_rows=o["max_rows"])
+        self.report = report
+        for line in report.read_lines():
+            logger.info("devassert preflight read: %s", line)
+        for f in report.findings:
+            getattr(logger, _LOG.get(f.get("severity"), "warning"))("devassert preflight: %s", "\n".join(finding_lines(f)))
+        if report.ok:
+            logger.info("devassert preflight: no error found (%s)", repr(report))
+        elif not o["warn_only"]:
+            raise PreflightError(report, f"devassert preflight ({who})")
+        if o["guard"] not in (None, False, "off"):
+            self._guard = devassert.guard(o["guard"] if isinstance(o["guard"], str) else "on")
+        return report
+
+    def end(self):
+        """Put the guard back as it was before the run."""
+        if self._guard is not None:
+            self._guard.__exit__(None, None, None)
+            self._guard = None
+
+
+def options(warn_only, guard, num_classes, ignore_index, label_key, max_rows):
+    if guard not in (None, False, True) and guard not in devassert.LEVELS:
+        raise ValueError(f"DevassertCallback: guard must be one of {devassert.LEVELS} or None, got {guard!r}")
+    return {"warn_only": warn_only, "guard": guard, "num_classes": num_classes, "ignore_index": ignore_index, "label_key": label_key, "max_rows": max_rows}
+
+
+def tokenizer_of(obj):
+    """A tokenizer, or the tokenizer a processor holds."""
+    if obj is None:
+        return None
+    if callable(getattr(obj, "convert_tokens_to_ids", None)) and hasattr(obj, "__len__"):
+        return obj
+    return tokenizer_of(getattr(obj, "tokenizer", None)) if getattr(obj, "tokenizer", None) is not obj else None
