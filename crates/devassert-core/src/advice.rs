@@ -170,7 +170,14 @@ fn rerun_command(f: &Finding, ctx: &Context<'_>) -> String {
 
 fn user_script(f: &Finding) -> Option<&str> {
     let file = f.noticed_at.as_ref()?.file.as_str();
-    let library = ["site-packages", "dist-packages", "/lib/python", "<"];
+    // Installed packages, and the modules Inductor generates in its cache.
+    let library = [
+        "site-packages",
+        "dist-packages",
+        "/lib/python",
+        "<",
+        "torchinductor_",
+    ];
     (file.ends_with(".py") && !library.iter().any(|l| file.contains(l))).then_some(file)
 }
 
