@@ -116,6 +116,14 @@ pub fn next_steps(f: &Finding, ctx: &Context<'_>) -> Vec<String> {
             steps.push(x.clone());
         }
     }
+    // A compiled kernel's assert: the step Inductor's reader puts first
+    // (the eager op it found, or how to get the generated code) leads, since
+    // it is what tells the op and the causes apart.
+    if f.evidence.contains_key("generated_code") {
+        if let Some(x) = f.fixes.first() {
+            steps.push(x.clone());
+        }
+    }
     for c in contenders(&f.causes) {
         for x in &c.fixes {
             steps.push(fill(x, f, ctx));
