@@ -148,8 +148,10 @@ def explain(exc):
 def _script_rerun(fix):
     """A fix that reruns a script from a shell (`devassert run -- python
     train.py`): a notebook has no script; the notebook advice, first among
-    the fixes, says what to do in the kernel instead."""
-    return "devassert run" in fix or "python train.py" in fix
+    the fixes, says what to do in the kernel instead. `explain`'s own
+    notebook steps (it sees `Cell In[N]`) say the same without knowing
+    whether this kernel's CUDA context is lost: this advice replaces them."""
+    return "devassert run" in fix or "python train.py" in fix or fix.startswith("in the notebook: ") or "os.environ[\"CUDA_LAUNCH_BLOCKING\"]" in fix
 
 
 def _advice(text):

@@ -200,7 +200,7 @@ RULES = {
         "name": "cross-entropy-target-out-of-range",
         "op_family": "nll_loss",
         "summary": "a class target passed to cross_entropy / nll_loss is >= the number of classes or negative, and not ignore_index",
-        "fixes": ["check `target[target != ignore_index].max() < logits.size(1)`", "devassert scan LABELS --vocab C"],
+        "fixes": ["check `target[target != ignore_index].max() < logits.size(1)`", "devassert scan LABELS --classes C (finds every label outside [0, C); -100 is ignored, as the loss does)"],
         "causes": {
             "label_ge_num_classes": {"why": "a label >= the number of model outputs: labels 1..C instead of 0..C-1, num_classes / num_labels one too small (e.g. computed as entries - 1), more classes in the data than in the head", "fixes": ["set num_classes / num_labels = max label + 1 (HF: `num_labels=len(label2id)`)", "remap labels to 0..C-1"]},
             "ignore_label_not_ignored": {"why": "padding / unlabelled positions carry -1 or 255 instead of the loss's ignore_index (-100 by default), e.g. `masked_lm_labels` filled with -1", "fixes": ["use -100 for ignored positions, or pass `ignore_index=-1` / `ignore_index=255`"]},
@@ -215,7 +215,7 @@ RULES = {
         "name": "spatial-cross-entropy-target-out-of-range",
         "op_family": "nll_loss2d",
         "summary": "a pixel / position target of cross_entropy / nll_loss on [N, C, H, W] (or [N, C, L]) input is >= C or negative, and not ignore_index",
-        "fixes": ["check `torch.unique(target)` against C = logits.size(1)", "pass `ignore_index=255` for VOC / Cityscapes-style masks", "devassert scan MASKS_DIR --vocab C (PNG masks)"],
+        "fixes": ["check `torch.unique(target)` against C = logits.size(1)", "pass `ignore_index=255` for VOC / Cityscapes-style masks", "devassert scan MASKS_DIR --classes C --ignore 255 (every mask: PNG, npy, ...; 255 counts as the void label, which the loss must then ignore)"],
         "causes": {
             "label_ge_num_classes": {"why": "the mask has more classes than the model outputs (n_classes too small, background not counted, class ids 1..C)", "fixes": ["set n_classes = number of distinct labels including background (max label + 1)"]},
             "ignore_label_not_ignored": {"why": "255 void / border pixels (VOC, Cityscapes, ADE20K) or masks saved as 0/255 reach the loss while ignore_index is left at -100", "fixes": ["pass `ignore_index=255`, or convert binary 0/255 masks with `(mask > 127).long()`"]},
@@ -341,7 +341,7 @@ RULES = {
         "summary": "a device assertion from a file outside PyTorch's sources: a user CUDA extension or a third-party library kernel",
         "fixes": ["read the assertion and the extension's source at the printed file:line", "rebuild the extension for the installed torch / CUDA version", "report it to the extension's authors with the line"],
         "causes": {
-            "unknown": {"why": "the extension's own precondition failed; what it means depends on the extension", "fixes": ["read the assert at the printed file:line"]},
+            "unknown": {"why": "the extension's own precondition failed; what it means depends on the extension", "fixes": ["read the assertion and the extension's source at the printed file:line"]},
             "index_ge_dim_size": {"why": "the assertion bounds an index (ROI / point / box / token index past the tensor)", "fixes": ["check the index-like inputs of the extension op"]},
             "nan_in_input": {"why": "the assertion tests for NaN / inf", "fixes": ["check inputs with `torch.isfinite`"]},
         },

@@ -267,6 +267,9 @@ pub struct DataLocation {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cause {
     pub id: String,
+    /// The cause's share of the evidence weight among the finding's causes:
+    /// the confidences of one finding sum to at most 1 (see
+    /// [`crate::advice`]). Not a frequency measured on labelled crashes.
     pub confidence: f64,
     pub why: String,
     /// Shown by measured facts (the user's own script, model directory or
@@ -276,6 +279,10 @@ pub struct Cause {
     /// What establishes it: the file and line, or the data place.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<String>,
+    /// What to do when this is the cause; the finding's `fixes` lists them
+    /// in the causes' order (see [`crate::advice`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<String>,
 }
 
 impl Cause {
@@ -287,7 +294,14 @@ impl Cause {
             why: why.into(),
             established: false,
             proof: None,
+            fixes: Vec::new(),
         }
+    }
+
+    /// The same cause with the fixes that address it.
+    pub fn with_fixes<S: Into<String>>(mut self, fixes: impl IntoIterator<Item = S>) -> Self {
+        self.fixes = fixes.into_iter().map(Into::into).collect();
+        self
     }
 }
 
@@ -329,6 +343,8 @@ pub struct Finding {
     pub locations: Vec<DataLocation>,
     #[serde(default)]
     pub causes: Vec<Cause>,
+    /// Next steps: the causes' fixes in the causes' order, then the rule's
+    /// general ones, each once ([`crate::advice::settle`] derives them).
     #[serde(default)]
     pub fixes: Vec<String>,
     /// The program caught the guard's exception (`devassert run`: the child

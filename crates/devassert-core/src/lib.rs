@@ -1,6 +1,7 @@
 //! devassert-core: the findings model, the rule catalog and the renderers
 //! shared by every devassert command.
 
+pub mod advice;
 pub mod catalog;
 pub mod contain;
 pub mod docs;

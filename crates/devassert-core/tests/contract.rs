@@ -42,6 +42,7 @@ fn sample() -> Report {
             id: "added_tokens_no_resize".into(),
             confidence: 0.6,
             why: "…".into(),
+            fixes: vec!["model.resize_token_embeddings(len(tokenizer))".into()],
         }],
         fixes: vec!["model.resize_token_embeddings(len(tokenizer))".into()],
         caught: false,

@@ -428,7 +428,12 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
             );
         }
         if matches!(root, Root::NoKernelLine(_)) {
-            evidence.insert("note".into(), json!("the log has no kernel assertion line (it goes to stdout; check the other file of a split log), so the op is not known for sure; `devassert run -- CMD` reruns with the guard and names it"));
+            let how = if facts.notebook.is_some() {
+                "`devassert.guard()` in the notebook names it"
+            } else {
+                "`devassert run -- CMD` reruns with the guard and names it"
+            };
+            evidence.insert("note".into(), json!(format!("the log has no kernel assertion line (it goes to stdout; check the other file of a split log), so the op is not known for sure; {how}")));
         }
     }
     let frames = frames_text(&tbs);
@@ -506,6 +511,10 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         if facts.inputs.len() > 1 {
             evidence.insert("input".into(), json!(name));
         }
+    }
+    if let Some(place) = &facts.notebook {
+        // A notebook is rerun with the guard in a cell, not `devassert run` (see `advice`).
+        evidence.insert("notebook".into(), json!(place));
     }
     f.evidence = evidence;
     Some(f)

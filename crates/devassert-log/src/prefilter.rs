@@ -55,6 +55,10 @@ const TRIGGERS: &[&str] = &[
     // word `Assertion` (the unwrapper then finds the row before).
     "` failed",
     "' failed",
+    // IPython / Jupyter tracebacks: the program is a notebook.
+    "Cell In[",
+    "<ipython-input-",
+    "/ipykernel_",
 ];
 
 pub struct Prefilter {

@@ -23,18 +23,15 @@ fn finding(
     let mut f = Catalog::builtin_finding(rule);
     f.severity = severity;
     f.evidence = evidence;
-    if let Some((id, why)) = cause {
-        f.causes = vec![Cause {
-            established: false,
-            proof: None,
-            id: id.into(),
-            confidence: SURE,
-            why,
-        }];
-    }
     // The rule's general fixes are for a crash seen at run time; a static
-    // finding knows the one that applies.
-    f.fixes = fixes;
+    // finding knows the one that applies: its cause's.
+    match cause {
+        Some((id, why)) => {
+            f.causes = vec![Cause::new(id, SURE, why).with_fixes(fixes.iter().cloned())];
+            f.fixes = fixes;
+        }
+        None => f.fixes = fixes,
+    }
     f
 }
 

@@ -82,30 +82,12 @@ pub fn explain_range(
 ) {
     let e = causes::explain(values, bounds, target, check == Check::Mask);
     f.causes = e.causes;
-    let rule_fixes = std::mem::take(&mut f.fixes);
-    f.fixes = combine_fixes(e.fixes, rule_fixes);
+    // The causes carry the data's own fixes; the rule's follow them, but
+    // not one telling the user to run this scan.
+    f.fixes.retain(|x| !x.starts_with("devassert scan"));
     if !e.hints.is_empty() {
         f.evidence.insert("hints".into(), json!(e.hints));
     }
-}
-
-/// The data's own fixes first, then the rule's; a rule fix telling the user to
-/// run this scan is dropped, and a fix that another one extends is kept once.
-pub fn combine_fixes(mine: Vec<String>, rule: Vec<String>) -> Vec<String> {
-    let mut all: Vec<String> = mine;
-    for x in rule {
-        if !x.starts_with("devassert scan") && !all.contains(&x) {
-            all.push(x);
-        }
-    }
-    let longer =
-        |a: &String, all: &[String]| all.iter().any(|b| b != a && b.starts_with(a.as_str()));
-    let keep: Vec<bool> = all.iter().map(|a| !longer(a, &all)).collect();
-    all.into_iter()
-        .zip(keep)
-        .filter(|(_, k)| *k)
-        .map(|(a, _)| a)
-        .collect()
 }
 
 fn target_name(t: Target) -> &'static str {
@@ -181,17 +163,15 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
             "hints".into(),
             json!([format!("u16 token files cannot hold ids >= 65536, and the vocabulary has {}: ids were silently wrapped when written", b.high)]),
         );
-        f.causes = vec![Cause {
-            established: false,
-            proof: None,
-            id: "index_overflow".into(),
-            confidence: 0.9,
-            why: format!(
+        f.causes = vec![Cause::new(
+            "index_overflow",
+            0.9,
+            format!(
                 "{} file(s) store tokens as uint16 but the vocabulary has {} ids: every id >= 65536 was wrapped modulo 65536 when written, so the range check passes on corrupted data",
                 wrapped.len(),
                 b.high
             ),
-        }];
+        )];
         f.fixes =
             vec!["re-tokenize and write uint32 tokens (np.uint32; llm.c header version 2)".into()];
         out.push(f);
@@ -233,13 +213,11 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
                 "{long} rows longer than {max}: positions past max_position_embeddings"
             )]),
         );
-        f.causes = vec![Cause {
-            established: false,
-            proof: None,
-            id: "seq_len_gt_max_positions".into(),
-            confidence: 0.9,
-            why: format!("{long} rows are longer than {max}: their position ids reach past the position embedding table"),
-        }];
+        f.causes = vec![Cause::new(
+            "seq_len_gt_max_positions",
+            0.9,
+            format!("{long} rows are longer than {max}: their position ids reach past the position embedding table"),
+        )];
         f.fixes = vec![format!(
             "truncate when tokenizing: tokenizer(..., truncation=True, max_length={max})"
         )];
@@ -263,13 +241,11 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
             "hints".into(),
             json!([format!("{short} rows shorter than {min}")]),
         );
-        f.causes = vec![Cause {
-            established: false,
-            proof: None,
-            id: "unknown".into(),
-            confidence: 0.3,
-            why: "short or empty rows are not an out-of-range index on their own, but indexing the last token of an empty row (index -1 of size 0) is".into(),
-        }];
+        f.causes = vec![Cause::new(
+            "unknown",
+            0.3,
+            "short or empty rows are not an out-of-range index on their own, but indexing the last token of an empty row (index -1 of size 0) is",
+        )];
         f.fixes = vec!["drop or pad rows shorter than the minimum before batching".into()];
         out.push(f);
     }

@@ -554,7 +554,7 @@ fn quiet_and_verbose_run() {
     insta::assert_snapshot!("run_quiet", q);
     let v = run("-v");
     assert!(
-        v.contains("evidence:") && v.contains("likely causes:"),
+        v.contains("evidence:") && v.contains("likely causes"),
         "{v}"
     );
     insta::assert_snapshot!("run_verbose", v);

@@ -3,7 +3,6 @@
 //! or a traceback's code names, and how a rule's causes rank on the evidence.
 
 use super::load::{CompiledAssert, EvidenceKind};
-use super::schema::CauseSpec;
 use super::{fallback, Catalog, CompiledRule};
 use crate::finding::{Bound, Cause, Scalar};
 use std::collections::HashMap;
@@ -62,6 +61,7 @@ impl LogHits {
 #[derive(Debug, Clone, Default)]
 pub struct Ranked {
     pub causes: Vec<Cause>,
+    /// The rule's general fixes (each cause carries its own).
     pub fixes: Vec<String>,
     pub values: Vec<Scalar>,
     pub bound: Option<Bound>,
@@ -177,7 +177,7 @@ impl Catalog {
         hits: &LogHits,
     ) -> Ranked {
         let mut out = Ranked::default();
-        let mut scored: Vec<(f64, usize, Cause, &CauseSpec)> = Vec::new();
+        let mut scored: Vec<(f64, usize, Cause)> = Vec::new();
         for (order, cause) in rule.causes.iter().enumerate() {
             let mut confidence = cause.spec.prior;
             let mut reasons = Vec::new();
@@ -210,6 +210,7 @@ impl Catalog {
                     reasons.push(e.why.clone());
                 }
             }
+            // A score; `advice::calibrate` turns the finding's scores into shares.
             let confidence = (confidence.clamp(0.0, 0.95) * 100.0).round() / 100.0;
             let why = if reasons.is_empty() {
                 cause.spec.why.clone()
@@ -219,24 +220,17 @@ impl Catalog {
             scored.push((
                 confidence,
                 order,
-                Cause {
-                    established: false,
-                    proof: None,
-                    id: cause.spec.id.clone(),
-                    confidence,
-                    why,
-                },
-                &cause.spec,
+                Cause::new(cause.spec.id.clone(), confidence, why)
+                    .with_fixes(cause.spec.fixes.iter().cloned()),
             ));
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        if let Some((_, _, _, top)) = scored.first() {
-            out.fixes.extend(top.fixes.iter().cloned());
-        }
+        // The causes carry their own fixes: `advice::next_steps` lists them
+        // in rank order before these.
         for f in &rule.fixes {
             push_fix(&mut out.fixes, f);
         }
-        out.causes = scored.into_iter().map(|(_, _, c, _)| c).collect();
+        out.causes = scored.into_iter().map(|(_, _, c)| c).collect();
         out
     }
 }

@@ -42,9 +42,9 @@ impl Paint {
     }
 }
 
-/// `report` is the inert copy whose strings are safe to print; `raw` the
-/// original, for the words of a command (quoted for the shell instead).
-pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> String {
+/// `report` is the inert copy whose strings are safe to print (the words
+/// of a suggested command were quoted for the shell before, by `advice`).
+pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
     let p = Paint { on: opts.color };
     // One root (and one read budget) for every snippet of the run.
     let src = match &opts.sources {
@@ -71,11 +71,11 @@ pub(super) fn render(report: &Report, raw: &Report, opts: &RenderOptions) -> Str
         };
         let _ = writeln!(out, "{}", p.green(what));
     }
-    for (i, (f, raw)) in report.findings.iter().zip(&raw.findings).enumerate() {
+    for (i, f) in report.findings.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        finding(&mut out, &p, f, raw, opts, src);
+        finding(&mut out, &p, f, opts, src);
     }
     if !report.fallout.is_empty() {
         fallout(&mut out, &p, &report.fallout, opts);
@@ -101,7 +101,6 @@ fn finding(
     out: &mut String,
     p: &Paint,
     f: &Finding,
-    raw: &Finding,
     opts: &RenderOptions,
     src: Option<&SourceRoot>,
 ) {
@@ -234,57 +233,14 @@ fn finding(
         return;
     }
     if !f.causes.is_empty() {
-        let title = if f.causes.iter().any(|c| c.established) {
-            "causes:"
-        } else {
-            "likely causes:"
-        };
-        let _ = writeln!(out, "{}", p.bold(title));
-        let shown_causes = if opts.verbose { f.causes.len() } else { 4 };
-        for (i, c) in f.causes.iter().take(shown_causes).enumerate() {
-            match (&c.proof, c.established) {
-                (Some(proof), true) => {
-                    let _ = writeln!(
-                        out,
-                        "  {}. {} ({}): {}\n     {} {proof}",
-                        i + 1,
-                        p.bold(&c.id),
-                        p.sev(Severity::Error, "established"),
-                        c.why,
-                        p.bold("proof:")
-                    );
-                }
-                _ => {
-                    let _ = writeln!(
-                        out,
-                        "  {}. {} ({:.0}%): {}",
-                        i + 1,
-                        p.bold(&c.id),
-                        c.confidence * 100.0,
-                        c.why
-                    );
-                }
-            }
-        }
+        causes(out, p, f, opts.verbose);
     }
     let _ = writeln!(out, "{}", p.bold("next steps:"));
     let mut n = 0;
+    // Settled (`advice::settle`): the causes' fixes in rank order, each once.
     for fix in &f.fixes {
         n += 1;
         let _ = writeln!(out, "  {n}. {fix}");
-    }
-    if f.location.is_none() && f.noticed_at.is_some() && !opts.under_run {
-        n += 1;
-        // Without the real command line, the script Python noticed it in is the best guess.
-        let cmd = match (&opts.rerun_hint, &raw.noticed_at) {
-            (Some(hint), _) => inert::line(hint).into_owned(),
-            (None, Some(n)) => format!("python {} …", inert::shell_word(&n.file)),
-            (None, None) => "python train.py …".to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "  {n}. find the real line and the values: devassert run -- {cmd}"
-        );
     }
     n += 1;
     let _ = writeln!(
@@ -308,6 +264,37 @@ fn evidence_all(out: &mut String, p: &Paint, f: &Finding) {
             other => other.to_string(),
         };
         let _ = writeln!(out, "{gutter}   {k}: {}", truncate(&v, 200));
+    }
+}
+
+/// The causes as a ranking, most likely first: their shares come from the
+/// catalog's judgement, not from crashes counted, so no percentages.
+fn causes(out: &mut String, p: &Paint, f: &Finding, verbose: bool) {
+    let title = if f.causes.iter().any(|c| c.established) {
+        "causes:"
+    } else {
+        "likely causes, most likely first:"
+    };
+    let _ = writeln!(out, "{}", p.bold(title));
+    // `-v`: every cause.
+    let shown = if verbose { f.causes.len() } else { 4 };
+    for (i, c) in f.causes.iter().take(shown).enumerate() {
+        match (&c.proof, c.established) {
+            (Some(proof), true) => {
+                let _ = writeln!(
+                    out,
+                    "  {}. {} ({}): {}\n     {} {proof}",
+                    i + 1,
+                    p.bold(&c.id),
+                    p.sev(Severity::Error, "established"),
+                    c.why,
+                    p.bold("proof:")
+                );
+            }
+            _ => {
+                let _ = writeln!(out, "  {}. {}: {}", i + 1, p.bold(&c.id), c.why);
+            }
+        }
     }
 }
 

@@ -46,9 +46,19 @@ pub struct RenderOptions {
 }
 
 pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> String {
+    // Every format shows the same ranking and the same next steps.
+    let mut report = report.clone();
+    crate::advice::settle(
+        &mut report,
+        &crate::advice::Context {
+            rerun_hint: opts.rerun_hint.as_deref(),
+            under_run: opts.under_run,
+        },
+    );
+    let report = &report;
     match format {
         // Every string quoted from an input passes through `inert::line`.
-        Format::Human => human::render(&inert::report(report), report, opts),
+        Format::Human => human::render(&inert::report(report), opts),
         Format::Json => json::render(report),
         Format::Github => github::render(&inert::report(report)),
     }

@@ -76,6 +76,9 @@ pub struct Facts {
     /// needs; the line may say more: `index value V exceeds bounds B`).
     pub stated: Vec<crate::values::Stated>,
     pub launch_blocking: bool,
+    /// The first IPython / Jupyter traceback place (`Cell In[12], line 3`,
+    /// `<ipython-input-3-…>`): the program is a notebook, not a script.
+    pub notebook: Option<String>,
     pub ranks: RankSet,
     pub inputs: Vec<InputStats>,
 }

@@ -169,6 +169,14 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         devassert_run::relativize(&mut report, &cwd);
     }
 
+    // The file holds what every format shows: causes ranked, next steps derived.
+    devassert_core::advice::settle(
+        &mut report,
+        &devassert_core::advice::Context {
+            rerun_hint: None,
+            under_run: true,
+        },
+    );
     if let Some(file) = report_file.as_mut() {
         file.write(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     }
@@ -296,7 +304,9 @@ impl LogState<'_> {
 fn print_diagnosis(report: &Report, g: &Global, log: &LogState) -> anyhow::Result<()> {
     if g.format != FormatArg::Human {
         output::eprint(&log.lines());
-        return output::emit(report, g, &output::render_options(g));
+        let mut opts = output::render_options(g);
+        opts.under_run = true;
+        return output::emit(report, g, &opts);
     }
     let tty = std::io::stderr().is_terminal();
     let color = match g.color {
