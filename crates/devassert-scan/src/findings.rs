@@ -149,14 +149,7 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
         let mut f = base(ids::EMBEDDING_INDEX_OUT_OF_RANGE);
         f.bound = Some(Bound::index(b.low, b.high));
         f.count = Some(wrapped.len() as u64);
-        f.locations = wrapped
-            .iter()
-            .take(opts.limit)
-            .map(|file| DataLocation {
-                file: Some(file.to_string()),
-                ..DataLocation::default()
-            })
-            .collect();
+        f.locations = file_places(&wrapped, opts.limit);
         f.evidence.insert("check".into(), json!("dtype_overflow"));
         f.evidence.insert("files".into(), json!(wrapped.len()));
         f.evidence.insert(
@@ -273,14 +266,7 @@ fn wider_findings(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
                 d.numpy_name()
             );
             f.count = Some(files.len() as u64);
-            f.locations = files
-                .iter()
-                .take(opts.limit)
-                .map(|file| DataLocation {
-                    file: Some(file.to_string()),
-                    ..DataLocation::default()
-                })
-                .collect();
+            f.locations = file_places(&files, opts.limit);
             f.evidence.insert("check".into(), json!("dtype_mismatch"));
             f.evidence.insert("files".into(), json!(files.len()));
             f.evidence.insert("dtype".into(), json!(d.name()));
@@ -298,6 +284,21 @@ fn wider_findings(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
                 d.numpy_name()
             )];
             f
+        })
+        .collect()
+}
+
+/// Places that name a whole file (no index in it): the first `limit` of `files`.
+fn file_places<'a>(
+    files: impl IntoIterator<Item = &'a &'a str>,
+    limit: usize,
+) -> Vec<DataLocation> {
+    files
+        .into_iter()
+        .take(limit)
+        .map(|file| DataLocation {
+            file: Some(file.to_string()),
+            ..DataLocation::default()
         })
         .collect()
 }

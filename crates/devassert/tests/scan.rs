@@ -5,64 +5,11 @@
 
 mod common;
 
-use common::{bin, python};
+use common::bin;
+use common::scan_data::{finding, gen, human, scan};
 use devassert_core::Report;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// A temp dir holding the inputs `kinds` of gen.py.
-fn gen(kinds: &[&str]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scan_data/gen.py");
-    let out = std::process::Command::new(python())
-        .arg(&script)
-        .arg(dir.path())
-        .args(kinds)
-        .output()
-        .expect("run gen.py");
-    assert!(
-        out.status.success(),
-        "gen.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
-}
-
-struct Run {
-    code: i32,
-    report: Value,
-    stderr: String,
-}
-
-/// `devassert scan ARGS --format json` in `dir`.
-fn scan(dir: &Path, args: &[&str]) -> Run {
-    let out = bin()
-        .current_dir(dir)
-        .arg("scan")
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .expect("run devassert");
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
-    common::assert_contract(&[&out.stdout]);
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        report,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// The finding with `check` (range, max_len, …) of `rule`.
-fn finding<'a>(r: &'a Value, rule: &str, check: &str) -> &'a Value {
-    r["findings"]
-        .as_array()
-        .and_then(|fs| {
-            fs.iter()
-                .find(|f| f["rule"] == rule && f["evidence"]["check"] == check)
-        })
-        .unwrap_or_else(|| panic!("no {rule} {check} finding in {r:#}"))
-}
 
 /// (file, index, value) of every location.
 fn at(f: &Value) -> Vec<(String, u64, i64)> {
@@ -813,17 +760,6 @@ fn json_is_the_contract() {
         .all(|c| devassert_core::CAUSE_IDS.contains(&c.id.as_str())));
     let scan = report.scan.expect("the scan section");
     assert_eq!((scan.files.len(), scan.errors.len()), (1, 0));
-}
-
-fn human(dir: &Path, args: &[&str]) -> String {
-    let out = bin()
-        .current_dir(dir)
-        .arg("scan")
-        .args(args)
-        .args(["--color", "never"])
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

@@ -7,62 +7,9 @@
 
 mod common;
 
-use common::{bin, python};
+use common::scan_data::{finding, gen, human, scan};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// A temp dir holding the inputs `kinds` of gen.py.
-fn gen(kinds: &[&str]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scan_data/gen.py");
-    let out = std::process::Command::new(python())
-        .arg(&script)
-        .arg(dir.path())
-        .args(kinds)
-        .output()
-        .expect("run gen.py");
-    assert!(
-        out.status.success(),
-        "gen.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
-}
-
-struct Run {
-    code: i32,
-    report: Value,
-    stderr: String,
-}
-
-/// `devassert scan ARGS --format json` in `dir`.
-fn scan(dir: &Path, args: &[&str]) -> Run {
-    let out = bin()
-        .current_dir(dir)
-        .arg("scan")
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .expect("run devassert");
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        report,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// The finding with `check` (range, max_len, …) of `rule`.
-fn finding<'a>(r: &'a Value, rule: &str, check: &str) -> &'a Value {
-    r["findings"]
-        .as_array()
-        .and_then(|fs| {
-            fs.iter()
-                .find(|f| f["rule"] == rule && f["evidence"]["check"] == check)
-        })
-        .unwrap_or_else(|| panic!("no {rule} {check} finding in {r:#}"))
-}
 
 /// The values of every location.
 fn values(f: &Value) -> Vec<i64> {
@@ -72,17 +19,6 @@ fn values(f: &Value) -> Vec<i64> {
         .iter()
         .map(|l| l["value"].as_i64().unwrap())
         .collect()
-}
-
-fn human(dir: &Path, args: &[&str]) -> String {
-    let out = bin()
-        .current_dir(dir)
-        .arg("scan")
-        .args(args)
-        .args(["--color", "never"])
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The Megatron datasets of gen.py (megatron-core's own writer), made once:

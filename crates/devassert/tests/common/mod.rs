@@ -2,6 +2,8 @@
 //! of the test venv (made by `scripts/venv` when `DEVASSERT_TEST_PYTHON` is unset).
 #![allow(dead_code)]
 
+pub mod scan_data;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
