@@ -20,8 +20,9 @@ def _binary():
     return shutil.which(exe)
 
 
-def _no_binary_message():
-    """How to get the binary: devassert is not on a package index; its wheel is built from the repository."""
+def _how_to_get_binary():
+    """How to get the binary, as indented lines: devassert is not on a package
+    index; its wheel is built from the repository."""
     checkout = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if os.path.isfile(os.path.join(checkout, "scripts", "build-wheel")):
         # Running from a checkout (python/ on sys.path): name its paths.
@@ -32,12 +33,15 @@ def _no_binary_message():
     else:
         build, wheel, crate, where = "scripts/build-wheel", "dist/devassert-*.whl", "crates/devassert", "a checkout of the devassert repository"
     return (
-        "devassert: error: the devassert binary is not installed next to this package\n"
         f"  build it from {where} (it is not on PyPI):\n"
         f"    {build}    # once: the manylinux wheel (needs Rust to build, not to install)\n"
         f"    {shlex.quote(sys.executable)} -m pip install {wheel}    # the binary and this package, in this environment\n"
         f"  or: cargo install --path {crate}\n"
     )
+
+
+def _no_binary_message():
+    return "devassert: error: the devassert binary is not installed next to this package\n" + _how_to_get_binary()
 
 
 def main():

@@ -197,11 +197,11 @@ def cell_traceback(exc):
 def _explain_text(text):
     """(findings, problem): `devassert explain --format json` on `text`.
     Whether it found something is read from its findings, not its exit code."""
-    from .__main__ import _binary
+    from .__main__ import _binary, _how_to_get_binary
 
     path = _binary()
     if path is None:
-        return [], "the devassert binary is not installed next to this package (pip install devassert), so only the guard's own errors can be explained"
+        return [], "the devassert binary is not installed next to this package, so only the guard's own errors can be explained;\n" + _how_to_get_binary()
     try:
         done = subprocess.run([path, "explain", "-", "--format", "json"], input=text.encode("utf-8", "replace"), capture_output=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as e:

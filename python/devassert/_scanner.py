@@ -6,7 +6,7 @@ column, each with its own bounds), so their start-up costs overlap."""
 import json
 import subprocess
 
-from .__main__ import _binary
+from .__main__ import _binary, _how_to_get_binary
 
 
 class ScanError(RuntimeError):
@@ -16,7 +16,7 @@ class ScanError(RuntimeError):
 def binary():
     path = _binary()
     if path is None:
-        raise ScanError("devassert.preflight: the devassert binary is not installed next to this package or on PATH (pip install devassert); it reads the data")
+        raise ScanError("devassert.preflight: the devassert binary, which reads the data, is not installed next to this package or on PATH;\n" + _how_to_get_binary())
     return path
 
 
