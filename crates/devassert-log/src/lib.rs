@@ -18,6 +18,7 @@ mod clean;
 mod device_line;
 pub mod diagnose;
 mod errors;
+mod folder;
 pub mod inductor;
 mod infer;
 mod line_search;
@@ -307,7 +308,20 @@ fn expand(paths: &[PathBuf], skipped: &mut Vec<Skipped>) -> Result<Vec<(PathBuf,
         if meta.is_dir() {
             let before = (out.len(), skipped.len());
             let inside = Inside::new(p).map_err(|e| LogError::from_io(p, e))?;
-            walk(&inside, p, &mut out, skipped)?;
+            let logs = folder::Walk {
+                skip_hidden: true,
+                max_depth: usize::MAX,
+                max_entries: usize::MAX,
+            };
+            let mut keep = |f: &Path| {
+                if is_binary(f) {
+                    Err("a binary file, not a log".to_string())
+                } else {
+                    Ok(true)
+                }
+            };
+            let found = logs.files(&inside, p, &mut keep, skipped);
+            out.extend(found.files.into_iter().map(|f| (f, false)));
             if out.len() == before.0 {
                 // Nothing to read is an error, not a clean log: say what was there.
                 let skipped = skipped.drain(before.1..).map(|s| s.path).collect();
@@ -335,68 +349,4 @@ fn is_binary(path: &Path) -> bool {
         return false;
     }
     memchr::memchr(0, &head).is_some()
-}
-
-fn walk(
-    inside: &Inside,
-    dir: &Path,
-    out: &mut Vec<(PathBuf, bool)>,
-    skipped: &mut Vec<Skipped>,
-) -> Result<(), LogError> {
-    let skip = |skipped: &mut Vec<Skipped>, path: &Path, why: String| {
-        skipped.push(Skipped {
-            path: path.to_path_buf(),
-            why,
-        })
-    };
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) => {
-            skip(skipped, dir, format!("cannot read the folder: {e}"));
-            return Ok(());
-        }
-    };
-    let mut entries: Vec<PathBuf> = Vec::new();
-    for e in rd {
-        match e {
-            Ok(e) if e.file_name().to_string_lossy().starts_with('.') => {}
-            Ok(e) => entries.push(e.path()),
-            Err(e) => skip(skipped, dir, format!("cannot read an entry: {e}")),
-        }
-    }
-    entries.sort();
-    for p in entries {
-        let link = match std::fs::symlink_metadata(&p) {
-            Ok(m) => m.file_type().is_symlink(),
-            Err(e) => {
-                skip(skipped, &p, format!("cannot read it: {e}"));
-                continue;
-            }
-        };
-        if let Err(why) = inside.check(&p) {
-            skip(skipped, &p, why);
-            continue;
-        }
-        let meta = match std::fs::metadata(&p) {
-            Ok(m) => m,
-            Err(e) => {
-                skip(skipped, &p, format!("cannot read it: {e}"));
-                continue;
-            }
-        };
-        if meta.is_dir() {
-            // A folder linked from inside is read where it really is: a
-            // link never makes the walk read a log twice or loop.
-            if !link {
-                walk(inside, &p, out, skipped)?;
-            }
-        } else if meta.is_file() {
-            if is_binary(&p) {
-                skip(skipped, &p, "a binary file, not a log".into());
-            } else {
-                out.push((p, false));
-            }
-        }
-    }
-    Ok(())
 }

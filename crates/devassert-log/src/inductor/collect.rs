@@ -6,6 +6,7 @@
 //! symlink out of it.
 
 use super::code::{Graph, Module};
+use crate::folder::Walk;
 use crate::{LogError, Skipped};
 use devassert_core::inside::Inside;
 use std::collections::HashMap;
@@ -245,19 +246,18 @@ pub fn read_dir(dir: &Path) -> Result<(Generated, Vec<Skipped>), LogError> {
         });
     }
     let inside = Inside::new(dir).map_err(|e| LogError::from_io(dir, e))?;
-    let mut w = Walk {
-        inside,
-        files: Vec::new(),
-        skipped: Vec::new(),
-        entries: 0,
-        truncated: false,
+    let mut skipped = Vec::new();
+    let code = Walk {
+        skip_hidden: false,
+        max_depth: DIR_DEPTH,
+        max_entries: DIR_ENTRIES,
     };
-    w.walk(dir, 0);
+    let found = code.files(&inside, dir, &mut |p| Ok(wanted(p)), &mut skipped);
     let mut g = Generated::empty(Origin::Dir(dir.to_path_buf()));
-    g.truncated = w.truncated;
+    g.truncated = found.truncated;
     let mut total = 0u64;
     let mut provenance: HashMap<String, serde_json::Value> = HashMap::new();
-    for path in std::mem::take(&mut w.files) {
+    for path in found.files {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -266,7 +266,7 @@ pub fn read_dir(dir: &Path) -> Result<(Generated, Vec<Skipped>), LogError> {
             .parent()
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let Some(text) = read_bounded(&path, &mut total, &mut w.skipped, &mut g.truncated) else {
+        let Some(text) = read_bounded(&path, &mut total, &mut skipped, &mut g.truncated) else {
             continue;
         };
         match name.as_str() {
@@ -283,7 +283,7 @@ pub fn read_dir(dir: &Path) -> Result<(Generated, Vec<Skipped>), LogError> {
                     Ok(v) => {
                         provenance.insert(group, v);
                     }
-                    Err(e) => w.skipped.push(Skipped {
+                    Err(e) => skipped.push(Skipped {
                         path: path.clone(),
                         why: format!("not the provenance JSON Inductor writes: {e}"),
                     }),
@@ -315,7 +315,7 @@ pub fn read_dir(dir: &Path) -> Result<(Generated, Vec<Skipped>), LogError> {
             }
         }
     }
-    Ok((g, w.skipped))
+    Ok((g, skipped))
 }
 
 fn read_bounded(
@@ -355,58 +355,6 @@ fn read_bounded(
     }
     *total += buf.len() as u64;
     Some(String::from_utf8_lossy(&buf).into_owned())
-}
-
-struct Walk {
-    inside: Inside,
-    files: Vec<PathBuf>,
-    skipped: Vec<Skipped>,
-    entries: usize,
-    truncated: bool,
-}
-
-impl Walk {
-    fn walk(&mut self, dir: &Path, depth: usize) {
-        if depth > DIR_DEPTH {
-            self.truncated = true;
-            return;
-        }
-        let rd = match std::fs::read_dir(dir) {
-            Ok(rd) => rd,
-            Err(e) => {
-                self.skipped.push(Skipped {
-                    path: dir.to_path_buf(),
-                    why: format!("cannot read the folder: {e}"),
-                });
-                return;
-            }
-        };
-        let mut entries: Vec<PathBuf> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
-        entries.sort();
-        for p in entries {
-            self.entries += 1;
-            if self.entries > DIR_ENTRIES {
-                self.truncated = true;
-                return;
-            }
-            if let Err(why) = self.inside.check(&p) {
-                self.skipped.push(Skipped { path: p, why });
-                continue;
-            }
-            let Ok(meta) = std::fs::symlink_metadata(&p) else {
-                continue;
-            };
-            if meta.file_type().is_symlink() {
-                // Inside the folder: read where it really is, never twice.
-                continue;
-            }
-            if meta.is_dir() {
-                self.walk(&p, depth + 1);
-            } else if meta.is_file() && wanted(&p) {
-                self.files.push(p);
-            }
-        }
-    }
 }
 
 fn wanted(p: &Path) -> bool {
