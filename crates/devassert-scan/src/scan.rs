@@ -169,7 +169,7 @@ fn display(path: &Path) -> String {
     path.strip_prefix(".").unwrap_or(path).display().to_string()
 }
 
-fn open(path: &Path) -> Result<Arc<Bytes>, ScanError> {
+pub(crate) fn open(path: &Path) -> Result<Arc<Bytes>, ScanError> {
     let file = std::fs::File::open(path)?;
     let len = file.metadata()?.len();
     if len == 0 {

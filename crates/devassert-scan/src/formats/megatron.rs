@@ -166,20 +166,14 @@ impl SeqIndex {
     /// Read and check `idx` against a `.bin` of `bin_len` bytes; returns the
     /// index, its dtype and the token count.
     fn open(idx: &Path, bin_len: u64) -> std::result::Result<(SeqIndex, Dtype, u64), String> {
-        let file = std::fs::File::open(idx).map_err(|e| format!("cannot read it: {e}"))?;
-        let len = file
-            .metadata()
-            .map_err(|e| format!("cannot read it: {e}"))?
-            .len();
+        let map = crate::scan::open(idx).map_err(|e| format!("cannot read it: {e}"))?;
+        let len = map.as_slice().len() as u64;
         if len < HEADER as u64 {
             return Err(format!(
                 "{len} bytes, shorter than the {HEADER}-byte header"
             ));
         }
-        // SAFETY: read only; as for the data files (scan.rs `open`).
-        let map = unsafe { memmap2::MmapOptions::new().map(&file) }
-            .map_err(|e| format!("cannot map it: {e}"))?;
-        let b: &[u8] = &map;
+        let b: &[u8] = map.as_slice();
         if &b[..9] != MAGIC {
             return Err("not a Megatron index (no MMIDIDX magic)".into());
         }
@@ -200,7 +194,7 @@ impl SeqIndex {
             ));
         }
         let index = SeqIndex {
-            map: Arc::new(Bytes::Mmap(map)),
+            map,
             sequences: seqs,
             documents: docs,
             item: dtype.size() as u64,
