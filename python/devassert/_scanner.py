@@ -16,7 +16,7 @@ class ScanError(RuntimeError):
 def binary():
     path = _binary()
     if path is None:
-        raise ScanError("devassert.preflight: the devassert binary, which reads the data, is not installed next to this package or on PATH;\n" + _how_to_get_binary())
+        raise ScanError("devassert.preflight: the devassert binary is not installed next to this package or on PATH (it reads the data);\n" + _how_to_get_binary())
     return path
 
 
