@@ -9,6 +9,8 @@ that explain's speed can be compared with grep's and ripgrep's per shape:
               (data loader retries, a callback's handled errors)
   glued       mostly assertion messages printed back to back on one line
               (stdout unbuffered from many threads, no newline between)
+  separate    the same assertion messages as glued, each on its own line:
+              the peer that glued lines are measured against
   warnings    mostly unrelated warnings (UserWarning / FutureWarning lines
               with their source line)
 
@@ -71,13 +73,23 @@ def handled_traceback(rng, step):
     )
 
 
-def glued(rng, _step):
-    # One stdout line that many threads wrote into without newlines.
+def assertions(rng):
+    """One block's burst of thread reports."""
     b = rng.randrange(4096)
     tmpl = ASSERT if rng.random() < 0.7 else GATHER
     start = rng.randrange(0, 96)
     n = rng.randrange(8, 64)
-    return "".join(tmpl.format(b=b, t=t) for t in range(start, start + n)) + "\n"
+    return [tmpl.format(b=b, t=t) for t in range(start, start + n)]
+
+
+def glued(rng, _step):
+    # One stdout line that many threads wrote into without newlines.
+    return "".join(assertions(rng)) + "\n"
+
+
+def separate(rng, _step):
+    # The same reports as glued (same seed), one per line.
+    return "\n".join(assertions(rng)) + "\n"
 
 
 WARNINGS = [
@@ -94,7 +106,7 @@ def warning(rng, step):
     return f"[step {step}] " + w if rng.random() < 0.3 else w
 
 
-SHAPES = {"progress": progress, "tracebacks": handled_traceback, "glued": glued, "warnings": warning}
+SHAPES = {"progress": progress, "tracebacks": handled_traceback, "glued": glued, "separate": separate, "warnings": warning}
 
 
 def write(path, size, make):

@@ -28,7 +28,8 @@ best() { # fastest of $repeat runs: prints "seconds cpu_seconds"
   for _ in $(seq "$repeat"); do
     # Not /dev/null: GNU grep stops at the first match when its output is discarded.
     /usr/bin/time -f "%e %U %S" -o "$out/time.txt" "$@" >"$out/stdout.txt" || true
-    read -r s u k <"$out/time.txt"
+    # The last line: GNU time first writes "Command exited with non-zero status 1" when explain finds a failure.
+    read -r s u k < <(tail -n 1 "$out/time.txt")
     if [ -z "$b" ] || awk "BEGIN{exit !($s < $b)}"; then b=$s; c=$(awk "BEGIN{printf \"%.2f\", $u + $k}"); fi
   done
   echo "$b $c"
