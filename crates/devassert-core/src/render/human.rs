@@ -58,12 +58,20 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
     let src = src.as_deref();
     let mut out = sections(report, opts);
     let unread = report.exit_code == 2 && matches!(report.command, Command::Scan | Command::Check);
+    // The scan table has said "nothing scanned" already: no second summary.
+    let said_nothing_scanned = !opts.quiet
+        && report
+            .scan
+            .as_ref()
+            .is_some_and(|s| s.files.is_empty() && !s.errors.is_empty());
     if report.findings.is_empty() && unread {
         // Not an all-clear: part of the input was never read.
-        let _ = writeln!(
-            out,
-            "no findings in what could be read; some input could not be used (see the errors)"
-        );
+        if !said_nothing_scanned {
+            let _ = writeln!(
+                out,
+                "no findings in what could be read; some input could not be used (see the errors)"
+            );
+        }
     } else if report.findings.is_empty() {
         let what = match report.command {
             Command::Explain | Command::Run => "no device-side failure found",
