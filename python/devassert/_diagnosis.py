@@ -9,6 +9,8 @@ from the finding; nothing here knows a rule.
 
 import os
 
+from ._findings import cause_lines
+
 MAX_VALUES_SHOWN = 8
 MAX_LOCATIONS_SHOWN = 3
 
@@ -89,15 +91,10 @@ def render(finding, indent="  ", root=None):
         if not finding.get("samples_certain", False):
             text += " (not certain)"
         lines.append(f"{indent}{text}")
-    causes = finding.get("causes") or []
-    if causes:
-        lines.append(f"{indent}likely causes:")
-        for i, c in enumerate(causes, 1):
-            proof = f" [established: {c['proof']}]" if c.get("established") and c.get("proof") else ""
-            lines.append(f"{indent}  {i}. {c.get('id')} ({round(100 * c.get('confidence', 0))}%): {c.get('why')}{proof}")
+    lines += cause_lines(finding.get("causes") or [], indent)
     fixes = finding.get("fixes") or []
     if fixes:
-        lines.append(f"{indent}fix:")
+        lines.append(f"{indent}next steps:")
         for i, fix in enumerate(fixes, 1):
             lines.append(f"{indent}  {i}. {fix}")
     lines.append(f"{indent}more: devassert rule {finding.get('rule')}")

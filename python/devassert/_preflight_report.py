@@ -5,7 +5,7 @@ for a notebook."""
 import html
 import json
 
-from ._findings import by_severity
+from ._findings import by_severity, calibrate, cause_lines
 
 SCHEMA = "devassert/1"
 
@@ -23,7 +23,7 @@ class PreflightReport:
     (``.model``, ``.tokenizer``, ``.data``) and ``.ok`` (no error-level finding)."""
 
     def __init__(self, findings, model=None, tokenizer=None, data=None, scans=None):
-        self.findings = by_severity(findings)
+        self.findings = by_severity([dict(f, causes=calibrate(f.get("causes") or [])) for f in findings])
         self.model = model
         self.tokenizer = tokenizer
         self.data = data or []
@@ -186,11 +186,7 @@ def finding_lines(f):
     more = len(f.get("locations") or []) - 5
     if more > 0:
         lines.append(f"   | ... and {more} more places listed in the JSON report")
-    causes = f.get("causes") or []
-    if causes:
-        lines.append("likely causes:" if len(causes) > 1 else "likely cause:")
-        for i, c in enumerate(causes, 1):
-            lines.append(f"  {i}. {c['id']} ({round(c['confidence'] * 100)}%): {c['why']}")
+    lines += cause_lines(f.get("causes") or [])
     fixes = list(f.get("fixes") or [])
     lines.append("next steps:")
     for i, fix in enumerate(fixes + [f"read more: devassert rule {f['rule']}"], 1):

@@ -1,6 +1,6 @@
 """The catalog's rules as the guard needs them: id, name, op family,
-summary, fixes, and each cause's text and fixes; and the base vocabulary
-sizes of common tokenizers.
+summary, fixes, and each cause's text and fixes; the base vocabulary
+sizes of common tokenizers; and the shares causes are given.
 
 Generated from catalog/ by `make docs`
 (`devassert rule --write-python python/devassert/_rules.py`); do not edit.
@@ -448,3 +448,8 @@ BASE_VOCABS = frozenset({
     100352, 119547, 128000, 128256, 151643, 151936, 250002, 250880,
     256000, 262144,
 })
+
+# The shares `advice::calibrate` gives causes (docs/how-it-works.md): established
+# causes together; left free for a cause nobody listed when no `unknown` is.
+ESTABLISHED_SHARE = 0.9
+UNLISTED_SHARE = 0.05

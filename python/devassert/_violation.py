@@ -10,7 +10,7 @@ import threading
 
 import torch
 
-from . import _report
+from . import _findings, _report
 from ._rules import RULES
 
 MAX_VALUES = 32
@@ -388,7 +388,7 @@ def finding(found, desc, causes, fixes, where):
         "count": desc["count"],
         "bound": found.bound,
         "locations": desc["locations"],
-        "causes": sorted(causes, key=lambda c: -c["confidence"]),
+        "causes": _findings.calibrate(sorted(causes, key=lambda c: -c["confidence"])),
         "fixes": fixes,
     }
     if desc.get("value_min") is not None:

@@ -3,6 +3,7 @@
 //! its findings with the catalog's words instead of a copy that drifts. A
 //! test fails when the file on disk is not what this writes.
 
+use crate::advice::{ESTABLISHED_SHARE, UNLISTED_SHARE};
 use crate::catalog::Catalog;
 use crate::vocab::BASE_VOCABS;
 use std::fmt::Write;
@@ -24,8 +25,8 @@ fn list(items: &[String]) -> String {
 pub fn module(catalog: &Catalog) -> String {
     let mut s = String::from(
         "\"\"\"The catalog's rules as the guard needs them: id, name, op family,\n\
-         summary, fixes, and each cause's text and fixes; and the base vocabulary\n\
-         sizes of common tokenizers.\n\n\
+         summary, fixes, and each cause's text and fixes; the base vocabulary\n\
+         sizes of common tokenizers; and the shares causes are given.\n\n\
          Generated from catalog/ by `make docs`\n\
          (`devassert rule --write-python python/devassert/_rules.py`); do not edit.\n\
          \"\"\"\n\n\
@@ -67,5 +68,12 @@ pub fn module(catalog: &Catalog) -> String {
         let _ = writeln!(s, "    {},", row.join(", "));
     }
     s.push_str("})\n");
+    let _ = write!(
+        s,
+        "\n# The shares `advice::calibrate` gives causes (docs/how-it-works.md): established\n\
+         # causes together; left free for a cause nobody listed when no `unknown` is.\n\
+         ESTABLISHED_SHARE = {ESTABLISHED_SHARE:?}\n\
+         UNLISTED_SHARE = {UNLISTED_SHARE:?}\n"
+    );
     s
 }

@@ -647,3 +647,84 @@ np.save(os.path.join(out, "labels.npy"), labels.astype(np.uint32))
         .unwrap_or_default()
         .contains("4294967295 (-1 as uint32)"));
 }
+
+/// The guard and `devassert.preflight` build findings in Python and rank
+/// their causes with `_findings.calibrate`: it must give what
+/// `advice::calibrate` gives, so a finding reads the same from every entry
+/// point (and a second pass through `devassert run` changes nothing).
+#[test]
+fn python_ranks_causes_as_rust_does() {
+    use devassert_core::finding::Cause;
+    let cause = |id: &str, score: f64, established: bool| Cause {
+        id: id.into(),
+        confidence: score,
+        why: String::new(),
+        established,
+        proof: None,
+        fixes: Vec::new(),
+    };
+    let lists: Vec<Vec<Cause>> = vec![
+        vec![cause("a", 0.6, false), cause("b", 0.45, false)],
+        vec![cause("a", 0.3, false), cause("b", 0.2, false)],
+        vec![cause("unknown", 0.7, false), cause("b", 0.6, false)],
+        vec![
+            cause("a", 0.5, false),
+            cause("b", 0.4, true),
+            cause("c", 0.9, true),
+        ],
+        vec![
+            cause("a", f64::NAN, false),
+            cause("b", -1.0, false),
+            cause("c", 0.0, true),
+        ],
+        vec![cause("a", 0.95, false)],
+        vec![],
+    ];
+    let rust: Vec<Vec<(String, f64)>> = lists
+        .iter()
+        .map(|l| {
+            let mut l = l.clone();
+            l.sort_by_key(|c| !c.established);
+            devassert_core::advice::calibrate(&mut l);
+            l.into_iter().map(|c| (c.id, c.confidence)).collect()
+        })
+        .collect();
+    // NaN is not JSON: Python is given it as a string it reads back as NaN.
+    let input: Vec<Vec<Value>> = lists
+        .iter()
+        .map(|l| {
+            l.iter()
+                .map(|c| {
+                    let conf = if c.confidence.is_nan() {
+                        Value::from("nan")
+                    } else {
+                        Value::from(c.confidence)
+                    };
+                    serde_json::json!({"id": c.id, "confidence": conf, "established": c.established})
+                })
+                .collect()
+        })
+        .collect();
+    let code = "import json, sys\n\
+        from devassert._findings import calibrate\n\
+        lists = [[dict(c, confidence=float(c['confidence'])) for c in l] for l in json.load(sys.stdin)]\n\
+        print(json.dumps([[[c['id'], c['confidence']] for c in calibrate(l)] for l in lists]))";
+    let mut child = std::process::Command::new(common::python())
+        .args(["-c", code])
+        .env("PYTHONPATH", common::repo_root().join("python"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(serde_json::to_string(&input).expect("json").as_bytes())
+            .expect("write");
+    }
+    let out = child.wait_with_output().expect("python output");
+    assert!(out.status.success());
+    let python: Vec<Vec<(String, f64)>> = serde_json::from_slice(&out.stdout).expect("python json");
+    assert_eq!(python, rust);
+}

@@ -20,6 +20,8 @@ def valid(report):
     """`report`, once its JSON is devassert/1; an AssertionError naming each violation if not."""
     doc = json.loads(report.to_json())
     errors = [f"{e.json_path}: {e.message[:300]}" for e in _VALIDATOR.iter_errors(doc)]
+    # What the schema cannot say (docs/json.md): a finding's causes share at most 1.
+    errors += [f"$.findings[{i}].causes: confidences sum to {s:.3f} > 1" for i, f in enumerate(doc["findings"]) if (s := sum(c["confidence"] for c in f["causes"])) > 1.0]
     if errors:
         raise AssertionError("not devassert/1 (docs/devassert-1.schema.json):\n" + "\n".join(errors))
     return report

@@ -95,8 +95,8 @@ class Notebook(unittest.TestCase):
             "op: embedding, argument `input`",
             "bad values: 12 (1 value outside [0, 10))",
             "line: Cell In[2], line 4\n    | emb(ids)",
-            "likely causes:\n    1. ",
-            "fix:\n    1. ",
+            "likely causes, most likely first:\n    1. ",
+            "next steps:\n    1. ",
         ):
             self.assertIn(part, text)
 
@@ -115,7 +115,7 @@ class Notebook(unittest.TestCase):
         self.assertTrue(text.startswith("devassert explain, on the traceback of the last error:\nDA101 embedding-index-out-of-range"), text)
         self.assertIn("error: IndexError: index out of range in self", text)
         self.assertIn("line: Cell In[6], line 1\n    | emb(ids)", text)
-        self.assertIn("fix:\n    1. `%devassert on` and run the cell again", text)
+        self.assertIn("next steps:\n    1. `%devassert on` and run the cell again", text)
         self.assertNotIn("ipykernel_", text)
         self.assertEqual(self.out(8), "devassert: guard level 'off'\n")
 

@@ -188,8 +188,8 @@ class FailingSuite(unittest.TestCase):
             "first at: [0, 1]",
             "line: test_bad.py:9 in test_lookup",
             "| emb(ids)",
-            "likely causes:\n    1. ",
-            "fix:\n    1. ",
+            "likely causes, most likely first:\n    1. ",
+            "next steps:\n    1. ",
             "more: devassert rule DA101",
         ):
             self.assertIn(text, section)
