@@ -1,0 +1,233 @@
+"""Indices computed inside torch.compile's regions (Inductor, CPU): checked in
+the compiled graph, with no host sync, and raised after the call.
+
+One program holds a guarded op fed by each kind of computed index: a
+`torch.where` that makes -1, an arithmetic on ids past the table, a gather of
+gathered indices, labels computed in the region; a module (compiled with
+`nn.Module.compile`) takes `torch.arange(T)` positions. Each case makes one of
+them bad: the compiled call must raise the finding with the eager rule, op,
+bound, count and user line, and say that the op ran on substituted values.
+On valid inputs the guarded compiled program must give the unguarded
+compiled program's outputs and gradients bit for bit, and the guard must
+cause no recompilation.
+
+Run: python -m unittest test_compiled_inside (PYTHONPATH must hold python/).
+"""
+
+import inspect
+import unittest
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch._dynamo.utils import counters
+
+import devassert
+from devassert import _async, _compiled_inside, _intercept
+
+
+def program(ids, keep, table, near, x, perm, pick, logits, raw):
+    masked = torch.where(keep, ids, -1)
+    a = F.embedding(masked, table)  # line: where
+    b = F.embedding(near + 3, table)  # line: shift
+    inner = torch.gather(perm, 0, pick)
+    g = torch.gather(x, 1, inner.view(-1, 1))  # line: gathered
+    labels = raw - 1
+    loss = F.cross_entropy(logits, labels)  # line: labels
+    return a.sum() + b.sum() + g.sum() + loss
+
+
+class Positions(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.wte = torch.nn.Embedding(10, 4)
+        self.wpe = torch.nn.Embedding(8, 4)
+
+    def forward(self, idx):
+        pos = torch.arange(0, idx.size(1), dtype=torch.long)
+        return (self.wte(idx) + self.wpe(pos)).sum()  # line: positions
+
+
+def line_of(fn, mark):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, text in enumerate(lines) if f"# line: {mark}" in text)
+
+
+def valid():
+    torch.manual_seed(0)
+    return dict(
+        ids=torch.tensor([1, 2, 3]),
+        keep=torch.tensor([True, True, True]),
+        table=torch.randn(10, 3, requires_grad=True),
+        near=torch.tensor([0, 6]),
+        x=torch.randn(4, 5, requires_grad=True),
+        perm=torch.tensor([4, 3, 2, 1, 0]),
+        pick=torch.tensor([0, 1, 2, 3]),
+        logits=torch.randn(3, 4, requires_grad=True),
+        raw=torch.tensor([1, 2, 4]),
+    )
+
+
+# (case, the input changed, its value, rule, op, line mark, count, min, max, top cause)
+CASES = [
+    ("torch.where makes -1", "keep", torch.tensor([True, False, False]), "DA101", "embedding", "where", 2, -1, -1, "negative_index"),
+    ("ids + 3 past the table", "near", torch.tensor([9, 6]), "DA101", "embedding", "shift", 1, 12, 12, "token_id_ge_vocab"),
+    ("a gather of gathered indices", "perm", torch.tensor([7, 3, 2, 1, 9]), "DA121", "gather", "gathered", 1, 7, 7, "index_ge_dim_size"),
+    ("labels - 1 gives -1 without ignore_index", "raw", torch.tensor([1, 0, 4]), "DA201", "cross_entropy", "labels", 1, -1, -1, "ignore_label_not_ignored"),
+]
+
+
+def outcome(fn, *args, **kwargs):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001
+        return e
+
+
+def run_with_grads(fn, args):
+    """The output and the gradients of every input that requires them."""
+    out = fn(**args)
+    out.backward()
+    return [out.detach()] + [args[k].grad for k in sorted(args) if args[k].requires_grad]
+
+
+def recompiles():
+    return dict(counters["frames"]), counters["stats"]["unique_graphs"]
+
+
+class ComputedIndices(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.compiled = staticmethod(torch.compile(program, dynamic=False))
+        # The unguarded compiled program first: the guard's wrappers are
+        # then not in the graph dynamo guards (turning the guard on compiles
+        # once more, as it would in a fresh process).
+        cls.plain = run_with_grads(cls.compiled, valid())
+        _intercept.set_level("on")
+        cls.sites = _compiled_inside.stats["sites"]
+        cls.guarded = run_with_grads(cls.compiled, valid())
+        cls.sites = _compiled_inside.stats["sites"] - cls.sites
+
+    @classmethod
+    def tearDownClass(cls):
+        _intercept.set_level("off")
+
+    def test_each_computed_index_is_checked_inside_the_region(self):
+        self.assertEqual(self.sites, 4)
+
+    def test_valid_inputs_give_the_unguarded_outputs_and_gradients_bit_for_bit(self):
+        self.assertEqual(len(self.guarded), len(self.plain))
+        for got, want in zip(self.guarded, self.plain):
+            self.assertTrue(torch.equal(got, want), (got, want))
+
+    def test_every_case_raises_the_finding_with_its_rule_op_and_line(self):
+        for case, name, value, rule, op, mark, count, low, high, cause in CASES:
+            with self.subTest(case):
+                got = outcome(self.compiled, **dict(valid(), **{name: value}))
+                self.assertIsInstance(got, devassert.DeviceAssertPrevented, f"{got!r}")
+                f = got.finding
+                self.assertEqual(f["rule"], rule)
+                self.assertEqual(f["evidence"]["op"], op)
+                self.assertEqual((f["count"], f["value_min"], f["value_max"]), (count, low, high))
+                self.assertEqual(f["location"]["file"], __file__)
+                self.assertEqual(f["location"]["line"], line_of(program, mark))
+                self.assertEqual(f["causes"][0]["id"], cause)
+                self.assertTrue(f["evidence"]["compiled_region"])
+                self.assertIn(f"[{rule} ", str(got))
+                self.assertIn("replaced by 0", str(got))
+                # Reported once: the next valid call is clean.
+                self.assertNotIsInstance(outcome(self.compiled, **valid()), Exception)
+
+    def test_the_bound_is_the_eager_one(self):
+        got = outcome(self.compiled, **dict(valid(), perm=torch.tensor([7, 3, 2, 1, 0])))
+        self.assertEqual(got.finding["bound"], {"low": 0, "high": 5})
+        self.assertEqual(got.finding["evidence"]["shape"], [4, 1])
+
+    def test_the_guard_causes_no_recompilation(self):
+        outcome(self.compiled, **valid())
+        before = recompiles()
+        for _case, name, value, *_ in CASES:
+            outcome(self.compiled, **dict(valid(), **{name: value}))
+            outcome(self.compiled, **valid())
+        self.assertEqual(recompiles(), before)
+
+    def test_inference_under_no_grad_is_checked_too(self):
+        with torch.no_grad():
+            got = outcome(self.compiled, **dict(valid(), raw=torch.tensor([0, 2, 4])))
+            clean = outcome(self.compiled, **valid())
+        self.assertIsInstance(got, devassert.DeviceAssertPrevented)
+        self.assertEqual(got.finding["rule"], "DA201")
+        self.assertTrue(torch.equal(clean, self.plain[0]))
+
+    def test_on_an_accelerator_the_finding_waits_for_the_next_call(self):
+        # FAKE_DEVICE: the counter's copy and its event, as on CUDA, on CPU.
+        _async.FAKE_DEVICE = True
+        try:
+            fn = torch.compile(lambda ids, table: F.embedding(ids * 2, table).sum(), dynamic=False)
+            table = torch.randn(10, 3)
+            first = outcome(fn, torch.tensor([1, 7]), table)
+            second = outcome(fn, torch.tensor([1, 2]), table)
+        finally:
+            _async.FAKE_DEVICE = False
+        self.assertNotIsInstance(first, Exception)
+        self.assertIsInstance(second, devassert.DeviceAssertPrevented)
+        self.assertEqual((second.finding["count"], second.finding["value_min"]), (1, 14))
+
+
+class ArangePositions(unittest.TestCase):
+    def test_positions_past_the_table_and_a_graph_break(self):
+        model = Positions()
+        model.compile(dynamic=False)
+        _intercept.set_level("on")
+        try:
+            ok = outcome(model, torch.tensor([[1, 2, 3]]))
+            got = outcome(model, torch.randint(0, 10, (1, 12)))
+            # fullgraph=False: the index after a graph break is in a second graph.
+            broken = torch.compile(broken_positions, dynamic=False)
+            after_break = outcome(broken, torch.randn(8, 2), torch.tensor([0, 1, 2, 3, 4]))
+        finally:
+            _intercept.set_level("off")
+        self.assertNotIsInstance(ok, Exception)
+        self.assertIsInstance(got, devassert.DeviceAssertPrevented, f"{got!r}")
+        f = got.finding
+        self.assertEqual((f["rule"], f["evidence"]["op"], f["bound"]), ("DA101", "embedding", {"low": 0, "high": 8}))
+        self.assertEqual((f["count"], f["value_min"], f["value_max"]), (4, 8, 11))
+        self.assertEqual(f["location"]["line"], line_of(Positions.forward, "positions"))
+        self.assertEqual(f["causes"][0]["id"], "seq_len_gt_max_positions")
+        self.assertIsInstance(after_break, devassert.DeviceAssertPrevented, f"{after_break!r}")
+        self.assertEqual(after_break.finding["location"]["line"], line_of(broken_positions, "after break"))
+
+
+    def test_dynamic_shapes_record_the_sizes_of_each_call(self):
+        table = torch.randn(10, 3)
+        fn = torch.compile(dynamic_positions, dynamic=True)
+        _intercept.set_level("on")
+        try:
+            outcome(fn, torch.ones(4, dtype=torch.long), table)
+            before = recompiles()
+            got = [outcome(fn, torch.ones(n, dtype=torch.long), table) for n in (12, 5, 11)]
+            after = recompiles()
+        finally:
+            _intercept.set_level("off")
+        self.assertEqual(after, before)
+        self.assertIsInstance(got[0], devassert.DeviceAssertPrevented, f"{got[0]!r}")
+        self.assertNotIsInstance(got[1], Exception)
+        self.assertIsInstance(got[2], devassert.DeviceAssertPrevented, f"{got[2]!r}")
+        self.assertEqual([(g.finding["count"], g.finding["value_max"], g.finding["evidence"]["shape"]) for g in (got[0], got[2])], [(2, 11, [12]), (1, 10, [11])])
+
+
+def dynamic_positions(ids, table):
+    return F.embedding(torch.arange(ids.size(0)), table).sum() + ids.sum()
+
+
+def broken_positions(table, steps):
+    first = steps * 1
+    torch._dynamo.graph_break()
+    return F.embedding(first + 4, table).sum()  # line: after break
+
+
+if __name__ == "__main__":
+    unittest.main()
