@@ -21,8 +21,8 @@ A finding is the eager one: the same check and the same message, located at
 the user's line from the node's stack trace. Arguments computed inside the
 region (logits, a table built in the graph) stand in as meta tensors of their
 traced shape (their values are never read), so a node is checked only when
-their shapes are static. Indices computed inside the region are not checked
-here (see docs/how-it-works.md).
+their shapes are static. Indices computed inside the region are checked in
+the graph itself (`_compiled_inside.py`; see docs/how-it-works.md).
 """
 
 import inspect

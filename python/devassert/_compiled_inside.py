@@ -33,15 +33,15 @@ inside the compiled program, with no host sync (the async level's mechanism,
   node's stack trace, with the count, min and max the device recorded, and
   the note that the op ran on substituted values.
 
-Covered inside regions: every guarded op whose check is a range test that can
-substitute a valid value (`Check.deferrable`, not strict-only): embedding,
-cross_entropy / nll_loss targets, gather / scatter*, index_select / index_add
-/ index_copy / index_fill, take / put, one_hot, bincount, repeat_interleave,
-multi_margin_loss, x[idx] / x[idx] = v / index_put. Boundary only (or not at
-all when computed inside): embedding_bag, binary_cross_entropy, ctc_loss,
+Covered: every guarded op whose check is a range test with a valid
+substitute (`Check.deferrable`, not strict-only), the ops the boundary checks
+too: embedding, cross_entropy / nll_loss targets, gather / scatter*,
+index_select / index_add / index_copy / index_fill, take / put, one_hot,
+bincount, repeat_interleave, multi_margin_loss, x[idx] / x[idx] = v /
+index_put. Not in regions: embedding_bag, binary_cross_entropy, ctc_loss,
 multinomial, bernoulli, poisson, take_along_dim (their checks need a host
-sync or have no valid substitute), and an op whose argument is not found by
-identity among the node's arguments.
+sync, have no valid substitute, or are strict-only), and an argument the
+check reads in another form than the node passes it (not found by identity).
 """
 
 import atexit
