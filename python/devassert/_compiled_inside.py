@@ -46,6 +46,7 @@ check reads in another form than the node passes it (not found by identity).
 
 import atexit
 import collections
+import operator
 import time
 
 import torch
@@ -190,9 +191,18 @@ def _adapter(node):
     return lambda args, kwargs: (tuple(args), dict(kwargs))
 
 
-def _template(x):
-    v = _compiled._example(x) if isinstance(x, torch.fx.Node) else None
-    return _Meta(v) if v is not None else x
+def _template(gm):
+    """A node argument as it is kept for the finding: tensors as _Meta."""
+
+    def template(x):
+        if not isinstance(x, torch.fx.Node):
+            return x
+        v = _compiled._example(x)
+        if v is None and x.op == "get_attr":  # a module's tensor, when dynamo does not inline modules
+            v = operator.attrgetter(x.target)(gm)
+        return _Meta(v) if isinstance(v, torch.Tensor) else x
+
+    return template
 
 
 class Region:
@@ -382,7 +392,7 @@ def _insert(gm, todo):
     row = 0
     for _, (node, (original, check, _a, _k), n, _d) in todo:
         call = node.target if node.op == "call_function" else original
-        templates = _pytree.tree_map(_template, (tuple(node.args), dict(node.kwargs)))
+        templates = _pytree.tree_map(_template(gm), (tuple(node.args), dict(node.kwargs)))
         site = _Site(call, original, check, _adapter(node), row, n, _compiled._frames(node.meta.get("stack_trace")), templates)
         row += n
         with graph.inserting_before(node):
