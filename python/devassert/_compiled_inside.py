@@ -123,7 +123,11 @@ def _record(counter, row, found):
     and write the argument's sizes; all on the device."""
     v = _violation.collapse(found.tensor).to(torch.int64)
     mask = found.mask
-    bad = mask.sum(dtype=torch.int64)
+    t = found.tensor
+    # An expanded argument is checked collapsed: each element stands for
+    # `repeat` of the argument's (as in _violation.describe).
+    repeat = t.numel() // v.numel() if t.dim() and 0 in t.stride() and v.numel() else 1
+    bad = mask.sum(dtype=torch.int64) * repeat
     low, high = torch.where(mask, v, _BIG).reshape(-1), torch.where(mask, v, -_BIG - 1).reshape(-1)
     if type(v.numel()) is not int:  # a size only known at run time may be 0
         low, high = torch.cat([low, low.new_full((1,), _BIG)]), torch.cat([high, high.new_full((1,), -_BIG - 1)])

@@ -4,8 +4,9 @@ the compiled graph, with no host sync, and raised after the call.
 One program holds a guarded op fed by each kind of computed index: a
 `torch.where` that makes -1, an arithmetic on ids past the table, a gather of
 gathered indices, labels computed in the region; a module (compiled with
-`nn.Module.compile`) takes `torch.arange(T)` positions. Each case makes one of
-them bad: the compiled call must raise the finding with the eager rule, op,
+`nn.Module.compile`) takes `torch.arange(T)` positions; a third program
+computes advanced indices, an index_select index and an expanded scatter
+index. Each case makes one of them bad: the compiled call must raise the finding with the eager rule, op,
 bound, count and user line, and say that the op ran on substituted values.
 On valid inputs the guarded compiled program must give the unguarded
 compiled program's outputs and gradients bit for bit, and the guard must
@@ -35,6 +36,29 @@ def program(ids, keep, table, near, x, perm, pick, logits, raw):
     labels = raw - 1
     loss = F.cross_entropy(logits, labels)  # line: labels
     return a.sum() + b.sum() + g.sum() + loss
+
+
+def indexing(x, rows, cols, sel, src):
+    a = x[rows * 2, cols + 1]  # line: subscript
+    b = torch.index_select(x, 0, sel - 1)  # line: index_select
+    c = x.clone()
+    c[rows + 2] = 0.0  # line: setitem
+    d = torch.zeros(4, 5).scatter_add(0, (sel + 1).view(-1, 1).expand(-1, 5), src)  # line: scatter_add
+    return a.sum() + b.sum() + c.sum() + d.sum()
+
+
+def indexing_args():
+    torch.manual_seed(0)
+    return dict(x=torch.randn(4, 5), rows=torch.tensor([0, 1]), cols=torch.tensor([1, 2]), sel=torch.tensor([1, 2]), src=torch.randn(2, 5))
+
+
+# (the input changed, its value, rule, op, argument, line mark, count, min, max, bound)
+INDEXING = [
+    ("rows", torch.tensor([0, 2]), "DA111", "Tensor.__getitem__", "index (dimension 0)", "subscript", 1, 4, 4, {"low": -4, "high": 4}),
+    ("cols", torch.tensor([4, -7]), "DA111", "Tensor.__getitem__", "index (dimension 1)", "subscript", 2, -6, 5, {"low": -5, "high": 5}),
+    ("sel", torch.tensor([0, 1]), "DA101", "index_select", "index", "index_select", 1, -1, -1, {"low": 0, "high": 4}),
+    ("sel", torch.tensor([2, 3]), "DA121", "scatter_add", "index", "scatter_add", 5, 4, 4, {"low": 0, "high": 4}),
+]
 
 
 class Positions(torch.nn.Module):
@@ -175,6 +199,26 @@ class ComputedIndices(unittest.TestCase):
         self.assertNotIsInstance(first, Exception)
         self.assertIsInstance(second, devassert.DeviceAssertPrevented)
         self.assertEqual((second.finding["count"], second.finding["value_min"]), (1, 14))
+
+
+class Indexing(unittest.TestCase):
+    def test_advanced_indices_index_select_and_an_expanded_scatter_index(self):
+        plain = torch.compile(indexing, dynamic=False)(**indexing_args())
+        _intercept.set_level("on")
+        try:
+            fn = torch.compile(indexing, dynamic=False)
+            self.assertTrue(torch.equal(fn(**indexing_args()), plain))
+            got = [outcome(fn, **dict(indexing_args(), **{name: value})) for name, value, *_ in INDEXING]
+        finally:
+            _intercept.set_level("off")
+        for e, (_n, _v, rule, op, argument, mark, count, low, high, bound) in zip(got, INDEXING):
+            with self.subTest(f"{op} {argument}"):
+                self.assertIsInstance(e, devassert.DeviceAssertPrevented, f"{e!r}")
+                f = e.finding
+                self.assertEqual((f["rule"], f["evidence"]["op"], f["evidence"]["argument"], f["bound"]), (rule, op, argument, bound))
+                # The count of an expanded index is that of every element, as in eager code.
+                self.assertEqual((f["count"], f["value_min"], f["value_max"]), (count, low, high))
+                self.assertEqual(f["location"]["line"], line_of(indexing, mark))
 
 
 class ArangePositions(unittest.TestCase):
