@@ -218,7 +218,7 @@ class Region:
         self.counter, self.sites = counter, sites
         self.init = counter.clone()
         device_path = counter.device.type != "cpu" or _async.FAKE_DEVICE
-        self.host = torch.empty_like(counter, device="cpu", pin_memory=counter.is_cuda) if device_path else None
+        self.host = torch.empty(counter.shape, dtype=counter.dtype, pin_memory=counter.is_cuda) if device_path else None
         self.view = None if device_path else counter.numpy()
 
     def after(self):
@@ -287,20 +287,25 @@ def _at_exit():
 def _exception(site, row, values, device):
     """The eager check's finding for the recorded bad values."""
     count, low, high = values[:3]
-    at = site.bad.get(row)
     leaves, spec = _leaves(*site.templates)
-    shown = leaves[at] if at is not None else None
-    ndim = len(shown.shape) if isinstance(shown, _Meta) else 0
-    sizes = values[_FIXED : _FIXED + ndim]
     distinct = sorted({low, high})
-    # The check runs on the bad values themselves; every other tensor stands
-    # in as a meta tensor of its traced shape (its values are never read).
-    probe = torch.tensor(distinct, dtype=shown.dtype if shown is not None else torch.int64)
-    filled = [probe if i == at else (x.meta() if isinstance(x, _Meta) else x) for i, x in enumerate(leaves)]
-    args, kwargs = _pytree.tree_unflatten(filled, spec)
-    found = site.check.before(*site.adapt(args, kwargs), True)
-    if found is None:  # cannot happen for a range check given its bad values
+    # The argument the op's trace found bad; every integer one when that
+    # trace did not run in this process (a compiled artifact from a cache).
+    at = site.bad.get(row)
+    ints = [i for i, x in enumerate(leaves) if isinstance(x, _Meta) and not x.dtype.is_floating_point and x.dtype is not torch.bool]
+    found = None
+    for at in [at] if at is not None else ints:
+        # The check runs on the bad values themselves; every other tensor
+        # stands in as a meta tensor of its traced shape (values never read).
+        probe = torch.tensor(distinct, dtype=leaves[at].dtype)
+        filled = [probe if i == at else (x.meta() if isinstance(x, _Meta) else x) for i, x in enumerate(leaves)]
+        args, kwargs = _pytree.tree_unflatten(filled, spec)
+        found = site.check.before(*site.adapt(args, kwargs), True)
+        if found is not None:
+            break
+    if found is None:  # not expected: a range check given its own bad values
         raise RuntimeError(f"devassert: a guarded op inside a compiled region got {count} bad value(s) (min {low}, max {high})")
+    sizes = values[_FIXED : _FIXED + len(leaves[at].shape)]
     found.tensor = _Shown(sizes, probe.dtype, torch.device(device))
     found.desc = {
         "values": distinct if low == high else [],
