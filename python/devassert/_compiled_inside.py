@@ -25,9 +25,10 @@ inside the compiled program, with no host sync (the async level's mechanism,
   ``ConstantSource``, which no guard reads;
 - after each compiled call, a counter on CPU is read at once (a plain memory
   read) and the finding raised; an accelerator's counter is copied
-  ``non_blocking`` behind an event and read when the event is done, at the
-  next compiled call of a guarded region or at exit, as the async level does
-  (`_async.FAKE_DEVICE` runs that path on CPU, for tests);
+  ``non_blocking`` behind an event and read when the event is done: at the
+  next call of a guarded compiled region, at the next guarded op (the async
+  level's poll, which polls this queue too) or at exit (its exit hook);
+  `_async.FAKE_DEVICE` runs that path on CPU, for tests;
 - the finding is the eager check's own (op, rule, bound, causes, fixes), run
   again on the recorded bad values, located at the user's line from the
   node's stack trace, with the count, min and max the device recorded, and
@@ -44,7 +45,6 @@ sync, have no valid substitute, or are strict-only), and an argument the
 check reads in another form than the node passes it (not found by identity).
 """
 
-import atexit
 import collections
 import operator
 import time
@@ -232,8 +232,7 @@ class Region:
         if self.counter.is_cuda:
             event = torch.cuda.Event()
             event.record(torch.cuda.current_stream(self.counter.device))
-        _pending.append((self, event))
-        _hook_exit()
+        _queue(self, event)
 
     def _raise(self, table):
         row = next(r for r in range(table.shape[0]) if table[r, 0])
@@ -247,11 +246,12 @@ _pending = collections.deque()  # (region, event): copies not yet read, oldest f
 
 
 def poll(wait=False):
-    """Raise for the first queued copy that holds a bad value; never blocks unless `wait`."""
+    """Raise for the first queued copy that holds a bad value; never blocks
+    unless `wait` (at exit). Returns whether copies are still queued."""
     while _pending:
         region, event = _pending[0]
         if event is not None and not wait and not event.query():
-            return
+            return True
         if event is not None and wait:
             event.synchronize()
         _pending.popleft()
@@ -259,29 +259,17 @@ def poll(wait=False):
         if table[:, 0].any():
             _pending.clear()  # the counter counts on: later copies repeat this one
             region._raise(table)
+    return False
 
 
-_exit_hooked = False
-
-
-def _hook_exit():
-    global _exit_hooked
-    if not _exit_hooked:
-        _exit_hooked = True
-        atexit.register(_at_exit)
-
-
-def _at_exit():
-    if not _pending:
-        return
-    try:
-        poll(wait=True)
-    except Exception as exc:
-        ids = _report._raise_ids(exc)
-        if ids:
-            _report._uncaught.extend(ids)
-            _report._write_exit_record()
-        raise
+def _queue(region, event):
+    """Queue a copy: read at the next compiled call, at the next guarded op
+    (the async level's poll) or at exit (the async level's exit hook)."""
+    _pending.append((region, event))
+    if poll not in _async.pollers:
+        _async.pollers.append(poll)
+    _async.armed = True
+    _async._hook_exit()
 
 
 def _exception(site, row, values, device):

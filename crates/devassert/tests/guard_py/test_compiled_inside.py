@@ -16,6 +16,10 @@ Run: python -m unittest test_compiled_inside (PYTHONPATH must hold python/).
 """
 
 import inspect
+import os
+import subprocess
+import sys
+import textwrap
 import unittest
 import warnings
 
@@ -24,7 +28,7 @@ import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
 import devassert
-from devassert import _async, _compiled_inside, _intercept
+from devassert import _async, _compiled_inside, _intercept, _violation
 
 
 def program(ids, keep, table, near, x, perm, pick, logits, raw):
@@ -199,6 +203,39 @@ class ComputedIndices(unittest.TestCase):
         self.assertNotIsInstance(first, Exception)
         self.assertIsInstance(second, devassert.DeviceAssertPrevented)
         self.assertEqual((second.finding["count"], second.finding["value_min"]), (1, 14))
+
+    def test_on_an_accelerator_the_next_guarded_op_or_the_exit_raises_it(self):
+        _async.FAKE_DEVICE = True
+        try:
+            fn = torch.compile(lambda ids, table: F.embedding(ids - 1, table).sum(), dynamic=False, backend="aot_eager")
+            table = torch.randn(10, 3)
+            first = outcome(fn, torch.tensor([0, 3]), table)
+            # An eager guarded op on an accelerator (PRECHECK_CPU: a CPU
+            # tensor takes that path) polls the async level's queue.
+            _violation.PRECHECK_CPU = True
+            eager = outcome(torch.gather, table, 0, torch.zeros(1, 3, dtype=torch.long))
+        finally:
+            _async.FAKE_DEVICE = False
+            _violation.PRECHECK_CPU = False
+            _compiled_inside._pending.clear()
+        self.assertNotIsInstance(first, Exception)
+        self.assertIsInstance(eager, devassert.DeviceAssertPrevented)
+        self.assertEqual((eager.finding["rule"], eager.finding["value_min"]), ("DA101", -1))
+        code = textwrap.dedent(
+            """
+            import torch, torch.nn.functional as F
+            from devassert import _async, _intercept
+            _async.FAKE_DEVICE = True
+            _intercept.set_level("on")
+            fn = torch.compile(lambda ids, table: F.embedding(ids + 9, table).sum(), dynamic=False, backend="aot_eager")
+            fn(torch.tensor([0, 3]), torch.randn(10, 3))
+            print("returned")
+            """
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ), timeout=600)
+        self.assertIn("returned", out.stdout)
+        self.assertIn("DeviceAssertPrevented", out.stderr)
+        self.assertIn("[DA101 ", out.stderr)
 
 
 class Indexing(unittest.TestCase):
