@@ -144,11 +144,18 @@ def _record(counter, row, found):
 def _checked(site, counter, args, kwargs):
     """The node's op, after its check: on valid values the op runs on the
     user's own tensors; bad values are counted and made valid."""
-    cargs, ckwargs = site.adapt(args, kwargs)
     try:
-        founds = _find(site.check, cargs, ckwargs)
-    except Exception:  # noqa: BLE001 - an argument the check cannot read: as before
-        founds = []
+        args, kwargs = _made_safe(site, counter, args, kwargs)
+    except Exception:  # noqa: BLE001 - a check that cannot run here never breaks the compile
+        pass
+    return site.call(*args, **kwargs)
+
+
+def _made_safe(site, counter, args, kwargs):
+    """The node's arguments with every bad value of a checked one made valid;
+    each such argument's bad values recorded in its row of `counter`."""
+    cargs, ckwargs = site.adapt(args, kwargs)
+    founds = _find(site.check, cargs, ckwargs)
     leaves, spec = _leaves(args, kwargs)
     safe = (cargs, ckwargs)
     swap = {}
@@ -166,10 +173,9 @@ def _checked(site, counter, args, kwargs):
         swap[at] = fixed
         site.bad[site.row + k] = at
         _record(counter, site.row + k, found)
-    if swap:
-        leaves = [swap.get(i, x) for i, x in enumerate(leaves)]
-        args, kwargs = _pytree.tree_unflatten(leaves, spec)
-    return site.call(*args, **kwargs)
+    if not swap:
+        return args, kwargs
+    return _pytree.tree_unflatten([swap.get(i, x) for i, x in enumerate(leaves)], spec)
 
 
 def _caller(site):
