@@ -34,7 +34,7 @@ import types
 import torch
 import torch.nn.functional as F
 
-from . import _compiled_inside, _faithful, _ops, _report, _violation
+from . import _async, _compiled_inside, _faithful, _ops, _report, _violation
 
 # Ops that give the same values in another shape: checking their input checks their output.
 _VIEWS = frozenset(
@@ -363,12 +363,13 @@ def computed_index(node, placeholders):
 
 def check(points, inputs, host_only=False):
     """Run each point's check on the call's inputs; raise the eager finding.
-    `host_only` (the async level): indices on an accelerator are left, as a
-    check there would sync."""
+    `host_only` (the async level): indices on an accelerator (CPU ones when
+    `_async.FAKE_DEVICE`) are left, as a check here would sync: the region
+    checks them inside (`_compiled_inside.instrument(gm, sync_free=True)`)."""
     for p in points:
         try:
             args, kwargs = p.build(inputs)
-            if host_only and any(isinstance(a, torch.Tensor) and not a.is_cpu for a in args):
+            if host_only and any(isinstance(a, torch.Tensor) and (not a.is_cpu or _async.FAKE_DEVICE) for a in args):
                 continue
             found = p.check.before(args, kwargs, True)
         except Exception:  # noqa: BLE001 - as in eager code: a check never breaks the program
@@ -420,7 +421,7 @@ def install(level):
 
         def __call__(self, model_, inputs_, *rest, _original=call, **kw):
             points = plan(model_) if level() else []
-            region = _compiled_inside.instrument(model_) if level() else None
+            region = _compiled_inside.instrument(model_, level() == 2) if level() else None
             compiled = _original(self, model_, inputs_, *rest, **kw)
             return guarded(compiled, points, level, region) if points or region else compiled
 

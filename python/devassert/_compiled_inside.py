@@ -7,7 +7,9 @@ inside the compiled program, with no host sync (the async level's mechanism,
 `_async.py`):
 
 - before the backend gets dynamo's graph, each guarded node with an integer
-  argument computed in the region is replaced by a call of the same op that
+  argument computed in the region (or an input index the boundary cannot
+  check: another argument of a dynamic shape; on an accelerator at the async
+  level, where the boundary's check would sync) is replaced by a call of the same op that
   first runs the op's own check (`check.before` with `_violation.deferring`
   set: the mask of bad elements, no sync), puts a valid value where the mask
   is set (the check's own `replace`: ``torch.where``; on valid inputs the op
@@ -339,13 +341,15 @@ def _exception(site, row, values, device):
     return exc
 
 
-def instrument(gm):
+def instrument(gm, sync_free=False):
     """Insert the checks into dynamo's graph `gm`; the Region, or None when no
-    guarded node has an index computed in the region (or the graph cannot be
-    read: it is then left as it is)."""
+    guarded node has an index computed in the region or one the boundary
+    cannot check (or the graph cannot be read: it is then left as it is).
+    `sync_free` (the async level): an index on an accelerator is checked
+    here even when it is a graph input (the boundary's check would sync)."""
     start = time.perf_counter()
     try:
-        todo = _plan(gm)
+        todo = _plan(gm, sync_free)
         return _insert(gm, todo) if todo else None
     except Exception:  # noqa: BLE001 - a graph we cannot read is left unchecked, never broken
         return None
@@ -353,7 +357,7 @@ def instrument(gm):
         _compiled.analysis_seconds += time.perf_counter() - start
 
 
-def _plan(gm):
+def _plan(gm, sync_free):
     if hasattr(gm, BUFFER):
         return []
     placeholders = _compiled.placeholders_of(gm)
@@ -361,7 +365,7 @@ def _plan(gm):
     device = None
     for node in gm.graph.nodes:
         e = _compiled.entry(node)
-        if e is None or not e[1].deferrable or e[1].strict_only or not _compiled.computed_index(node, placeholders):
+        if e is None or not e[1].deferrable or e[1].strict_only:
             continue
         ints = []
         torch.fx.node.map_arg((node.args, node.kwargs), lambda n: ints.append(_compiled._example(n)))
@@ -369,12 +373,26 @@ def _plan(gm):
         if not ints:
             continue
         here = ints[0].device
+        on_device = sync_free and (here.type != "cpu" or _async.FAKE_DEVICE)
+        if not on_device and not _compiled.computed_index(node, placeholders) and _at_boundary(e, placeholders):
+            continue
         if device is None:
             device = here
         if here != device:
             continue  # one counter per graph, on one device
         todo.append((node, e, len(ints), max(v.dim() for v in ints)))
     return [(device, t) for t in todo]
+
+
+def _at_boundary(e, placeholders):
+    """Whether `_compiled.plan` checks the node on the graph's inputs (not
+    when another argument is computed with a dynamic shape)."""
+    try:
+        args = _compiled._resolve(tuple(e[2]), placeholders)
+        kwargs = {k: _compiled._resolve(v, placeholders) for k, v in e[3].items()}
+    except _compiled._NotStatic:
+        return False
+    return _compiled._has_input(args) or _compiled._has_input(kwargs)
 
 
 def _insert(gm, todo):

@@ -204,6 +204,23 @@ class ComputedIndices(unittest.TestCase):
         self.assertIsInstance(second, devassert.DeviceAssertPrevented)
         self.assertEqual((second.finding["count"], second.finding["value_min"]), (1, 14))
 
+    def test_at_the_async_level_an_input_index_on_an_accelerator_is_checked_inside(self):
+        _async.FAKE_DEVICE = True
+        _intercept.set_level("async")
+        try:
+            fn = torch.compile(lambda ids, table: F.embedding(ids, table).sum(), dynamic=False, backend="aot_eager")
+            table = torch.randn(10, 3)
+            # No boundary check (it would sync): the op runs on a valid id, the next call raises.
+            first = outcome(fn, torch.tensor([0, 10]), table)
+            second = outcome(fn, torch.tensor([0, 1]), table)
+        finally:
+            _intercept.set_level("on")
+            _async.FAKE_DEVICE = False
+            _compiled_inside._pending.clear()
+        self.assertNotIsInstance(first, Exception)
+        self.assertIsInstance(second, devassert.DeviceAssertPrevented, f"{second!r}")
+        self.assertEqual((second.finding["rule"], second.finding["value_max"]), ("DA101", 10))
+
     def test_on_an_accelerator_the_next_guarded_op_or_the_exit_raises_it(self):
         _async.FAKE_DEVICE = True
         try:
@@ -290,6 +307,9 @@ class ArangePositions(unittest.TestCase):
             outcome(fn, torch.ones(4, dtype=torch.long), table)
             before = recompiles()
             got = [outcome(fn, torch.ones(n, dtype=torch.long), table) for n in (12, 5, 11)]
+            # Labels that are graph inputs, with logits of a dynamic shape: the
+            # boundary cannot stand them in, so the labels are checked inside.
+            labels = outcome(fn, torch.tensor([1, 0, 7, 2, 1]), table)
             after = recompiles()
         finally:
             _intercept.set_level("off")
@@ -298,10 +318,15 @@ class ArangePositions(unittest.TestCase):
         self.assertNotIsInstance(got[1], Exception)
         self.assertIsInstance(got[2], devassert.DeviceAssertPrevented, f"{got[2]!r}")
         self.assertEqual([(g.finding["count"], g.finding["value_max"], g.finding["evidence"]["shape"]) for g in (got[0], got[2])], [(2, 11, [12]), (1, 10, [11])])
+        self.assertIsInstance(labels, devassert.DeviceAssertPrevented, f"{labels!r}")
+        self.assertEqual((labels.finding["rule"], labels.finding["value_max"], labels.finding["bound"]), ("DA201", 7, {"low": 0, "high": 3}))
+        self.assertEqual(labels.finding["location"]["line"], line_of(dynamic_positions, "dynamic labels"))
 
 
 def dynamic_positions(ids, table):
-    return F.embedding(torch.arange(ids.size(0)), table).sum() + ids.sum()
+    logits = torch.ones(ids.size(0), 3) * table.sum()
+    loss = F.cross_entropy(logits, ids)  # line: dynamic labels
+    return F.embedding(torch.arange(ids.size(0)), table).sum() + loss
 
 
 def broken_positions(table, steps):
