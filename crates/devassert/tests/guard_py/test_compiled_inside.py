@@ -166,6 +166,13 @@ class ComputedIndices(unittest.TestCase):
                 self.assertTrue(f["evidence"]["compiled_region"])
                 self.assertIn(f"[{rule} ", str(got))
                 self.assertIn("replaced by 0", str(got))
+                # The eager program's finding: the same facts (its positions
+                # and sample are known only there).
+                e = outcome(program, **dict(valid(), **{name: value})).finding
+                for key in ("rule", "bound", "count", "value_min", "value_max", "location"):
+                    self.assertEqual(f[key], e[key], key)
+                self.assertEqual((f["evidence"]["op"], f["evidence"]["argument"], f["evidence"]["shape"]), (e["evidence"]["op"], e["evidence"]["argument"], e["evidence"]["shape"]))
+                self.assertEqual([c["id"] for c in f["causes"]], [c["id"] for c in e["causes"]])
                 # Reported once: the next valid call is clean.
                 self.assertNotIsInstance(outcome(self.compiled, **valid()), Exception)
 
