@@ -50,6 +50,9 @@ FAKE_DEVICE = False
 _queue = collections.deque()  # launched, not yet polled: oldest first
 _captured = []  # entries recorded inside a CUDA graph capture: read at every poll
 armed = False  # True while there is anything to poll (read by the wrappers)
+# Other sync-free queues polled with this one (compiled regions' counters,
+# `_compiled_inside.py`): poll(wait) raises or returns whether any is left.
+pollers = []
 _exit_hooked = False
 
 
@@ -335,7 +338,10 @@ def _poll(wait):
         if not e.reported and _host_count(e):
             e.reported = True  # each captured check is reported once
             raise _exception(e) from None
-    armed = bool(_queue or _captured)
+    left = False
+    for other in pollers:
+        left = other(wait) or left
+    armed = bool(_queue or _captured) or left
 
 
 def _host_count(e):

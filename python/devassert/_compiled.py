@@ -21,8 +21,8 @@ A finding is the eager one: the same check and the same message, located at
 the user's line from the node's stack trace. Arguments computed inside the
 region (logits, a table built in the graph) stand in as meta tensors of their
 traced shape (their values are never read), so a node is checked only when
-their shapes are static. Indices computed inside the region are not checked
-here (see docs/how-it-works.md).
+their shapes are static. Indices computed inside the region are checked in
+the graph itself (`_compiled_inside.py`; see docs/how-it-works.md).
 """
 
 import inspect
@@ -34,7 +34,7 @@ import types
 import torch
 import torch.nn.functional as F
 
-from . import _faithful, _ops, _report, _violation
+from . import _async, _compiled_inside, _faithful, _ops, _report, _violation
 
 # Ops that give the same values in another shape: checking their input checks their output.
 _VIEWS = frozenset(
@@ -289,33 +289,48 @@ def plan(gm):
         stats["graphs"] += 1
 
 
-def _plan(gm):
+def entry(node):
+    """(original, check, args, kwargs) of a node that calls a guarded op, its
+    arguments as the check reads them (an F-level function's become its C
+    op's), or None."""
     by_obj, by_method, adapters = _lookup_tables()
-    placeholders = {n: i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+    args, kwargs = node.args, dict(node.kwargs)
+    entry = None
+    if node.op == "call_function":
+        if node.target is operator.getitem:
+            entry = by_method.get("__getitem__")
+        elif node.target is operator.setitem:
+            entry = by_method.get("__setitem__")
+        elif id(node.target) in adapters:
+            original, check, sig, adapt = adapters[id(node.target)]
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError:
+                return None
+            bound.apply_defaults()
+            args, kwargs = adapt(bound.arguments)
+            entry = (original, check)
+        else:
+            entry = by_obj.get(id(node.target))
+    elif node.op == "call_method":
+        entry = by_method.get(node.target)
+    if entry is None:
+        return None
+    return entry[0], entry[1], args, kwargs
+
+
+def placeholders_of(gm):
+    return {n: i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+
+
+def _plan(gm):
+    placeholders = placeholders_of(gm)
     points = []
     for node in gm.graph.nodes:
-        entry = None
-        args, kwargs = node.args, dict(node.kwargs)
-        if node.op == "call_function":
-            if node.target is operator.getitem:
-                entry = by_method.get("__getitem__")
-            elif node.target is operator.setitem:
-                entry = by_method.get("__setitem__")
-            elif id(node.target) in adapters:
-                original, check, sig, adapt = adapters[id(node.target)]
-                try:
-                    bound = sig.bind(*args, **kwargs)
-                except TypeError:
-                    continue
-                bound.apply_defaults()
-                args, kwargs = adapt(bound.arguments)
-                entry = (original, check)
-            else:
-                entry = by_obj.get(id(node.target))
-        elif node.op == "call_method":
-            entry = by_method.get(node.target)
-        if entry is None:
+        found = entry(node)
+        if found is None:
             continue
+        original, check_, args, kwargs = found
         try:
             targs = _resolve(tuple(args), placeholders)
             tkwargs = {k: _resolve(v, placeholders) for k, v in kwargs.items()}
@@ -323,19 +338,38 @@ def _plan(gm):
             continue
         if not (_has_input(targs) or _has_input(tkwargs)):
             continue
-        points.append(_Point(entry[0], entry[1], targs, tkwargs, _frames(node.meta.get("stack_trace"))))
+        points.append(_Point(original, check_, targs, tkwargs, _frames(node.meta.get("stack_trace"))))
     stats["checked_nodes"] += len(points)
     return points
 
 
+def computed_index(node, placeholders):
+    """Whether an integer tensor argument of `node` is computed inside the
+    region (not a graph input through views and integer casts): a value the
+    boundary check cannot see."""
+    nodes = []
+    torch.fx.node.map_arg((node.args, node.kwargs), nodes.append)
+    for n in nodes:
+        v = _example(n)
+        if v is None or not _violation.int_tensor(v):
+            continue
+        try:
+            if not isinstance(_trace(n, placeholders), _Input):
+                return True
+        except _NotStatic:
+            return True
+    return False
+
+
 def check(points, inputs, host_only=False):
     """Run each point's check on the call's inputs; raise the eager finding.
-    `host_only` (the async level): indices on an accelerator are left, as a
-    check there would sync."""
+    `host_only` (the async level): indices on an accelerator (CPU ones when
+    `_async.FAKE_DEVICE`) are left, as a check here would sync: the region
+    checks them inside (`_compiled_inside.instrument(gm, sync_free=True)`)."""
     for p in points:
         try:
             args, kwargs = p.build(inputs)
-            if host_only and any(isinstance(a, torch.Tensor) and not a.is_cpu for a in args):
+            if host_only and any(isinstance(a, torch.Tensor) and (not a.is_cpu or _async.FAKE_DEVICE) for a in args):
                 continue
             found = p.check.before(args, kwargs, True)
         except Exception:  # noqa: BLE001 - as in eager code: a check never breaks the program
@@ -352,15 +386,21 @@ def _seen(frames):
     return {(f.f_code.co_filename, f.f_code.co_name) for f in frames}
 
 
-def guarded(compiled, points, level):
+def guarded(compiled, points, level, region=None):
     """`compiled` called after its inputs are checked (while the guard is
-    on: `level()` is 0 when off, 2 at the async level, 1 otherwise)."""
+    on: `level()` is 0 when off, 2 at the async level, 1 otherwise), and its
+    in-region checks read after it (`region`: `_compiled_inside.Region`)."""
     # Dynamo calls what a backend returns with the graph's inputs as arguments.
     def run(*args):
         on = level()
         if on and not torch.compiler.is_compiling():
+            if _compiled_inside._pending:
+                _compiled_inside.poll()
             check(points, args, on == 2)
-        return compiled(*args)
+        out = compiled(*args)
+        if region is not None and on:
+            region.after()
+        return out
 
     return run
 
@@ -381,8 +421,9 @@ def install(level):
 
         def __call__(self, model_, inputs_, *rest, _original=call, **kw):
             points = plan(model_) if level() else []
+            region = _compiled_inside.instrument(model_, level() == 2) if level() else None
             compiled = _original(self, model_, inputs_, *rest, **kw)
-            return guarded(compiled, points, level) if points else compiled
+            return guarded(compiled, points, level, region) if points or region else compiled
 
         __call__.__devassert_original__ = call
         cls.__call__ = __call__

@@ -28,8 +28,10 @@ def compiled():
         once(
             "compile",
             "devassert: torch.compile is in use: guarded ops inside compiled regions are checked when the compiled function is called, "
-            "on the inputs that reach their index unchanged; an index computed inside the region is not checked.\n"
-            "  to check those too, run the program eagerly: devassert run --eager -- <command> (sets TORCHDYNAMO_DISABLE=1)",
+            "on the inputs that reach their index unchanged, and, for an index computed inside the region, in the compiled graph "
+            "(raised after the call); embedding_bag, binary_cross_entropy, ctc_loss, multinomial, bernoulli and poisson are not "
+            "checked there.\n"
+            "  to check everything, run the program eagerly: devassert run --eager -- <command> (sets TORCHDYNAMO_DISABLE=1)",
         )
         return
     once(

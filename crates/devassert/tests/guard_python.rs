@@ -13,7 +13,8 @@
 //! notebook extension in a real IPython kernel driven by nbclient
 //! (`guard_py/test_notebook.py`);
 //! the same findings from programs compiled by Inductor, checked at the compiled
-//! region's boundary (`guard_py/test_compiled.py`).
+//! region's boundary (`guard_py/test_compiled.py`), and indices computed inside
+//! the region, checked in the compiled graph (`guard_py/test_compiled_inside.py`).
 
 mod common;
 
@@ -98,5 +99,11 @@ fn notebook_extension_in_a_real_kernel() {
 #[test]
 fn compiled_programs_give_the_eager_findings() {
     let text = run_python(&["-m", "unittest", "-v", "test_compiled"]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn indices_computed_inside_compiled_regions_are_checked_there() {
+    let text = run_python(&["-m", "unittest", "-v", "test_compiled_inside"]);
     assert!(text.contains("\nOK"), "{text}");
 }
