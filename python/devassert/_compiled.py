@@ -86,11 +86,32 @@ def _functional_adapters():
     def nll_loss(b):
         return (b["input"], b["target"], b.get("weight"), 1, b.get("ignore_index", -100)), {}
 
+    def multi_margin_loss(b):
+        return (b["input"], b["target"], b["p"], b["margin"], b["weight"], 1), {}
+
+    def embedding_bag(b):
+        # F.embedding_bag flattens a 2-D input into bags itself: only the
+        # 1-D form (ids and offsets) is the C op's.
+        ids = b["input"]
+        if not isinstance(ids, torch.fx.Node) or _example(ids) is None or _example(ids).dim() != 1:
+            return None
+        mode = {"sum": 0, "mean": 1, "max": 2}.get(b["mode"])
+        if mode is None:
+            return None
+        return (b["weight"], ids, b["offsets"], b["scale_grad_by_freq"], mode, b["sparse"], b["per_sample_weights"], b["include_last_offset"], b["padding_idx"]), {}
+
+    def binary_cross_entropy(b):
+        # The weight only scales the loss: the check and torch's error read input and target.
+        return (b["input"], b["target"], None, 1), {}
+
     nn = torch._C._nn
     return {
         id(F.embedding): (F.embedding, torch, "embedding", embedding),
+        id(F.embedding_bag): (F.embedding_bag, torch, "embedding_bag", embedding_bag),
         id(F.cross_entropy): (F.cross_entropy, nn, "cross_entropy_loss", cross_entropy),
         id(F.nll_loss): (F.nll_loss, nn, "nll_loss_nd", nll_loss),
+        id(F.multi_margin_loss): (F.multi_margin_loss, nn, "multi_margin_loss", multi_margin_loss),
+        id(F.binary_cross_entropy): (F.binary_cross_entropy, nn, "binary_cross_entropy", binary_cross_entropy),
     }
 
 
@@ -99,12 +120,12 @@ _tables = None
 
 def _lookup_tables():
     """(by id of the original callable, by Tensor method name, F adapters):
-    the guarded entry points whose check is a range test."""
+    the guarded entry points, but those checked at the strict level only."""
     global _tables
     if _tables is None:
         by_obj, by_method = {}, {}
         for owner, attr, check in _ops.entry_points():
-            if not check.deferrable or check.strict_only:
+            if check.strict_only:
                 continue
             fn = getattr(owner, attr, None)
             original = getattr(fn, "__devassert_original__", fn)
@@ -135,10 +156,58 @@ class _Input:
         self.integer = integer  # an integer tensor: an index the check may read
 
     def value(self, inputs, device=None):
-        t = inputs[self.index]
-        for name, args in self.chain:
-            t = getattr(t, name)(*args)
-        return t
+        return _apply(inputs[self.index], self.chain)
+
+
+def _apply(t, chain):
+    for name, args in chain:
+        t = getattr(t, name)(*args)
+    return t
+
+
+class _Const:
+    """A tensor the graph builds from constants (`torch.tensor([...])`, a
+    numpy scalar): made once, when the graph is read."""
+
+    __slots__ = ("tensor", "integer")
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.integer = _violation.int_tensor(tensor)
+
+    def value(self, inputs, device=None):
+        return self.tensor if device is None else self.tensor.to(device)
+
+
+# Constructors whose result depends on their arguments alone (no random
+# draw): a node calling one on constants is evaluated when the graph is read.
+_CONSTRUCTORS = frozenset((torch.tensor, torch.as_tensor, torch.arange))
+
+
+def _constant(node):
+    """The value of a node built from constants only, or None."""
+    target = node.target
+    numpy_scalar = type(target).__name__ == "numpy_to_tensor_wrapper"  # np.int64(255) in a graph
+    if node.op != "call_function" or not (target in _CONSTRUCTORS or numpy_scalar):
+        return None
+    parts = list(node.args) + list(node.kwargs.values())
+    if _has_node(parts):
+        return None
+    try:
+        value = target(*node.args, **node.kwargs)
+    except Exception:  # noqa: BLE001 - left as a stand-in
+        return None
+    return _Const(value) if isinstance(value, torch.Tensor) and not value.is_meta else None
+
+
+def _has_node(a):
+    if isinstance(a, torch.fx.Node):
+        return True
+    if isinstance(a, (list, tuple)):
+        return any(_has_node(x) for x in a)
+    if isinstance(a, dict):
+        return any(_has_node(x) for x in a.values())
+    return False
 
 
 class _StandIn:
@@ -198,6 +267,10 @@ def _trace(node, placeholders):
                 break
             continue
         break
+    const = _constant(n) if isinstance(n, torch.fx.Node) else None
+    if const is not None:
+        chain.reverse()
+        return _Const(_apply(const.tensor, chain))
     v = _example(node)
     if v is None:
         raise _NotStatic
@@ -223,19 +296,23 @@ def _resolve(a, placeholders):
     return a
 
 
-def _has_input(t):
-    """Whether an integer graph input reaches the op (an index it checks)."""
+def _has_input(t, any_dtype=False):
+    """Whether a value the check reads reaches the op from outside the graph's
+    arithmetic: an integer graph input or constant (an index), or, for a check
+    of values (`any_dtype`: probabilities, offsets), any graph input."""
     if isinstance(t, _Input):
+        return t.integer or any_dtype
+    if isinstance(t, _Const):
         return t.integer
     if isinstance(t, (list, tuple)):
-        return any(_has_input(x) for x in t)
+        return any(_has_input(x, any_dtype) for x in t)
     if isinstance(t, dict):
-        return any(_has_input(x) for x in t.values())
+        return any(_has_input(x, any_dtype) for x in t.values())
     return False
 
 
 def _dynamic(t):
-    if isinstance(t, (_Input, _StandIn)):
+    if isinstance(t, (_Input, _StandIn, _Const)):
         return True
     return isinstance(t, (list, tuple)) and any(_dynamic(x) for x in t)
 
@@ -243,7 +320,7 @@ def _dynamic(t):
 def _builder(t):
     """A function of (inputs, device) that makes `t`: nodes from the call's
     inputs, the rest as it is."""
-    if isinstance(t, (_Input, _StandIn)):
+    if isinstance(t, (_Input, _StandIn, _Const)):
         return t.value
     kind = type(t)
     parts = [_builder(x) if _dynamic(x) else (lambda inputs, device=None, x=x: x) for x in t]
@@ -308,7 +385,10 @@ def _plan(gm):
                 except TypeError:
                     continue
                 bound.apply_defaults()
-                args, kwargs = adapt(bound.arguments)
+                adapted = adapt(bound.arguments)
+                if adapted is None:
+                    continue
+                args, kwargs = adapted
                 entry = (original, check)
             else:
                 entry = by_obj.get(id(node.target))
@@ -321,7 +401,8 @@ def _plan(gm):
             tkwargs = {k: _resolve(v, placeholders) for k, v in kwargs.items()}
         except _NotStatic:
             continue
-        if not (_has_input(targs) or _has_input(tkwargs)):
+        values = not entry[1].deferrable  # a check of values, not a range test
+        if not (_has_input(targs, values) or _has_input(tkwargs, values)):
             continue
         points.append(_Point(entry[0], entry[1], targs, tkwargs, _frames(node.meta.get("stack_trace"))))
     stats["checked_nodes"] += len(points)
@@ -335,15 +416,22 @@ def check(points, inputs, host_only=False):
     for p in points:
         try:
             args, kwargs = p.build(inputs)
-            if host_only and any(isinstance(a, torch.Tensor) and not a.is_cpu for a in args):
+            tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
+            if host_only and any(not t.is_cpu for t in tensors):
                 continue
-            found = p.check.before(args, kwargs, True)
+            # On CPU, as in eager code: a range check finds what the CPU op
+            # rejects; a check of values asks what the CPU op rejects (the
+            # after-path), not what a device kernel would assert.
+            cpu = not _violation.PRECHECK_CPU and all(t.is_cpu or t.is_meta for t in tensors)
+            found = p.check.after(args, kwargs, False) if cpu and not p.check.deferrable else p.check.before(args, kwargs, True)
         except Exception:  # noqa: BLE001 - as in eager code: a check never breaks the program
             found = None
         if found is None:
             continue
         # The op runs (on CPU copies, for torch's own error) on real tensors.
         args, kwargs = p.build(inputs, found.tensor.device)
+        if cpu and _faithful._attempt(p.original, args, kwargs) is None:
+            continue  # the CPU op accepts these values: eager code goes on too
         frames = p.frames + [f for f in _report.caller_frames() if (f.f_code.co_filename, f.f_code.co_name) not in _seen(p.frames)]
         _faithful.stop(p.original, p.check, args, kwargs, found, frames)
 
@@ -365,6 +453,31 @@ def guarded(compiled, points, level):
     return run
 
 
+def _skip_strategy():
+    ef = getattr(getattr(torch._C, "_dynamo", None), "eval_frame", None)
+    try:
+        skip = ef._FrameAction.SKIP
+        return ef.set_code_exec_strategy, ef._FrameExecStrategy(skip, skip)
+    except AttributeError:  # another torch: its dynamo may not compile such frames
+        return None
+
+
+def never_compiled(wrapper):
+    """Keep dynamo from compiling `wrapper`'s frame, and what it calls, as a
+    frame of its own. Dynamo still inlines the wrapper while tracing user code
+    (it sees the op the wrapper calls), but past a graph break (an op with a
+    data-dependent shape: bincount, repeat_interleave, a boolean mask) it
+    compiles the frames the user's code calls, and in a compiled frame
+    `is_dynamo_compiling()` is the constant True: the wrapper would call the
+    op unchecked. Skipped, the frame runs as Python: the eager guard."""
+    global _skip
+    if _skip is None:
+        _skip = _skip_strategy() or False
+    if _skip:
+        _skip[0](wrapper.__code__, _skip[1])
+
+
+_skip = None
 _patched = []  # (class, original __call__)
 
 
