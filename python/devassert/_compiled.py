@@ -34,7 +34,7 @@ import types
 import torch
 import torch.nn.functional as F
 
-from . import _faithful, _ops, _report, _violation
+from . import _async, _faithful, _ops, _report, _violation
 
 # Ops that give the same values in another shape: checking their input checks their output.
 _VIEWS = frozenset(
@@ -411,8 +411,8 @@ def _plan(gm):
 
 def check(points, inputs, host_only=False):
     """Run each point's check on the call's inputs; raise the eager finding.
-    `host_only` (the async level): indices on an accelerator are left, as a
-    check there would sync."""
+    `host_only` (the async level, a CUDA graph capture): indices on an
+    accelerator are left, as a check there would sync."""
     for p in points:
         try:
             args, kwargs = p.build(inputs)
@@ -447,7 +447,8 @@ def guarded(compiled, points, level):
     def run(*args):
         on = level()
         if on and not torch.compiler.is_compiling():
-            check(points, args, on == 2)
+            # While a CUDA graph is captured a sync would break the capture.
+            check(points, args, on == 2 or _async.capturing())
         return compiled(*args)
 
     return run
