@@ -18,11 +18,19 @@ function that, on each call, runs the guarded op's own check on those inputs
 Dynamo's guards and cache keys are not touched, so nothing recompiles.
 
 A finding is the eager one: the same check and the same message, located at
-the user's line from the node's stack trace. Arguments computed inside the
-region (logits, a table built in the graph) stand in as meta tensors of their
-traced shape (their values are never read), so a node is checked only when
-their shapes are static. Indices computed inside the region are not checked
-here (see docs/how-it-works.md).
+the user's line from the node's stack trace (on CPU, raised only when the CPU
+op rejects the values, as in eager code). Besides graph inputs, a tensor the
+graph builds from constants (`torch.tensor([...])`, `np.int64(255)`) is
+evaluated once and checked; a check of values (multinomial, bce, embedding_bag
+offsets) reads float inputs too. Arguments computed inside the region
+(logits, a table built in the graph) stand in as meta tensors of their traced
+shape (their values are never read), so a node is checked only when their
+shapes are static. Indices computed inside the region are not checked here
+(see docs/how-it-works.md).
+
+Ops dynamo does not compile (a data-dependent output shape breaks the graph)
+run as Python: `never_compiled` keeps dynamo from compiling the guard's
+wrappers as frames of their own there, so the eager guard checks them.
 """
 
 import inspect

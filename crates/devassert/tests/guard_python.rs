@@ -13,7 +13,8 @@
 //! notebook extension in a real IPython kernel driven by nbclient
 //! (`guard_py/test_notebook.py`);
 //! the same findings from programs compiled by Inductor, checked at the compiled
-//! region's boundary (`guard_py/test_compiled.py`).
+//! region's boundary or, for ops dynamo breaks the graph on, by the eager guard
+//! (`guard_py/test_compiled.py`).
 
 mod common;
 

@@ -17,7 +17,8 @@ Where the finding comes from, compiled:
   library stack, the dataset sample (a subprocess);
 - from the eager guard, for an op dynamo does not compile: ops with a
   data-dependent output shape graph-break (bincount, repeat_interleave, an
-  index after a boolean mask: BREAKS, asserted to break), and a constant list
+  index after a boolean mask), so does ctc_loss (BREAKS, asserted to
+  break), and a constant list
   index past its dimension, which dynamo's tracing rejects before any graph
   exists (the frame then runs eagerly).
 
@@ -47,6 +48,7 @@ import tempfile
 import textwrap
 import unittest
 import warnings
+from unittest import mock
 
 import numpy as np
 import torch
@@ -54,7 +56,7 @@ import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
 import devassert
-from devassert import _compiled, _intercept
+from devassert import _async, _compiled, _intercept
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
@@ -171,11 +173,12 @@ def writes_valid():
     )
 
 
-def breaks(counts, x, reps, cube, mask, after_mask):
+def breaks(counts, x, reps, cube, mask, after_mask, log_probs, targets):
     c = torch.bincount(counts)
     r = x.repeat_interleave(reps, dim=0)
-    m = cube[mask, after_mask]  # MASKED-INDEX
-    return c.sum() + r.sum() + m.sum()
+    m = cube[mask, after_mask]
+    ctc = F.ctc_loss(log_probs, targets, torch.tensor([5]), torch.tensor([2]))
+    return c.sum() + r.sum() + m.sum() + ctc
 
 
 def breaks_valid():
@@ -186,6 +189,8 @@ def breaks_valid():
         cube=torch.arange(24).reshape(2, 3, 4),
         mask=torch.tensor([[True, False, True], [False, False, True]]),
         after_mask=torch.tensor([3, 3, 3]),
+        log_probs=torch.randn(5, 1, 4, generator=torch.Generator().manual_seed(0)).log_softmax(2),
+        targets=torch.tensor([[1, 2]]),
     )
 
 
@@ -261,6 +266,7 @@ PROGRAMS = {
             ("a negative bincount value", "counts", idx(0, -1, 2), "DA123", [-1]),
             ("a negative repeat count", "reps", idx(1, -2, 0), "DA501", [-2]),
             ("an index after a 2-D mask, against its own dimension", "after_mask", idx(4, 0, 0), "DA111", [4]),
+            ("a ctc target past the classes", "targets", idx([1, 4]), "DA205", [4]),
         ],
     ),
 }
@@ -506,6 +512,22 @@ class DatasetSamples(unittest.TestCase):
                 self.assertTrue(samples, workers)
                 for s in samples:
                     self.assertIn(s["dataset_index"], (13, 27), samples)
+
+
+class Capture(unittest.TestCase):
+    def test_inside_a_cuda_graph_capture_the_boundary_leaves_device_tensors(self):
+        # A check of a device tensor syncs, which would break the capture.
+        seen = []
+
+        def check(points, inputs, host_only=False):
+            seen.append(host_only)
+
+        run = _compiled.guarded(lambda *a: "ran", ["a point"], lambda: 1)
+        with mock.patch.object(_compiled, "check", check):
+            for capturing in (False, True):
+                with mock.patch.object(_async, "capturing", return_value=capturing):
+                    self.assertEqual(run(torch.zeros(1)), "ran")
+        self.assertEqual(seen, [False, True])
 
 
 class ComputedIndices(unittest.TestCase):
