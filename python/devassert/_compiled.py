@@ -424,24 +424,34 @@ def check(points, inputs, host_only=False):
     for p in points:
         try:
             args, kwargs = p.build(inputs)
-            tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.Tensor)]
-            if host_only and any(not t.is_cpu for t in tensors):
+            if host_only and not _on_host(args, kwargs, False):
                 continue
             # On CPU, as in eager code: a range check finds what the CPU op
             # rejects; a check of values asks what the CPU op rejects (the
             # after-path), not what a device kernel would assert.
-            cpu = not _violation.PRECHECK_CPU and all(t.is_cpu or t.is_meta for t in tensors)
-            found = p.check.after(args, kwargs, False) if cpu and not p.check.deferrable else p.check.before(args, kwargs, True)
+            if not p.check.deferrable and _on_host(args, kwargs):
+                found = p.check.after(args, kwargs, False)
+            else:
+                found = p.check.before(args, kwargs, True)
         except Exception:  # noqa: BLE001 - as in eager code: a check never breaks the program
             found = None
         if found is None:
             continue
         # The op runs (on CPU copies, for torch's own error) on real tensors.
+        host = _on_host(args, kwargs)
         args, kwargs = p.build(inputs, found.tensor.device)
-        if cpu and _faithful._attempt(p.original, args, kwargs) is None:
+        if host and _faithful._attempt(p.original, args, kwargs) is None:
             continue  # the CPU op accepts these values: eager code goes on too
         frames = p.frames + [f for f in _report.caller_frames() if (f.f_code.co_filename, f.f_code.co_name) not in _seen(p.frames)]
         _faithful.stop(p.original, p.check, args, kwargs, found, frames)
+
+
+def _on_host(args, kwargs, eager_cpu=True):
+    """Whether every tensor argument is on the CPU (stand-ins are meta);
+    `eager_cpu`: and the eager guard takes its CPU path for them."""
+    if eager_cpu and _violation.PRECHECK_CPU:
+        return False
+    return all(t.is_cpu or t.is_meta for t in list(args) + list(kwargs.values()) if isinstance(t, torch.Tensor))
 
 
 def _seen(frames):
