@@ -320,9 +320,12 @@ class Compiled(unittest.TestCase):
     def test_valid_inputs_give_the_eager_result(self):
         for name, (fn, valid, _) in PROGRAMS.items():
             with self.subTest(name):
-                eager, got = outcome(fn, valid()), outcome(self.compiled[name], valid())
+                eager_args, args = valid(), valid()
+                eager, got = outcome(fn, eager_args), outcome(self.compiled[name], args)
                 self.assertNotIsInstance(eager, Exception)
                 torch.testing.assert_close(got, eager, rtol=1e-5, atol=1e-5)
+                for arg, value in eager_args.items():  # inputs written in place too
+                    torch.testing.assert_close(args[arg], value, rtol=1e-5, atol=1e-5, msg=arg)
 
     def test_every_case_raises_the_eager_finding_before_the_kernels(self):
         for name, (fn, valid, cases) in PROGRAMS.items():
