@@ -304,18 +304,18 @@ def _resolve(a, placeholders):
     return a
 
 
-def _has_input(t, any_dtype=False):
+def _has_input(t, any_dtype=False, consts=True):
     """Whether a value the check reads reaches the op from outside the graph's
     arithmetic: an integer graph input or constant (an index), or, for a check
     of values (`any_dtype`: probabilities, offsets), any graph input."""
     if isinstance(t, _Input):
         return t.integer or any_dtype
     if isinstance(t, _Const):
-        return t.integer
+        return consts and t.integer
     if isinstance(t, (list, tuple)):
-        return any(_has_input(x, any_dtype) for x in t)
+        return any(_has_input(x, any_dtype, consts) for x in t)
     if isinstance(t, dict):
-        return any(_has_input(x, any_dtype) for x in t.values())
+        return any(_has_input(x, any_dtype, consts) for x in t.values())
     return False
 
 
@@ -340,10 +340,13 @@ class _Point:
     and the places the call's inputs fill (made once, when the graph is read:
     a call pays only for those)."""
 
-    __slots__ = ("original", "check", "args", "kwargs", "fill", "fill_kw", "frames")
+    __slots__ = ("original", "check", "args", "kwargs", "fill", "fill_kw", "frames", "once", "done")
 
-    def __init__(self, original, check, args, kwargs, frames):
+    def __init__(self, original, check, args, kwargs, frames, once=False):
         self.original, self.check, self.frames = original, check, frames
+        # `once`: only constants are checked, against static shapes: a first
+        # clean check holds for every call (`done`), with no sync per call.
+        self.once, self.done = once, False
         self.args = list(args)
         self.kwargs = dict(kwargs)
         self.fill = [(i, _builder(a)) for i, a in enumerate(args) if _dynamic(a)]
@@ -377,6 +380,7 @@ def plan(gm):
 def _plan(gm):
     by_obj, by_method, adapters = _lookup_tables()
     placeholders = {n: i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+    static = all(type(d) is int for n in placeholders if _example(n) is not None for d in _example(n).shape)
     points = []
     for node in gm.graph.nodes:
         entry = None
@@ -412,7 +416,8 @@ def _plan(gm):
         values = not entry[1].deferrable  # a check of values, not a range test
         if not (_has_input(targs, values) or _has_input(tkwargs, values)):
             continue
-        points.append(_Point(entry[0], entry[1], targs, tkwargs, _frames(node.meta.get("stack_trace"))))
+        once = static and not (_has_input(targs, values, False) or _has_input(tkwargs, values, False))
+        points.append(_Point(entry[0], entry[1], targs, tkwargs, _frames(node.meta.get("stack_trace")), once))
     stats["checked_nodes"] += len(points)
     return points
 
@@ -422,6 +427,8 @@ def check(points, inputs, host_only=False):
     `host_only` (the async level, a CUDA graph capture): indices on an
     accelerator are left, as a check there would sync."""
     for p in points:
+        if p.done:
+            continue
         try:
             args, kwargs = p.build(inputs)
             if host_only and not _on_host(args, kwargs, False):
@@ -436,6 +443,7 @@ def check(points, inputs, host_only=False):
         except Exception:  # noqa: BLE001 - as in eager code: a check never breaks the program
             found = None
         if found is None:
+            p.done = p.once
             continue
         # The op runs (on CPU copies, for torch's own error) on real tensors.
         host = _on_host(args, kwargs)

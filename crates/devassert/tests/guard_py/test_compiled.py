@@ -56,7 +56,7 @@ import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
 import devassert
-from devassert import _async, _compiled, _intercept
+from devassert import _async, _check_index, _compiled, _intercept
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
@@ -401,6 +401,19 @@ class Compiled(unittest.TestCase):
                 eager = outcome(fn, {"x": x})
                 got = outcome(torch.compile(fn, dynamic=False), {"x": x})
                 self.assert_same_finding(got, eager, rule)
+
+    def test_a_clean_constant_index_is_checked_once_an_input_every_call(self):
+        def constant_and_input(x, i):
+            return torch.gather(x, 1, torch.tensor([[0, 1], [1, 0]])) + torch.gather(x, 1, i)
+
+        fn = torch.compile(constant_and_input, dynamic=False, backend="eager")
+        args = {"x": torch.zeros(2, 2), "i": idx([1, 0], [0, 1])}
+        outcome(fn, args)  # compiled here
+        with mock.patch.object(_check_index, "outside", wraps=_check_index.outside) as tested:
+            for _ in range(3):
+                self.assertNotIsInstance(outcome(fn, args), Exception)
+        # (On an accelerator each test is a host sync.)
+        self.assertEqual(tested.call_count, 3)
 
     def test_shape_errors_stay_torchs_errors_compiled(self):
         x4 = torch.arange(5 * 6 * 3 * 4).reshape(5, 6, 3, 4)
