@@ -18,11 +18,19 @@ function that, on each call, runs the guarded op's own check on those inputs
 Dynamo's guards and cache keys are not touched, so nothing recompiles.
 
 A finding is the eager one: the same check and the same message, located at
-the user's line from the node's stack trace. Arguments computed inside the
-region (logits, a table built in the graph) stand in as meta tensors of their
-traced shape (their values are never read), so a node is checked only when
-their shapes are static. Indices computed inside the region are checked in
-the graph itself (`_compiled_inside.py`; see docs/how-it-works.md).
+the user's line from the node's stack trace (on CPU, raised only when the CPU
+op rejects the values, as in eager code). Besides graph inputs, a tensor the
+graph builds from constants (`torch.tensor([...])`, `np.int64(255)`) is
+evaluated once and checked; a check of values (multinomial, bce, embedding_bag
+offsets) reads float inputs too. Arguments computed inside the region
+(logits, a table built in the graph) stand in as meta tensors of their traced
+shape (their values are never read), so a node is checked only when their
+shapes are static. Indices computed inside the region are checked in the
+graph itself (`_compiled_inside.py`; see docs/how-it-works.md).
+
+Ops dynamo does not compile (a data-dependent output shape breaks the graph)
+run as Python: `never_compiled` keeps dynamo from compiling the guard's
+wrappers as frames of their own there, so the eager guard checks them.
 """
 
 import inspect
@@ -86,11 +94,32 @@ def _functional_adapters():
     def nll_loss(b):
         return (b["input"], b["target"], b.get("weight"), 1, b.get("ignore_index", -100)), {}
 
+    def multi_margin_loss(b):
+        return (b["input"], b["target"], b["p"], b["margin"], b["weight"], 1), {}
+
+    def embedding_bag(b):
+        # F.embedding_bag flattens a 2-D input into bags itself: only the
+        # 1-D form (ids and offsets) is the C op's.
+        ids = b["input"]
+        if not isinstance(ids, torch.fx.Node) or _example(ids) is None or _example(ids).dim() != 1:
+            return None
+        mode = {"sum": 0, "mean": 1, "max": 2}.get(b["mode"])
+        if mode is None:
+            return None
+        return (b["weight"], ids, b["offsets"], b["scale_grad_by_freq"], mode, b["sparse"], b["per_sample_weights"], b["include_last_offset"], b["padding_idx"]), {}
+
+    def binary_cross_entropy(b):
+        # The weight only scales the loss: the check and torch's error read input and target.
+        return (b["input"], b["target"], None, 1), {}
+
     nn = torch._C._nn
     return {
         id(F.embedding): (F.embedding, torch, "embedding", embedding),
+        id(F.embedding_bag): (F.embedding_bag, torch, "embedding_bag", embedding_bag),
         id(F.cross_entropy): (F.cross_entropy, nn, "cross_entropy_loss", cross_entropy),
         id(F.nll_loss): (F.nll_loss, nn, "nll_loss_nd", nll_loss),
+        id(F.multi_margin_loss): (F.multi_margin_loss, nn, "multi_margin_loss", multi_margin_loss),
+        id(F.binary_cross_entropy): (F.binary_cross_entropy, nn, "binary_cross_entropy", binary_cross_entropy),
     }
 
 
@@ -99,12 +128,12 @@ _tables = None
 
 def _lookup_tables():
     """(by id of the original callable, by Tensor method name, F adapters):
-    the guarded entry points whose check is a range test."""
+    the guarded entry points, but those checked at the strict level only."""
     global _tables
     if _tables is None:
         by_obj, by_method = {}, {}
         for owner, attr, check in _ops.entry_points():
-            if not check.deferrable or check.strict_only:
+            if check.strict_only:
                 continue
             fn = getattr(owner, attr, None)
             original = getattr(fn, "__devassert_original__", fn)
@@ -135,10 +164,58 @@ class _Input:
         self.integer = integer  # an integer tensor: an index the check may read
 
     def value(self, inputs, device=None):
-        t = inputs[self.index]
-        for name, args in self.chain:
-            t = getattr(t, name)(*args)
-        return t
+        return _apply(inputs[self.index], self.chain)
+
+
+def _apply(t, chain):
+    for name, args in chain:
+        t = getattr(t, name)(*args)
+    return t
+
+
+class _Const:
+    """A tensor the graph builds from constants (`torch.tensor([...])`, a
+    numpy scalar): made once, when the graph is read."""
+
+    __slots__ = ("tensor", "integer")
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.integer = _violation.int_tensor(tensor)
+
+    def value(self, inputs, device=None):
+        return self.tensor if device is None else self.tensor.to(device)
+
+
+# Constructors whose result depends on their arguments alone (no random
+# draw): a node calling one on constants is evaluated when the graph is read.
+_CONSTRUCTORS = frozenset((torch.tensor, torch.as_tensor, torch.arange))
+
+
+def _constant(node):
+    """The value of a node built from constants only, or None."""
+    target = node.target
+    numpy_scalar = type(target).__name__ == "numpy_to_tensor_wrapper"  # np.int64(255) in a graph
+    if node.op != "call_function" or not (target in _CONSTRUCTORS or numpy_scalar):
+        return None
+    parts = list(node.args) + list(node.kwargs.values())
+    if _has_node(parts):
+        return None
+    try:
+        value = target(*node.args, **node.kwargs)
+    except Exception:  # noqa: BLE001 - left as a stand-in
+        return None
+    return _Const(value) if isinstance(value, torch.Tensor) and not value.is_meta else None
+
+
+def _has_node(a):
+    if isinstance(a, torch.fx.Node):
+        return True
+    if isinstance(a, (list, tuple)):
+        return any(_has_node(x) for x in a)
+    if isinstance(a, dict):
+        return any(_has_node(x) for x in a.values())
+    return False
 
 
 class _StandIn:
@@ -198,6 +275,10 @@ def _trace(node, placeholders):
                 break
             continue
         break
+    const = _constant(n) if isinstance(n, torch.fx.Node) else None
+    if const is not None:
+        chain.reverse()
+        return _Const(_apply(const.tensor, chain))
     v = _example(node)
     if v is None:
         raise _NotStatic
@@ -223,19 +304,23 @@ def _resolve(a, placeholders):
     return a
 
 
-def _has_input(t):
-    """Whether an integer graph input reaches the op (an index it checks)."""
+def _has_input(t, any_dtype=False, consts=True):
+    """Whether a value the check reads reaches the op from outside the graph's
+    arithmetic: an integer graph input or constant (an index), or, for a check
+    of values (`any_dtype`: probabilities, offsets), any graph input."""
     if isinstance(t, _Input):
-        return t.integer
+        return t.integer or any_dtype
+    if isinstance(t, _Const):
+        return consts and t.integer
     if isinstance(t, (list, tuple)):
-        return any(_has_input(x) for x in t)
+        return any(_has_input(x, any_dtype, consts) for x in t)
     if isinstance(t, dict):
-        return any(_has_input(x) for x in t.values())
+        return any(_has_input(x, any_dtype, consts) for x in t.values())
     return False
 
 
 def _dynamic(t):
-    if isinstance(t, (_Input, _StandIn)):
+    if isinstance(t, (_Input, _StandIn, _Const)):
         return True
     return isinstance(t, (list, tuple)) and any(_dynamic(x) for x in t)
 
@@ -243,7 +328,7 @@ def _dynamic(t):
 def _builder(t):
     """A function of (inputs, device) that makes `t`: nodes from the call's
     inputs, the rest as it is."""
-    if isinstance(t, (_Input, _StandIn)):
+    if isinstance(t, (_Input, _StandIn, _Const)):
         return t.value
     kind = type(t)
     parts = [_builder(x) if _dynamic(x) else (lambda inputs, device=None, x=x: x) for x in t]
@@ -255,10 +340,13 @@ class _Point:
     and the places the call's inputs fill (made once, when the graph is read:
     a call pays only for those)."""
 
-    __slots__ = ("original", "check", "args", "kwargs", "fill", "fill_kw", "frames")
+    __slots__ = ("original", "check", "args", "kwargs", "fill", "fill_kw", "frames", "once", "done")
 
-    def __init__(self, original, check, args, kwargs, frames):
+    def __init__(self, original, check, args, kwargs, frames, once=False):
         self.original, self.check, self.frames = original, check, frames
+        # `once`: only constants are checked, against static shapes: a first
+        # clean check holds for every call (`done`), with no sync per call.
+        self.once, self.done = once, False
         self.args = list(args)
         self.kwargs = dict(kwargs)
         self.fill = [(i, _builder(a)) for i, a in enumerate(args) if _dynamic(a)]
@@ -308,7 +396,10 @@ def entry(node):
             except TypeError:
                 return None
             bound.apply_defaults()
-            args, kwargs = adapt(bound.arguments)
+            adapted = adapt(bound.arguments)
+            if adapted is None:
+                return None
+            args, kwargs = adapted
             entry = (original, check)
         else:
             entry = by_obj.get(id(node.target))
@@ -325,6 +416,7 @@ def placeholders_of(gm):
 
 def _plan(gm):
     placeholders = placeholders_of(gm)
+    static = all(type(d) is int for n in placeholders if _example(n) is not None for d in _example(n).shape)
     points = []
     for node in gm.graph.nodes:
         found = entry(node)
@@ -336,9 +428,11 @@ def _plan(gm):
             tkwargs = {k: _resolve(v, placeholders) for k, v in kwargs.items()}
         except _NotStatic:
             continue
-        if not (_has_input(targs) or _has_input(tkwargs)):
+        values = not check_.deferrable  # a check of values, not a range test
+        if not (_has_input(targs, values) or _has_input(tkwargs, values)):
             continue
-        points.append(_Point(original, check_, targs, tkwargs, _frames(node.meta.get("stack_trace"))))
+        once = static and not (_has_input(targs, values, False) or _has_input(tkwargs, values, False))
+        points.append(_Point(original, check_, targs, tkwargs, _frames(node.meta.get("stack_trace")), once))
     stats["checked_nodes"] += len(points)
     return points
 
@@ -354,7 +448,7 @@ def computed_index(node, placeholders):
         if v is None or not _violation.int_tensor(v):
             continue
         try:
-            if not isinstance(_trace(n, placeholders), _Input):
+            if not isinstance(_trace(n, placeholders), (_Input, _Const)):
                 return True
         except _NotStatic:
             return True
@@ -363,23 +457,44 @@ def computed_index(node, placeholders):
 
 def check(points, inputs, host_only=False):
     """Run each point's check on the call's inputs; raise the eager finding.
-    `host_only` (the async level): indices on an accelerator (CPU ones when
-    `_async.FAKE_DEVICE`) are left, as a check here would sync: the region
-    checks them inside (`_compiled_inside.instrument(gm, sync_free=True)`)."""
+    `host_only` (the async level, a CUDA graph capture): indices on an
+    accelerator (CPU ones when `_async.FAKE_DEVICE`) are left, as a check
+    there would sync: the region checks them inside
+    (`_compiled_inside.instrument(gm, sync_free=True)`; not during a capture)."""
     for p in points:
+        if p.done:
+            continue
         try:
             args, kwargs = p.build(inputs)
-            if host_only and any(isinstance(a, torch.Tensor) and (not a.is_cpu or _async.FAKE_DEVICE) for a in args):
+            if host_only and (_async.FAKE_DEVICE or not _on_host(args, kwargs, False)):
                 continue
-            found = p.check.before(args, kwargs, True)
+            # On CPU, as in eager code: a range check finds what the CPU op
+            # rejects; a check of values asks what the CPU op rejects (the
+            # after-path), not what a device kernel would assert.
+            if not p.check.deferrable and _on_host(args, kwargs):
+                found = p.check.after(args, kwargs, False)
+            else:
+                found = p.check.before(args, kwargs, True)
         except Exception:  # noqa: BLE001 - as in eager code: a check never breaks the program
             found = None
         if found is None:
+            p.done = p.once
             continue
         # The op runs (on CPU copies, for torch's own error) on real tensors.
+        host = _on_host(args, kwargs)
         args, kwargs = p.build(inputs, found.tensor.device)
+        if host and _faithful._attempt(p.original, args, kwargs) is None:
+            continue  # the CPU op accepts these values: eager code goes on too
         frames = p.frames + [f for f in _report.caller_frames() if (f.f_code.co_filename, f.f_code.co_name) not in _seen(p.frames)]
         _faithful.stop(p.original, p.check, args, kwargs, found, frames)
+
+
+def _on_host(args, kwargs, eager_cpu=True):
+    """Whether every tensor argument is on the CPU (stand-ins are meta);
+    `eager_cpu`: and the eager guard takes its CPU path for them."""
+    if eager_cpu and _violation.PRECHECK_CPU:
+        return False
+    return all(t.is_cpu or t.is_meta for t in list(args) + list(kwargs.values()) if isinstance(t, torch.Tensor))
 
 
 def _seen(frames):
@@ -396,7 +511,8 @@ def guarded(compiled, points, level, region=None):
         if on and not torch.compiler.is_compiling():
             if _compiled_inside._pending:
                 _compiled_inside.poll()
-            check(points, args, on == 2)
+            # While a CUDA graph is captured a sync would break the capture.
+            check(points, args, on == 2 or _async.capturing())
         out = compiled(*args)
         if region is not None and on:
             region.after()
@@ -405,6 +521,31 @@ def guarded(compiled, points, level, region=None):
     return run
 
 
+def _skip_strategy():
+    ef = getattr(getattr(torch._C, "_dynamo", None), "eval_frame", None)
+    try:
+        skip = ef._FrameAction.SKIP
+        return ef.set_code_exec_strategy, ef._FrameExecStrategy(skip, skip)
+    except AttributeError:  # another torch: its dynamo may not compile such frames
+        return None
+
+
+def never_compiled(wrapper):
+    """Keep dynamo from compiling `wrapper`'s frame, and what it calls, as a
+    frame of its own. Dynamo still inlines the wrapper while tracing user code
+    (it sees the op the wrapper calls), but past a graph break (an op with a
+    data-dependent shape: bincount, repeat_interleave, a boolean mask) it
+    compiles the frames the user's code calls, and in a compiled frame
+    `is_dynamo_compiling()` is the constant True: the wrapper would call the
+    op unchecked. Skipped, the frame runs as Python: the eager guard."""
+    global _skip
+    if _skip is None:
+        _skip = _skip_strategy() or False
+    if _skip:
+        _skip[0](wrapper.__code__, _skip[1])
+
+
+_skip = None
 _patched = []  # (class, original __call__)
 
 

@@ -237,6 +237,7 @@ def _name_like(wrapper, original):
     except (AttributeError, TypeError):
         pass
     wrapper.__devassert_original__ = original
+    _compiled.never_compiled(wrapper)
 
 
 _SIMPLE_KEYS = (int, slice, type(None), type(Ellipsis))

@@ -29,8 +29,8 @@ def compiled():
             "compile",
             "devassert: torch.compile is in use: guarded ops inside compiled regions are checked when the compiled function is called, "
             "on the inputs that reach their index unchanged, and, for an index computed inside the region, in the compiled graph "
-            "(raised after the call); embedding_bag, binary_cross_entropy, ctc_loss, multinomial, bernoulli and poisson are not "
-            "checked there.\n"
+            "(raised after the call); embedding_bag, binary_cross_entropy, multinomial, bernoulli and poisson are checked on "
+            "the region's inputs only, not on values computed inside it.\n"
             "  to check everything, run the program eagerly: devassert run --eager -- <command> (sets TORCHDYNAMO_DISABLE=1)",
         )
         return

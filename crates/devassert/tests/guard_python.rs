@@ -13,8 +13,9 @@
 //! notebook extension in a real IPython kernel driven by nbclient
 //! (`guard_py/test_notebook.py`);
 //! the same findings from programs compiled by Inductor, checked at the compiled
-//! region's boundary (`guard_py/test_compiled.py`), and indices computed inside
-//! the region, checked in the compiled graph (`guard_py/test_compiled_inside.py`).
+//! region's boundary or, for ops dynamo breaks the graph on, by the eager guard
+//! (`guard_py/test_compiled.py`), and indices computed inside the region,
+//! checked in the compiled graph (`guard_py/test_compiled_inside.py`).
 
 mod common;
 
