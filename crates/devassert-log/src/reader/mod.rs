@@ -297,8 +297,9 @@ fn glued(raw: &[u8]) -> Option<(&str, usize)> {
 }
 
 /// The place an IPython / Jupyter traceback names: `Cell In[12], line 3`
-/// (IPython 8+; VS Code links the line number: `[line 3](vscode-…)`),
-/// `<ipython-input-3-…>` (older IPython), or a cell's code file
+/// (IPython 8.5+; VS Code links the line number: `[line 3](vscode-…)`),
+/// `Input In [3]` (IPython 8.0–8.4), `<ipython-input-3-…>` (older
+/// IPython), or a cell's code file
 /// `/tmp/ipykernel_1234/567.py` (a function defined in a cell), cut to what
 /// identifies it.
 fn notebook_place(t: &str) -> Option<String> {
@@ -306,6 +307,11 @@ fn notebook_place(t: &str) -> Option<String> {
         let n = rest.find(']')?;
         let digits = !rest[..n].is_empty() && rest[..n].bytes().all(|b| b.is_ascii_digit());
         return digits.then(|| format!("Cell In[{}]", &rest[..n]));
+    }
+    if let Some(rest) = t.strip_prefix("Input In [") {
+        let n = rest.find(']')?;
+        let digits = !rest[..n].is_empty() && rest[..n].bytes().all(|b| b.is_ascii_digit());
+        return digits.then(|| format!("Input In [{}]", &rest[..n]));
     }
     if let Some(at) = t.find("<ipython-input-") {
         let end = t[at..].find('>')?;
@@ -343,6 +349,7 @@ mod notebook_tests {
                 "File /tmp/ipykernel_77/12.py:9, in g(x)",
                 Some("ipykernel_77/12.py:9"),
             ),
+            ("Input In [12], in <cell line: 7>()", Some("Input In [12]")),
             ("Cell In[x], line 3", None),
             ("File \"train.py\", line 5, in f", None),
         ];
