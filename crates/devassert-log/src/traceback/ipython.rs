@@ -212,13 +212,16 @@ fn file_frame(t: &str) -> Option<Frame> {
 mod tests {
     use super::*;
 
+    /// (file, line, function) of a frame.
+    type Place<'a> = (&'a str, u64, &'a str);
+
     fn place(t: &str) -> Option<(String, u64, String)> {
         parse_frame(t).map(|f| (f.file, f.line, f.function))
     }
 
     #[test]
     fn frames_of_every_style() {
-        let cases: &[(&str, Option<(&str, u64, &str)>)] = &[
+        let cases: &[(&str, Option<Place>)] = &[
             ("Cell In[12], line 7", Some(("Cell In[12]", 7, "<module>"))),
             (
                 "Cell In[3], line 5, in lookup(table, ids)",
