@@ -287,6 +287,15 @@ mod tests {
             let want = want.map(|(f, l, func)| (f.to_string(), l, func.to_string()));
             assert_eq!(place(line), want, "{line}");
         }
+        // Every cut of every line (a log ends anywhere) reads without a panic.
+        for (line, _) in cases {
+            for (at, _) in line.char_indices() {
+                for part in [&line[..at], &line[at..]] {
+                    let _ = (parse_frame(part), starts(part), arrow_line(part));
+                    let _ = (context_line(part), is_header(part), cell_of_file(part));
+                }
+            }
+        }
     }
 
     #[test]
