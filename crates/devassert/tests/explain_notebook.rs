@@ -138,6 +138,26 @@ fn every_notebook_style_names_the_cell_and_its_line() {
     common::assert_contract(&docs);
 }
 
+#[test]
+fn vs_code_s_linked_lines_are_read() {
+    // A real report pasted from VS Code's notebook view: each line number is
+    // a link (`---> [2](vscode-notebook-cell:?execution_count=8&line=2) …`).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real");
+    let doc = json_doc(&dir, "010.log", None, &[]);
+    let f = finding(&doc);
+    assert_eq!(f["noticed_at"]["file"], "Cell In[8]");
+    assert_eq!(f["noticed_at"]["line"], 2);
+    assert_eq!(
+        f["noticed_at"]["code"],
+        "correct = torch.eq(y_true, y_pred).sum().item()"
+    );
+    assert_eq!(
+        f["evidence"]["message"],
+        "AcceleratorError: CUDA error: device-side assert triggered"
+    );
+    common::assert_contract(&[doc]);
+}
+
 /// What Python itself prints for the exception of `notebook-ipython7.log`
 /// (`traceback.print_exc()` in that kernel).
 const IPYTHON7_IN_PYTHONS_WORDS: &str = r#"Traceback (most recent call last):

@@ -80,10 +80,16 @@ pub fn arrow_line(t: &str) -> Option<(u64, &str)> {
         return None;
     }
     let rest = rest.strip_prefix('>')?.trim_start();
+    // VS Code links the number: `---> [13](vscode-notebook-cell:?execution_count=11&line=13) acc = f(x)`.
+    let linked = rest.strip_prefix('[');
+    let rest = linked.unwrap_or(rest);
     let n = rest.bytes().take_while(u8::is_ascii_digit).count();
     let line = rest[..n].parse().ok()?;
-    let code = rest[n..].trim();
-    Some((line, code))
+    let code = match linked {
+        Some(_) => rest[n..].strip_prefix("](")?.split_once(')')?.1,
+        None => &rest[n..],
+    };
+    Some((line, code.trim()))
 }
 
 /// `      5 for batch in loader:`, a context line around the arrow line.
@@ -317,6 +323,11 @@ mod tests {
             Some((1518, "return self._call_impl(*args, **kwargs)"))
         );
         assert_eq!(arrow_line("--> 232 x = 1"), Some((232, "x = 1")));
+        assert_eq!(
+            arrow_line("---> [13](vscode-notebook-cell:?execution_count=11&line=13) acc = f(y)"),
+            Some((13, "acc = f(y)"))
+        );
+        assert_eq!(arrow_line("---> [13](vscode-notebook-cell:"), None);
         assert_eq!(arrow_line("---------"), None);
         assert_eq!(arrow_line("-> x"), None);
         assert!(context_line("      5 for batch in loader:"));
