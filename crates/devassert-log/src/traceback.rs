@@ -299,7 +299,16 @@ impl Builder {
             return Step::More;
         }
         let indented = text.starts_with(' ') || text.starts_with('\t');
-        if indented || ipython::context_line(text) || ipython::is_skip_note(t) {
+        let context = ipython::context_line(text) || ipython::is_skip_note(t);
+        if self.want_code && indented && !context {
+            // `%xmode Plain` shows the code under its frame, as Python does.
+            if let Some(f) = self.tb.frames.last_mut() {
+                f.code = Some(t.chars().take(300).collect());
+            }
+            self.want_code = false;
+            return Step::More;
+        }
+        if indented || context {
             // Context lines around the arrow, and code continued on more rows.
             self.idle += 1;
             return if self.idle > 40 {
@@ -501,6 +510,54 @@ mod tests {
                 Some("RuntimeError: CUDA error: device-side assert triggered")
             );
             assert_eq!(tb.user_frame().map(|f| f.line), Some(4));
+        }
+    }
+
+    #[test]
+    fn ipython_plain_and_verbose_modes() {
+        let plain = [
+            "Traceback (most recent call last):",
+            "  Cell In[1], line 9",
+            "    out = lib.call(lookup, table, ids)",
+            "  File /tmp/pkg/lib/__init__.py:2 in call",
+            "    return f(*args, **kwargs)",
+            "  Cell In[1], line 6 in lookup",
+            "    return [table[i] for i in ids]",
+            "IndexError: list index out of range",
+        ];
+        let verbose = [
+            "IndexError                                Traceback (most recent call last)",
+            "Cell In[1], line 9",
+            "      8 ids = [1, 2, 12]",
+            "----> 9 out = lib.call(lookup, table, ids)",
+            "        ids = [1, 2, 12]",
+            "File /tmp/pkg/lib/__init__.py:2, in call(f=<function lookup>, *args=([0, 1], [1, 2, 12]), **kwargs={})",
+            "----> 2     return f(*args, **kwargs)",
+            "        kwargs = {}",
+            "Cell In[1], line 6, in lookup(table=[0, 1], ids=[1, 2, 12])",
+            "----> 6     return [table[i] for i in ids]",
+            "        table = [0, 1]",
+            "IndexError: list index out of range",
+        ];
+        for lines in [&plain[..], &verbose[..]] {
+            let tbs = run(lines);
+            let got: Vec<_> = tbs[0]
+                .frames
+                .iter()
+                .map(|f| (f.file.as_str(), f.line, f.code.as_deref().unwrap_or("")))
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    ("Cell In[1]", 9, "out = lib.call(lookup, table, ids)"),
+                    ("/tmp/pkg/lib/__init__.py", 2, "return f(*args, **kwargs)"),
+                    ("Cell In[1]", 6, "return [table[i] for i in ids]"),
+                ]
+            );
+            assert_eq!(
+                tbs[0].exception.as_deref(),
+                Some("IndexError: list index out of range")
+            );
         }
     }
 

@@ -158,6 +158,64 @@ fn vs_code_s_linked_lines_are_read() {
     common::assert_contract(&[doc]);
 }
 
+/// A cell that fails inside a function it defines, through PyTorch's frames.
+const CELL: &str = "import torch
+emb = torch.nn.Embedding(10, 4)
+def embed(ids):
+    return emb(ids)
+ids = torch.tensor([[1, 2, 12]])
+out = embed(ids)
+";
+
+#[test]
+fn real_ipython_tracebacks_in_every_mode_and_colour() {
+    // The installed IPython and PyTorch (CPU) print the traceback; each of
+    // `%xmode` Context (the default), Plain and Verbose, with and without colours.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut docs = Vec::new();
+    for (mode, colors) in [
+        ("Context", "NoColor"),
+        ("Context", "Linux"),
+        ("Plain", "NoColor"),
+        ("Verbose", "Linux"),
+    ] {
+        let code = format!("get_ipython().run_line_magic('xmode', '{mode}')\n{CELL}");
+        let out = std::process::Command::new(common::python())
+            .args([
+                "-m",
+                "IPython",
+                "--no-banner",
+                "--HistoryManager.enabled=False",
+            ])
+            .arg(format!("--colors={colors}"))
+            .args(["-c", &code])
+            .env("IPYTHONDIR", tmp.path())
+            .output()
+            .expect("run IPython");
+        let log = tmp.path().join(format!("{mode}-{colors}.log"));
+        std::fs::write(&log, [out.stdout, out.stderr].concat()).expect("write log");
+        let text = std::fs::read_to_string(&log).expect("read log");
+        assert!(text.contains("IndexError"), "{mode} {colors}:\n{text}");
+        assert_eq!(
+            text.contains('\x1b'),
+            colors != "NoColor",
+            "{mode} {colors}"
+        );
+        let doc = json_doc(tmp.path(), &log.to_string_lossy(), None, &[]);
+        let f = finding(&doc);
+        assert_eq!(f["rule"], "DA101", "{mode} {colors}");
+        // The CPU raised at the op: the innermost cell frame, not PyTorch's.
+        let place = &f["location"];
+        assert_eq!(place["file"], "Cell In[1]", "{mode} {colors}: {place}");
+        // Line 5: the `%xmode` line comes first in the cell.
+        assert_eq!(place["line"], 5, "{mode} {colors}: {place}");
+        assert_eq!(place["function"], "embed", "{mode} {colors}: {place}");
+        assert_eq!(place["code"], "return emb(ids)", "{mode} {colors}: {place}");
+        docs.push(doc);
+    }
+    common::assert_contract(&docs);
+}
+
 /// What Python itself prints for the exception of `notebook-ipython7.log`
 /// (`traceback.print_exc()` in that kernel).
 const IPYTHON7_IN_PYTHONS_WORDS: &str = r#"Traceback (most recent call last):

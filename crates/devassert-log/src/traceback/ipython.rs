@@ -135,6 +135,15 @@ fn cell_function(s: Option<&str>) -> &str {
     }
 }
 
+/// The function after `, in ` (`%xmode Plain` writes ` in `).
+fn after_in(s: &str) -> Option<&str> {
+    let (i, len) = match s.find(", in ") {
+        Some(i) => (i, ", in ".len()),
+        None => (s.find(" in ")?, " in ".len()),
+    };
+    Some(&s[i + len..])
+}
+
 fn digits(s: &str) -> Option<&str> {
     (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then_some(s)
 }
@@ -152,8 +161,7 @@ fn cell_frame(t: &str) -> Option<Frame> {
         .strip_prefix("line ")?;
     let n = rest.bytes().take_while(u8::is_ascii_digit).count();
     let line = rest[..n].parse().ok()?;
-    let function = rest.find(", in ").map(|i| &rest[i + ", in ".len()..]);
-    Some(frame(cell_name(count), line, cell_function(function)))
+    Some(frame(cell_name(count), line, cell_function(after_in(rest))))
 }
 
 /// `Input In [12], in <cell line: 7>()` (IPython 8.0–8.4).
@@ -188,7 +196,7 @@ fn file_frame(t: &str) -> Option<Frame> {
                 let (place, after) = linked.split_once("](")?;
                 (place, after.split_once("), in ").map(|(_, f)| f))
             }
-            None => match rest.split_once(", in ") {
+            None => match rest.split_once(", in ").or_else(|| rest.split_once(" in ")) {
                 Some((p, f)) => (p, Some(f)),
                 None => (rest, None),
             },
@@ -281,6 +289,15 @@ mod tests {
             (
                 "/tmp/ipykernel_1234/567.py in lookup(table, ids)",
                 Some(("/tmp/ipykernel_1234/567.py", 0, "lookup")),
+            ),
+            // `%xmode Plain`.
+            (
+                "Cell In[1], line 6 in lookup",
+                Some(("Cell In[1]", 6, "lookup")),
+            ),
+            (
+                "File /tmp/pkg/lib/__init__.py:2 in call",
+                Some(("/tmp/pkg/lib/__init__.py", 2, "call")),
             ),
             ("File \"train.py\", line 5, in f", None),
             ("Cell In[x], line 3", None),
