@@ -526,3 +526,38 @@ impl Report {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SourceLocation;
+
+    fn place(file: &str, function: Option<&str>) -> SourceLocation {
+        SourceLocation {
+            file: file.into(),
+            line: 7,
+            function: function.map(Into::into),
+            code: None,
+        }
+    }
+
+    #[test]
+    fn a_cell_is_shown_as_ipython_names_it_and_is_no_file() {
+        let cell = place("Cell In[12]", Some("<module>"));
+        assert_eq!(cell.to_string(), "Cell In[12], line 7");
+        assert_eq!(cell.source_file(), None);
+        let f = place("Cell In[3]", Some("Net.forward"));
+        assert_eq!(f.to_string(), "Cell In[3], line 7 in Net.forward");
+        let script = place("train.py", Some("<module>"));
+        assert_eq!(script.to_string(), "train.py:7 in <module>");
+        assert_eq!(script.source_file(), Some("train.py"));
+        // Only IPython's exact name is a cell.
+        for file in [
+            "Cell In[x]",
+            "Cell In[12].py",
+            "dir/Cell In[12]",
+            "Cell In[]",
+        ] {
+            assert_eq!(place(file, None).cell(), None, "{file}");
+        }
+    }
+}
