@@ -95,6 +95,15 @@ fn every_notebook_style_names_the_cell_and_its_line() {
             "<module>",
             "out = model.generate(**batch, max_new_tokens=64)",
         ),
+        // `jupyter nbconvert --execute`: nbclient's own traceback, then the cell's, coloured.
+        (
+            "notebook-nbconvert-ansi.log",
+            "noticed_at",
+            "Cell In[9]",
+            3,
+            "<module>",
+            "print(loss.item())",
+        ),
         (
             "notebook-ipykernel-path.log",
             "noticed_at",
