@@ -232,11 +232,39 @@ pub struct SourceLocation {
     pub code: Option<String>,
 }
 
+impl SourceLocation {
+    /// The notebook cell this place is in, as IPython names it (`Cell
+    /// In[12]`; explain and the guard in a notebook both name cells so):
+    /// a place in the notebook, not a file.
+    pub fn cell(&self) -> Option<&str> {
+        let count = self.file.strip_prefix("Cell In[")?.strip_suffix(']')?;
+        (!count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()))
+            .then_some(self.file.as_str())
+    }
+
+    /// The file that holds this place's source, if any: never a cell's name,
+    /// which no file on this machine stands for.
+    pub fn source_file(&self) -> Option<&str> {
+        self.cell().is_none().then_some(self.file.as_str())
+    }
+}
+
 impl fmt::Display for SourceLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)?;
-        if let Some(func) = &self.function {
-            write!(f, " in {func}")?;
+        match self.cell() {
+            // IPython's own words for a cell's line (`%devassert explain` says the same).
+            Some(cell) => {
+                write!(f, "{cell}, line {}", self.line)?;
+                if let Some(func) = self.function.as_deref().filter(|x| *x != "<module>") {
+                    write!(f, " in {func}")?;
+                }
+            }
+            None => {
+                write!(f, "{}:{}", self.file, self.line)?;
+                if let Some(func) = &self.function {
+                    write!(f, " in {func}")?;
+                }
+            }
         }
         Ok(())
     }
@@ -495,6 +523,41 @@ impl Report {
             scan: None,
             inputs: None,
             model: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SourceLocation;
+
+    fn place(file: &str, function: Option<&str>) -> SourceLocation {
+        SourceLocation {
+            file: file.into(),
+            line: 7,
+            function: function.map(Into::into),
+            code: None,
+        }
+    }
+
+    #[test]
+    fn a_cell_is_shown_as_ipython_names_it_and_is_no_file() {
+        let cell = place("Cell In[12]", Some("<module>"));
+        assert_eq!(cell.to_string(), "Cell In[12], line 7");
+        assert_eq!(cell.source_file(), None);
+        let f = place("Cell In[3]", Some("Net.forward"));
+        assert_eq!(f.to_string(), "Cell In[3], line 7 in Net.forward");
+        let script = place("train.py", Some("<module>"));
+        assert_eq!(script.to_string(), "train.py:7 in <module>");
+        assert_eq!(script.source_file(), Some("train.py"));
+        // Only IPython's exact name is a cell.
+        for file in [
+            "Cell In[x]",
+            "Cell In[12].py",
+            "dir/Cell In[12]",
+            "Cell In[]",
+        ] {
+            assert_eq!(place(file, None).cell(), None, "{file}");
         }
     }
 }

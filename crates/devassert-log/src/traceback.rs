@@ -1,7 +1,10 @@
 //! Python tracebacks, one builder per rank (ranks interleave their output):
 //! `Traceback (most recent call last):`, the `File "x.py", line N, in f`
 //! frames with their code lines, the exception line and the lines of its
-//! message, and the chaining markers between tracebacks.
+//! message, and the chaining markers between tracebacks; IPython's and
+//! Jupyter's styles (`ipython`) into the same frames.
+
+mod ipython;
 
 /// Frames kept per traceback: the innermost ones matter, deep recursion does not.
 const MAX_FRAMES: usize = 96;
@@ -79,6 +82,9 @@ pub struct Builder {
     want_code: bool,
     /// Lines seen since the last frame or message line (bounds junk inside).
     idle: u32,
+    /// Started by IPython's header or a cell's frame: its frames and
+    /// numbered source lines are read in IPython's styles.
+    ipython: bool,
 }
 
 /// What a line did to a builder.
@@ -100,6 +106,29 @@ pub fn is_header(t: &str) -> bool {
     t.starts_with("Traceback (most recent call last)")
 }
 
+/// Whether a line (trimmed) starts a traceback: a header or a frame of
+/// Python's, or IPython's header or a cell's frame.
+pub fn starts(t: &str) -> bool {
+    is_header(t) || parse_frame(t).is_some() || ipython::starts(t)
+}
+
+/// Whether a line (trimmed) is one of IPython's traceback lines that no
+/// code line runs into: a header, a frame, an arrow line.
+pub fn ipython_line(t: &str) -> bool {
+    ipython::is_header(t) || ipython::arrow_line(t).is_some() || ipython::parse_frame(t).is_some()
+}
+
+/// Whether a line (trimmed) may start a traceback, cheaply: what
+/// [`starts`] accepts begins with these words or holds IPython's header.
+pub fn may_start(t: &str) -> bool {
+    t.starts_with("Traceback")
+        || t.starts_with("File \"")
+        || t.starts_with("Cell In[")
+        || t.starts_with("Input In [")
+        || t.starts_with("<ipython-input-")
+        || t.contains("Traceback (most recent call last)")
+}
+
 /// `File "x.py", line 12, in f` (trimmed).
 pub fn parse_frame(t: &str) -> Option<Frame> {
     let rest = t.strip_prefix("File \"")?;
@@ -113,7 +142,7 @@ pub fn parse_frame(t: &str) -> Option<Frame> {
         .map(str::trim)
         .unwrap_or("");
     Some(Frame {
-        file: file.to_string(),
+        file: ipython::cell_of_file(file).unwrap_or_else(|| file.to_string()),
         line,
         function: function.to_string(),
         code: None,
@@ -134,6 +163,7 @@ impl Builder {
             state: State::Frames,
             want_code: false,
             idle: 0,
+            ipython: false,
         }
     }
 
@@ -151,6 +181,12 @@ impl Builder {
         let indented = text.starts_with(' ') || text.starts_with('\t');
         match self.state {
             State::Frames => {
+                if self.tb.frames.is_empty() && !self.ipython && ipython::starts(t) {
+                    self.ipython = true;
+                }
+                if self.ipython {
+                    return self.ipython_frames(text, t);
+                }
                 if is_header(t) {
                     if self.tb.frames.is_empty() {
                         return Step::More;
@@ -158,13 +194,7 @@ impl Builder {
                     return Step::Done(std::mem::take(&mut self.tb), true);
                 }
                 if let Some(f) = parse_frame(t) {
-                    if self.tb.frames.len() == MAX_FRAMES {
-                        self.tb.frames.remove(0);
-                        self.tb.frames_dropped += 1;
-                    }
-                    self.tb.frames.push(f);
-                    self.want_code = true;
-                    self.idle = 0;
+                    self.push_frame(f);
                     return Step::More;
                 }
                 if t.is_empty() {
@@ -188,24 +218,14 @@ impl Builder {
                         Step::More
                     };
                 }
-                if self.tb.frames.is_empty() {
-                    // A header followed by no frame: not a traceback after all.
-                    self.idle += 1;
-                    return if self.idle > 3 {
-                        Step::Done(std::mem::take(&mut self.tb), false)
-                    } else {
-                        Step::Ignored
-                    };
-                }
-                self.tb.exception = Some(t.chars().take(2000).collect());
-                self.state = State::Message;
-                self.idle = 0;
-                Step::More
+                self.exception_line(t)
             }
             State::Message => {
                 if t.is_empty()
                     || is_header(t)
                     || parse_frame(t).is_some()
+                    || ipython::starts(t)
+                    || (self.ipython && ipython::is_rule(t))
                     || CHAIN_MARKERS.iter().any(|m| t.starts_with(m))
                 {
                     return Step::Done(std::mem::take(&mut self.tb), true);
@@ -220,6 +240,87 @@ impl Builder {
     }
 }
 
+impl Builder {
+    fn push_frame(&mut self, f: Frame) {
+        if self.tb.frames.len() == MAX_FRAMES {
+            self.tb.frames.remove(0);
+            self.tb.frames_dropped += 1;
+        }
+        self.tb.frames.push(f);
+        self.want_code = true;
+        self.idle = 0;
+    }
+
+    /// A line that is no frame nor code: the exception, once there are frames.
+    fn exception_line(&mut self, t: &str) -> Step {
+        if self.tb.frames.is_empty() {
+            // A header followed by no frame: not a traceback after all.
+            self.idle += 1;
+            return if self.idle > 3 {
+                Step::Done(std::mem::take(&mut self.tb), false)
+            } else {
+                Step::Ignored
+            };
+        }
+        self.tb.exception = Some(t.chars().take(2000).collect());
+        self.state = State::Message;
+        self.idle = 0;
+        Step::More
+    }
+
+    /// The frames part of an IPython traceback: frame lines, then numbered
+    /// source lines of which the arrow's is the frame's line and code.
+    fn ipython_frames(&mut self, text: &str, t: &str) -> Step {
+        if ipython::is_header(t) || is_header(t) {
+            if self.tb.frames.is_empty() {
+                return Step::More;
+            }
+            return Step::Done(std::mem::take(&mut self.tb), true);
+        }
+        if let Some(f) = ipython::parse_frame(t).or_else(|| parse_frame(t)) {
+            self.push_frame(f);
+            return Step::More;
+        }
+        if let Some((line, code)) = ipython::arrow_line(t) {
+            if self.want_code {
+                if let Some(f) = self.tb.frames.last_mut() {
+                    if f.line == 0 {
+                        f.line = line;
+                    }
+                    if f.line == line && !code.is_empty() {
+                        f.code = Some(code.chars().take(300).collect());
+                    }
+                }
+                self.want_code = false;
+            }
+            return Step::More;
+        }
+        if t.is_empty() || ipython::is_rule(t) {
+            return Step::More;
+        }
+        let indented = text.starts_with(' ') || text.starts_with('\t');
+        let context = ipython::context_line(text) || ipython::is_skip_note(t);
+        if self.want_code && indented && !context {
+            // `%xmode Plain` shows the code under its frame, as Python does.
+            if let Some(f) = self.tb.frames.last_mut() {
+                f.code = Some(t.chars().take(300).collect());
+            }
+            self.want_code = false;
+            return Step::More;
+        }
+        if indented || context {
+            // Context lines around the arrow, and code continued on more rows.
+            self.idle += 1;
+            return if self.idle > 40 {
+                Step::Done(std::mem::take(&mut self.tb), false)
+            } else {
+                Step::More
+            };
+        }
+        self.exception_line(t)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,7 +332,7 @@ mod tests {
             loop {
                 let t = l.trim();
                 if b.is_none() {
-                    if is_header(t) || parse_frame(t).is_some() {
+                    if starts(t) {
                         b = Some(Builder::new(0, 1, None, false));
                     } else {
                         break;
@@ -246,7 +347,7 @@ mod tests {
                         if !refeed {
                             break;
                         }
-                        if !(is_header(t) || parse_frame(t).is_some()) {
+                        if !starts(t) {
                             break;
                         }
                     }
@@ -281,5 +382,193 @@ mod tests {
             Some("RuntimeError: CUDA error: device-side assert triggered")
         );
         assert_eq!(tb.message.len(), 1);
+    }
+
+    #[test]
+    fn ipython_tracebacks_read_as_frames() {
+        let new = [
+            "---------------------------------------------------------------------------",
+            "RuntimeError                              Traceback (most recent call last)",
+            "Cell In[12], line 7",
+            "      5 for batch in loader:",
+            "----> 7     out = model(**batch)",
+            "      8     loss = out.loss",
+            "",
+            "File /opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py:1518, in Module._wrapped_call_impl(self, *args, **kwargs)",
+            "   1517 else:",
+            "-> 1518     return self._call_impl(*args, **kwargs)",
+            "",
+            "    [... skipping hidden 1 frame]",
+            "",
+            "Cell In[9], line 4, in Net.forward(self, x)",
+            "      3 def forward(self, x):",
+            "----> 4     return self.head(self.emb(x))",
+            "",
+            "RuntimeError: CUDA error: device-side assert triggered",
+            "CUDA kernel errors might be asynchronously reported at some other API call.",
+            "",
+        ];
+        let old = [
+            "RuntimeError                              Traceback (most recent call last)",
+            "<ipython-input-12-3f2a9c1d7e2b> in <module>",
+            "      6     batch = {k: v.to(\"cuda\") for k, v in batch.items()}",
+            "----> 7     out = model(**batch)",
+            "",
+            "/opt/conda/lib/python3.7/site-packages/torch/nn/modules/module.py in _call_impl(self, *input, **kwargs)",
+            "   1050                 or _global_forward_hooks):",
+            "-> 1051             return forward_call(*input, **kwargs)",
+            "   1052         # Do not call functions when jit is used",
+            "",
+            "/tmp/ipykernel_4021/1893452.py in forward(self, x)",
+            "      3     def forward(self, x):",
+            "----> 4         return self.head(self.emb(x))",
+            "",
+            "RuntimeError: CUDA error: device-side assert triggered",
+        ];
+        let input = [
+            "RuntimeError                              Traceback (most recent call last)",
+            "Input In [12], in <cell line: 7>()",
+            "      5 for batch in loader:",
+            "----> 7     out = model(**batch)",
+            "",
+            "File /opt/conda/lib/python3.9/site-packages/torch/nn/modules/module.py:1130, in Module._call_impl(self, *input, **kwargs)",
+            "-> 1130     return forward_call(*input, **kwargs)",
+            "",
+            "Input In [9], in Net.forward(self, x)",
+            "----> 4     return self.head(self.emb(x))",
+            "",
+            "RuntimeError: CUDA error: device-side assert triggered",
+        ];
+        let want_new = [
+            ("Cell In[12]", 7, "<module>", "out = model(**batch)"),
+            (
+                "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py",
+                1518,
+                "Module._wrapped_call_impl",
+                "return self._call_impl(*args, **kwargs)",
+            ),
+            (
+                "Cell In[9]",
+                4,
+                "Net.forward",
+                "return self.head(self.emb(x))",
+            ),
+        ];
+        let want_old = [
+            ("Cell In[12]", 7, "<module>", "out = model(**batch)"),
+            (
+                "/opt/conda/lib/python3.7/site-packages/torch/nn/modules/module.py",
+                1051,
+                "_call_impl",
+                "return forward_call(*input, **kwargs)",
+            ),
+            (
+                "/tmp/ipykernel_4021/1893452.py",
+                4,
+                "forward",
+                "return self.head(self.emb(x))",
+            ),
+        ];
+        let want_input = [
+            ("Cell In[12]", 7, "<module>", "out = model(**batch)"),
+            (
+                "/opt/conda/lib/python3.9/site-packages/torch/nn/modules/module.py",
+                1130,
+                "Module._call_impl",
+                "return forward_call(*input, **kwargs)",
+            ),
+            (
+                "Cell In[9]",
+                4,
+                "Net.forward",
+                "return self.head(self.emb(x))",
+            ),
+        ];
+        for (lines, want) in [
+            (&new[..], &want_new),
+            (&old[..], &want_old),
+            (&input[..], &want_input),
+        ] {
+            let tbs = run(lines);
+            assert_eq!(tbs.len(), 1, "{lines:?}");
+            let tb = &tbs[0];
+            let got: Vec<_> = tb
+                .frames
+                .iter()
+                .map(|f| {
+                    (
+                        f.file.as_str(),
+                        f.line,
+                        f.function.as_str(),
+                        f.code.as_deref().unwrap_or(""),
+                    )
+                })
+                .collect();
+            assert_eq!(got, want.to_vec());
+            assert_eq!(
+                tb.exception.as_deref(),
+                Some("RuntimeError: CUDA error: device-side assert triggered")
+            );
+            assert_eq!(tb.user_frame().map(|f| f.line), Some(4));
+        }
+    }
+
+    #[test]
+    fn ipython_plain_and_verbose_modes() {
+        let plain = [
+            "Traceback (most recent call last):",
+            "  Cell In[1], line 9",
+            "    out = lib.call(lookup, table, ids)",
+            "  File /tmp/pkg/lib/__init__.py:2 in call",
+            "    return f(*args, **kwargs)",
+            "  Cell In[1], line 6 in lookup",
+            "    return [table[i] for i in ids]",
+            "IndexError: list index out of range",
+        ];
+        let verbose = [
+            "IndexError                                Traceback (most recent call last)",
+            "Cell In[1], line 9",
+            "      8 ids = [1, 2, 12]",
+            "----> 9 out = lib.call(lookup, table, ids)",
+            "        ids = [1, 2, 12]",
+            "File /tmp/pkg/lib/__init__.py:2, in call(f=<function lookup>, *args=([0, 1], [1, 2, 12]), **kwargs={})",
+            "----> 2     return f(*args, **kwargs)",
+            "        kwargs = {}",
+            "Cell In[1], line 6, in lookup(table=[0, 1], ids=[1, 2, 12])",
+            "----> 6     return [table[i] for i in ids]",
+            "        table = [0, 1]",
+            "IndexError: list index out of range",
+        ];
+        for lines in [&plain[..], &verbose[..]] {
+            let tbs = run(lines);
+            let got: Vec<_> = tbs[0]
+                .frames
+                .iter()
+                .map(|f| (f.file.as_str(), f.line, f.code.as_deref().unwrap_or("")))
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    ("Cell In[1]", 9, "out = lib.call(lookup, table, ids)"),
+                    ("/tmp/pkg/lib/__init__.py", 2, "return f(*args, **kwargs)"),
+                    ("Cell In[1]", 6, "return [table[i] for i in ids]"),
+                ]
+            );
+            assert_eq!(
+                tbs[0].exception.as_deref(),
+                Some("IndexError: list index out of range")
+            );
+        }
+    }
+
+    #[test]
+    fn plain_frames_of_an_old_kernel_name_the_cell() {
+        let tbs = run(&[
+            "Traceback (most recent call last):",
+            "  File \"<ipython-input-3-aa12>\", line 2, in <module>",
+            "    y = emb(x)",
+            "IndexError: index out of range in self",
+        ]);
+        assert_eq!(tbs[0].frames[0].file, "Cell In[3]");
     }
 }

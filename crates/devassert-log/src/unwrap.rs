@@ -264,6 +264,7 @@ pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
                 || n.starts_with("File \"")
                 || traceback::is_header(n)
                 || traceback::CHAIN_MARKERS.iter().any(|m| n.starts_with(m))
+                || traceback::ipython_line(n)
                 || looks_like_exception(n);
             if starts_new {
                 Resume::Apart
@@ -479,6 +480,20 @@ mod tests {
             ),
             Resume::Apart
         ));
+        // IPython's context line before its arrow line and next frame.
+        let context =
+            "      6     batch = {k: v.to(\"cuda\") for k, v in batch.items() if k != \"idx\"}";
+        assert_eq!(cut(context, true), Some(Kind::Code));
+        for next in [
+            "----> 7     out = model(**batch)",
+            "File /opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py:1518, in f()",
+            "Cell In[12], line 7",
+        ] {
+            assert!(
+                matches!(resume(Kind::Code, context, 1, next), Resume::Apart),
+                "{next}"
+            );
+        }
     }
 
     #[test]

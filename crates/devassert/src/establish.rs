@@ -96,11 +96,14 @@ pattern!(
 fn scripts(f: &Finding, src: &SourceRoot) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for loc in [&f.location, &f.noticed_at].into_iter().flatten() {
-        if out.iter().any(|(name, _)| *name == loc.file) {
+        let Some(file) = loc.source_file() else {
+            continue;
+        };
+        if out.iter().any(|(name, _)| name == file) {
             continue;
         }
-        if let Some(text) = src.read(&loc.file) {
-            out.push((loc.file.clone(), text.to_string()));
+        if let Some(text) = src.read(file) {
+            out.push((file.to_string(), text.to_string()));
         }
     }
     out

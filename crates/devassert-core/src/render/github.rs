@@ -59,7 +59,8 @@ pub(super) fn render(report: &Report) -> String {
             Severity::Note => "notice",
         };
         let mut props = Vec::new();
-        if let Some(loc) = &f.location {
+        // A notebook cell is no file of the repository to annotate.
+        if let Some(loc) = f.location.as_ref().filter(|l| l.cell().is_none()) {
             props.push(format!("file={}", escape_prop(&loc.file)));
             props.push(format!("line={}", loc.line));
         } else if let Some(file) = f.locations.first().and_then(|l| l.file.as_deref()) {

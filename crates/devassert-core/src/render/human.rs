@@ -358,7 +358,8 @@ fn samples(f: &Finding) -> Option<String> {
 fn snippet(out: &mut String, p: &Paint, loc: &SourceLocation, src: Option<&SourceRoot>) {
     let gutter = p.blue("   |");
     // The log names the file; only a `.py` under the source root is read (see `source`).
-    let text = src.and_then(|s| s.read(&loc.file));
+    // A notebook cell's line comes from the log alone (`code`): no file holds it.
+    let text = src.and_then(|s| s.read(loc.source_file()?));
     let lines: Vec<&str> = match &text {
         Some(t) => t.lines().collect(),
         None => Vec::new(),

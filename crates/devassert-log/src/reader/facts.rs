@@ -98,8 +98,7 @@ impl Reader {
     pub(super) fn traceback_line(&mut self, text: &str, rank: Option<i64>) {
         let t = text.trim();
         if self.tracebacks.builders.is_empty()
-            && !(t.starts_with("Traceback")
-                || t.starts_with("File \"")
+            && !(traceback::may_start(t)
                 || t.starts_with("During handling")
                 || t.starts_with("The above exception"))
         {
@@ -119,7 +118,7 @@ impl Reader {
         }
         for _ in 0..2 {
             if !self.tracebacks.builders.contains_key(&rank) {
-                if !(traceback::is_header(t) || traceback::parse_frame(t).is_some()) {
+                if !traceback::starts(t) {
                     return;
                 }
                 if self.tracebacks.builders.len() >= MAX_OPEN_TRACEBACKS {

@@ -297,15 +297,24 @@ fn glued(raw: &[u8]) -> Option<(&str, usize)> {
 }
 
 /// The place an IPython / Jupyter traceback names: `Cell In[12], line 3`
-/// (IPython 8+; VS Code links the line number: `[line 3](vscode-…)`),
-/// `<ipython-input-3-…>` (older IPython), or a cell's code file
-/// `/tmp/ipykernel_1234/567.py` (a function defined in a cell), cut to what
+/// (IPython 8.5+; VS Code links the line number: `[line 3](vscode-…)`),
+/// `Input In [3]` (IPython 8.0–8.4), `<ipython-input-3-…>` (older
+/// IPython), or a cell's code file
+/// `/tmp/ipykernel_1234/567.py` (a function defined in a cell), or Python's
+/// frame of a cell IPython named (`File "Cell In[12]", line 3`), cut to what
 /// identifies it.
 fn notebook_place(t: &str) -> Option<String> {
-    if let Some(rest) = t.strip_prefix("Cell In[") {
+    // Python's own frame of a cell IPython named (`%devassert explain` sends these).
+    let cell = t.strip_prefix("File \"").unwrap_or(t);
+    if let Some(rest) = cell.strip_prefix("Cell In[") {
         let n = rest.find(']')?;
         let digits = !rest[..n].is_empty() && rest[..n].bytes().all(|b| b.is_ascii_digit());
         return digits.then(|| format!("Cell In[{}]", &rest[..n]));
+    }
+    if let Some(rest) = t.strip_prefix("Input In [") {
+        let n = rest.find(']')?;
+        let digits = !rest[..n].is_empty() && rest[..n].bytes().all(|b| b.is_ascii_digit());
+        return digits.then(|| format!("Input In [{}]", &rest[..n]));
     }
     if let Some(at) = t.find("<ipython-input-") {
         let end = t[at..].find('>')?;
@@ -342,6 +351,11 @@ mod notebook_tests {
             (
                 "File /tmp/ipykernel_77/12.py:9, in g(x)",
                 Some("ipykernel_77/12.py:9"),
+            ),
+            ("Input In [12], in <cell line: 7>()", Some("Input In [12]")),
+            (
+                "File \"Cell In[4]\", line 2, in <module>",
+                Some("Cell In[4]"),
             ),
             ("Cell In[x], line 3", None),
             ("File \"train.py\", line 5, in f", None),
