@@ -535,6 +535,41 @@ mod tests {
         v.into_iter().next().unwrap_or_else(|| unreachable!())
     }
 
+    /// The byte parser gives what `str::parse` of the trimmed parts gives.
+    fn numbers_by_parse(inner: &str) -> Option<[u32; 3]> {
+        let mut v = [0u32; 3];
+        let parts: Vec<&str> = inner.split(',').collect();
+        if parts.len() > 3 {
+            return None;
+        }
+        for (i, p) in parts.iter().enumerate() {
+            v[i] = p.trim().parse().ok()?;
+        }
+        Some(v)
+    }
+
+    #[test]
+    fn coordinates_parse_as_numbers() {
+        let cases = [
+            "0,0,0", "12, 3 ,4", "7", "1,2", "", ",", "1,,2", "1,2,3,4", " 5 ", "1 2,3",
+            "4294967295,0,0", "4294967296,0,0", "00012,0,0", "+5,0,0", "5\t,0,0", "x",
+        ];
+        for c in cases {
+            assert_eq!(numbers(c), numbers_by_parse(c), "{c:?}");
+            if c.bytes().all(|b| b.is_ascii_digit() || b == b',' || b == b' ') {
+                assert_eq!(number_bytes(c.as_bytes()), numbers_by_parse(c), "{c:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn byte_numbers_agree_with_parse(s in "[0-9, ]{0,24}") {
+            proptest::prop_assert_eq!(number_bytes(s.as_bytes()), numbers_by_parse(&s));
+            proptest::prop_assert_eq!(numbers(&s), numbers_by_parse(&s));
+        }
+    }
+
     #[test]
     fn a_kernel_name_without_its_path_is_kept() {
         let d = one(": nll_loss2d_forward_kernel: block: [3,0,0], thread: [674,0,0] Assertion `t >= 0 && t < n_classes` failed.");

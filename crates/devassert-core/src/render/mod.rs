@@ -220,7 +220,10 @@ mod tests {
         assert_eq!(rank_list(&[], all), "");
         assert_eq!(rank_list(&[3], all), "rank 3");
         assert_eq!(rank_list(&[0, 1], all), "ranks 0, 1");
-        assert_eq!(rank_list(&[0, 1, 2, 3, 7, 9, 10], all), "ranks 0-3, 7, 9, 10");
+        assert_eq!(
+            rank_list(&[0, 1, 2, 3, 7, 9, 10], all),
+            "ranks 0-3, 7, 9, 10"
+        );
         let many: Vec<i64> = (0..1_000_000).collect();
         assert_eq!(rank_list(&many, all), "ranks 0-999999");
         let scattered: Vec<i64> = (0..1000).map(|r| r * 2).collect();
