@@ -551,12 +551,28 @@ mod tests {
     #[test]
     fn coordinates_parse_as_numbers() {
         let cases = [
-            "0,0,0", "12, 3 ,4", "7", "1,2", "", ",", "1,,2", "1,2,3,4", " 5 ", "1 2,3",
-            "4294967295,0,0", "4294967296,0,0", "00012,0,0", "+5,0,0", "5\t,0,0", "x",
+            "0,0,0",
+            "12, 3 ,4",
+            "7",
+            "1,2",
+            "",
+            ",",
+            "1,,2",
+            "1,2,3,4",
+            " 5 ",
+            "1 2,3",
+            "4294967295,0,0",
+            "4294967296,0,0",
+            "00012,0,0",
+            "+5,0,0",
+            "5\t,0,0",
+            "x",
         ];
         for c in cases {
             assert_eq!(numbers(c), numbers_by_parse(c), "{c:?}");
-            if c.bytes().all(|b| b.is_ascii_digit() || b == b',' || b == b' ') {
+            if c.bytes()
+                .all(|b| b.is_ascii_digit() || b == b',' || b == b' ')
+            {
                 assert_eq!(number_bytes(c.as_bytes()), numbers_by_parse(c), "{c:?}");
             }
         }

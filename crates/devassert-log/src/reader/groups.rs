@@ -272,7 +272,8 @@ impl Reader {
         if let (Some(b), Some(t)) = (block, thread) {
             if g.triples.len() < MAX_TRIPLES {
                 g.triples.insert((r, b, t));
-            } else if !g.triples.contains(&(r, b, t)) {
+            } else if !g.triples_capped && !g.triples.contains(&(r, b, t)) {
+                // Once set, nothing more is learnt by looking.
                 g.triples_capped = true;
             }
         }
