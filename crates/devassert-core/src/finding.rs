@@ -435,8 +435,8 @@ pub struct Fallout {
     /// The highest rank, when `ranks` does not list them all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks_max: Option<i64>,
-    /// Lines that named a rank past what devassert counts (negative, or
-    /// scattered past its memory bound for ranks), when any did.
+    /// Lines that named a rank past what devassert counts (scattered ranks
+    /// past its memory bound for ranks), when any did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks_uncounted: Option<u64>,
     /// `ranks_total` is a lower bound: lines named ranks that were not

@@ -289,8 +289,8 @@ fn many_ranks_are_counted_not_listed() {
 }
 
 /// The watchdog lines of 66,667 ranks (every third of 200,000): the header
-/// counts them all; ranks past what a bitmap holds (2^24 and up) are lines
-/// said not to be counted.
+/// counts them all; ranks past the memory bound are lines said not to be
+/// counted.
 #[test]
 fn the_header_counts_scattered_ranks_and_says_what_it_did_not_count() {
     use std::fmt::Write as _;
@@ -320,23 +320,41 @@ fn the_header_counts_scattered_ranks_and_says_what_it_did_not_count() {
     );
     assert!(f.get("ranks_uncounted").is_none(), "{f}");
 
-    // 2,000 more scattered ranks from 2^24: past the bitmap, each line is said.
-    let mut far = String::new();
-    for r in 0..2_000 {
-        watchdog(&mut far, (1 << 24) + 2 * r);
+    // 18 assertions of 1040 scattered ranks each, spread over 16 chunks of
+    // the bitmap (ranks below 1M, as a launcher prefix holds them): the
+    // first 16 sets take the 2 MiB, the last two count 16 lines each.
+    let mut spread = String::new();
+    for g in 0..18 {
+        // 1024 ranges (0, 2, …, 2046), then one rank in each chunk.
+        let chunks = [4001].into_iter().chain((1..16).map(|c| c * 65_536 + 1));
+        let ranks = (0..1024).map(|r| 2 * r).chain(chunks);
+        for r in ranks {
+            let _ = writeln!(
+                spread,
+                "[rank{r}]:/pytorch/aten/src/ATen/native/cuda/Indexing.cu:{}: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+                1000 + g
+            );
+        }
     }
-    far.push_str(crash);
-    std::fs::write(d.path().join("far.log"), &far).expect("write log");
-    let (_, out, _) = run(d.path(), &["explain", "--color", "never", "far.log"]);
+    std::fs::write(d.path().join("spread.log"), &spread).expect("write log");
+    let (_, out, _) = run(d.path(), &["explain", "--color", "never", "spread.log"]);
     let header = out.lines().next().expect("header");
-    // 1024 scattered ranks fill the ranges; the other 976 lines are not counted.
     assert!(
-        header.ends_with("1024 ranks from 0 to 16779262, and 976 lines naming ranks not counted"),
+        header.ends_with("1040 ranks from 0 to 983041, and 16 lines naming ranks not counted"),
         "{header}"
     );
-    let (_, json, _) = run(d.path(), &["explain", "--format", "json", "far.log"]);
+    let (_, json, _) = run(d.path(), &["explain", "--format", "json", "spread.log"]);
     let v: Value = serde_json::from_str(&json).expect("JSON");
-    let f = &v["fallout"][0];
-    assert_eq!(f["ranks_uncounted"], 976);
-    assert_eq!(f["ranks_total_at_least"], true);
+    let uncounted: Vec<&Value> = v["fallout"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.get("ranks_uncounted"))
+        .collect();
+    assert_eq!(uncounted, [&Value::from(16); 2]);
+    let counted = &v["findings"][0]["evidence"];
+    assert_eq!(
+        (&counted["ranks_total"], &counted["ranks_max"]),
+        (&1040.into(), &983_041.into())
+    );
 }
