@@ -460,8 +460,15 @@ pub struct Fallout {
     /// How many ranks in all, when `ranks` does not list them all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks_total: Option<u64>,
-    /// `ranks_total` is a lower bound: the log named more scattered ranks
-    /// than devassert keeps.
+    /// The highest rank, when `ranks` does not list them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks_max: Option<i64>,
+    /// Lines that named a rank past what devassert counts (scattered ranks
+    /// past its memory bound for ranks), when any did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks_uncounted: Option<u64>,
+    /// `ranks_total` is a lower bound: lines named ranks that were not
+    /// counted (`ranks_uncounted`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub ranks_total_at_least: bool,
     /// 1-based line in the (first) input where it first appeared.

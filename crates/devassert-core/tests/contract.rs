@@ -59,6 +59,8 @@ fn sample() -> Report {
         count: 2,
         ranks: vec![0],
         ranks_total: None,
+        ranks_max: None,
+        ranks_uncounted: None,
         ranks_total_at_least: false,
         line: Some(40),
     });

@@ -10,9 +10,22 @@
 //! markdown, and the message itself may contain backticks (so the closing
 //! anchor is the trailing `` ` failed``).
 
-use memchr::memmem;
+use memchr::memmem::{self, Finder};
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::LazyLock;
+
+/// A searcher for a fixed needle, built once: building one for every
+/// search cost as much as the search on the pieces of a glued line.
+pub type Searcher = LazyLock<Finder<'static>>;
+
+/// `static S: Searcher = searcher!(b"…");`
+macro_rules! searcher {
+    ($needle:expr) => {
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle))
+    };
+}
+pub(crate) use searcher;
 
 /// One assertion occurrence, borrowed from the line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +49,9 @@ pub struct DeviceLine<'a> {
 
 const ASSERTION: &[u8] = b"Assertion ";
 const ROCM: &[u8] = b"Device-side assertion ";
+static FIND_ASSERTION: Searcher = searcher!(ASSERTION);
+static FIND_ROCM: Searcher = searcher!(ROCM);
+static FIND_FAILED: Searcher = searcher!(b" failed");
 
 /// Every assertion occurrence in a cleaned line, in order.
 pub fn parse_all(line: &str) -> Vec<DeviceLine<'_>> {
@@ -48,8 +64,8 @@ pub fn parse_all(line: &str) -> Vec<DeviceLine<'_>> {
     let mut next_a = Next::default();
     let mut next_r = Next::default();
     while from < b.len() {
-        let a = next_a.find(b, from, ASSERTION);
-        let r = next_r.find(b, from, ROCM);
+        let a = next_a.find(b, from, &FIND_ASSERTION);
+        let r = next_r.find(b, from, &FIND_ROCM);
         // `Device-side assertion` contains no `Assertion ` (lower case a), so the two never overlap.
         let (at, rocm) = match (a, r) {
             (Some(a), Some(r)) if r < a => (r, true),
@@ -94,8 +110,8 @@ impl Ends {
     pub fn next(&mut self, line: &str, mut from: usize) -> Option<usize> {
         let b = line.as_bytes();
         loop {
-            let a = self.next_a.find(b, from, ASSERTION);
-            let r = self.next_r.find(b, from, ROCM);
+            let a = self.next_a.find(b, from, &FIND_ASSERTION);
+            let r = self.next_r.find(b, from, &FIND_ROCM);
             let (at, rocm) = match (a, r) {
                 (Some(a), Some(r)) if r < a => (r, true),
                 (Some(a), _) => (a, false),
@@ -135,12 +151,12 @@ struct Next {
 }
 
 impl Next {
-    fn find(&mut self, b: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    fn find(&mut self, b: &[u8], from: usize, needle: &Finder<'_>) -> Option<usize> {
         match self.at {
             Some(None) => None,
             Some(Some(i)) if i >= from => Some(i),
             _ => {
-                let i = memmem::find(&b[from..], needle).map(|i| from + i);
+                let i = needle.find(&b[from..]).map(|i| from + i);
                 self.at = Some(i);
                 i
             }
@@ -187,7 +203,7 @@ fn expression(line: &str, s: usize, rocm: bool) -> Option<(&str, Option<&str>, u
     // The nearest closing: every pattern ends in " failed", so walk those
     // and take the first whose quote matches (searching each pattern to the
     // end of the line made a line of glued assertions quadratic).
-    let (close, pat_len) = memmem::find_iter(text.as_bytes(), b" failed").find_map(|i| {
+    let (close, pat_len) = FIND_FAILED.find_iter(text.as_bytes()).find_map(|i| {
         close_pat.iter().find_map(|p| {
             let quote = &p[..p.len() - " failed".len()];
             text[..i]
@@ -318,6 +334,11 @@ fn triple(s: &str) -> Option<[u32; 3]> {
 
 /// `x,y,z` (one to three numbers), the inside of a coordinate's brackets.
 pub fn numbers(inner: &str) -> Option<[u32; 3]> {
+    // Whitespace other than spaces around a number, or a sign, goes the slow way.
+    let plain = |b: &u8| b.is_ascii_digit() || matches!(b, b',' | b' ');
+    if inner.bytes().all(|b| plain(&b)) {
+        return number_bytes(inner.as_bytes());
+    }
     let mut v = [0u32; 3];
     let mut n = 0;
     for part in inner.split(',') {
@@ -325,6 +346,32 @@ pub fn numbers(inner: &str) -> Option<[u32; 3]> {
             return None;
         }
         v[n] = part.trim().parse().ok()?;
+        n += 1;
+    }
+    (n > 0).then_some(v)
+}
+
+/// [`numbers`] of digits, commas and spaces alone (what [`numbers_span`]
+/// spans), without building strings: thread lines are counted by it.
+pub fn number_bytes(inner: &[u8]) -> Option<[u32; 3]> {
+    let mut v = [0u32; 3];
+    let mut n = 0;
+    for part in inner.split(|&b| b == b',') {
+        if n == 3 {
+            return None;
+        }
+        let digits = part.trim_ascii();
+        if digits.is_empty() {
+            return None;
+        }
+        let mut x: u32 = 0;
+        for &d in digits {
+            if !d.is_ascii_digit() {
+                return None;
+            }
+            x = x.checked_mul(10)?.checked_add(u32::from(d - b'0'))?;
+        }
+        v[n] = x;
         n += 1;
     }
     (n > 0).then_some(v)
@@ -371,6 +418,8 @@ fn file_and_line(before: &str) -> Option<(&str, u64, &str, Option<i64>)> {
 
 const BLOCK: &[u8] = b"block: [";
 const THREAD: &[u8] = b"thread: [";
+static FIND_BLOCK: Searcher = searcher!(BLOCK);
+static FIND_THREAD: Searcher = searcher!(THREAD);
 
 /// The inside of `[..]` after `at`, when it is only numbers, commas and spaces.
 pub fn numbers_span(raw: &[u8], at: usize) -> Option<Range<usize>> {
@@ -384,14 +433,14 @@ pub fn numbers_span(raw: &[u8], at: usize) -> Option<Range<usize>> {
 /// The numbers of a line's only `block: [..]` and the only `thread: [..]`
 /// after it: the part in which thousands of thread lines of one failure differ.
 pub fn coordinate_spans(raw: &[u8]) -> Option<(Range<usize>, Range<usize>)> {
-    let mut blocks = memmem::find_iter(raw, BLOCK);
+    let mut blocks = FIND_BLOCK.find_iter(raw);
     let b = blocks.next()? + BLOCK.len();
     if blocks.next().is_some() {
         return None;
     }
-    let mut threads = memmem::find_iter(&raw[b..], THREAD);
+    let mut threads = FIND_THREAD.find_iter(&raw[b..]);
     let t = b + threads.next()? + THREAD.len();
-    if threads.next().is_some() || memmem::find(&raw[..b], THREAD).is_some() {
+    if threads.next().is_some() || FIND_THREAD.find(&raw[..b]).is_some() {
         return None;
     }
     Some((numbers_span(raw, b)?, numbers_span(raw, t)?))
@@ -484,6 +533,57 @@ mod tests {
         let v = parse_all(line);
         assert_eq!(v.len(), 1, "{line}: {v:?}");
         v.into_iter().next().unwrap_or_else(|| unreachable!())
+    }
+
+    /// The byte parser gives what `str::parse` of the trimmed parts gives.
+    fn numbers_by_parse(inner: &str) -> Option<[u32; 3]> {
+        let mut v = [0u32; 3];
+        let parts: Vec<&str> = inner.split(',').collect();
+        if parts.len() > 3 {
+            return None;
+        }
+        for (i, p) in parts.iter().enumerate() {
+            v[i] = p.trim().parse().ok()?;
+        }
+        Some(v)
+    }
+
+    #[test]
+    fn coordinates_parse_as_numbers() {
+        let cases = [
+            "0,0,0",
+            "12, 3 ,4",
+            "7",
+            "1,2",
+            "",
+            ",",
+            "1,,2",
+            "1,2,3,4",
+            " 5 ",
+            "1 2,3",
+            "4294967295,0,0",
+            "4294967296,0,0",
+            "00012,0,0",
+            "+5,0,0",
+            "5\t,0,0",
+            "x",
+        ];
+        for c in cases {
+            assert_eq!(numbers(c), numbers_by_parse(c), "{c:?}");
+            if c.bytes()
+                .all(|b| b.is_ascii_digit() || b == b',' || b == b' ')
+            {
+                assert_eq!(number_bytes(c.as_bytes()), numbers_by_parse(c), "{c:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn byte_numbers_agree_with_parse(s in "[0-9, ]{0,24}") {
+            proptest::prop_assert_eq!(number_bytes(s.as_bytes()), numbers_by_parse(&s));
+            proptest::prop_assert_eq!(numbers(&s), numbers_by_parse(&s));
+        }
     }
 
     #[test]

@@ -161,15 +161,30 @@ fn ranks_total(ranks: &RankSet) -> Option<u64> {
     (ranks.count() > RANKS_LISTED as u64 || ranks.untracked() > 0).then_some(ranks.count())
 }
 
-/// `ranks`, `ranks_total`, and `ranks_total_at_least` when the log named
-/// more scattered ranks than were kept (the count is then a lower bound).
+/// The highest rank, when the list does not hold them all.
+fn ranks_max(ranks: &RankSet) -> Option<i64> {
+    ranks_total(ranks).and(ranks.max())
+}
+
+/// Lines whose rank was past what the rank set could count.
+fn ranks_uncounted(ranks: &RankSet) -> Option<u64> {
+    (ranks.untracked() > 0).then_some(ranks.untracked())
+}
+
+/// `ranks`; `ranks_total` and `ranks_max` when the list does not hold them
+/// all; `ranks_uncounted` and `ranks_total_at_least` when lines named ranks
+/// past what was counted (the count is then a lower bound).
 fn rank_evidence(evidence: &mut Map<String, Value>, ranks: &RankSet) {
     let listed: Vec<i64> = ranks.iter().take(RANKS_LISTED).collect();
     evidence.insert("ranks".into(), json!(listed));
     if let Some(total) = ranks_total(ranks) {
         evidence.insert("ranks_total".into(), json!(total));
     }
-    if ranks.untracked() > 0 {
+    if let Some(max) = ranks_max(ranks) {
+        evidence.insert("ranks_max".into(), json!(max));
+    }
+    if let Some(n) = ranks_uncounted(ranks) {
+        evidence.insert("ranks_uncounted".into(), json!(n));
         evidence.insert("ranks_total_at_least".into(), json!(true));
     }
 }
@@ -554,6 +569,8 @@ fn fallout(facts: &Facts, order: &[usize], roots: &[Root<'_>]) -> Vec<Fallout> {
             count,
             ranks: e.ranks.iter().take(RANKS_LISTED).collect(),
             ranks_total: ranks_total(&e.ranks),
+            ranks_max: ranks_max(&e.ranks),
+            ranks_uncounted: ranks_uncounted(&e.ranks),
             ranks_total_at_least: e.ranks.untracked() > 0,
             line: Some(e.first.line),
         };
@@ -574,6 +591,8 @@ fn fallout(facts: &Facts, order: &[usize], roots: &[Root<'_>]) -> Vec<Fallout> {
             count: g.lines,
             ranks: g.ranks.iter().take(RANKS_LISTED).collect(),
             ranks_total: ranks_total(&g.ranks),
+            ranks_max: ranks_max(&g.ranks),
+            ranks_uncounted: ranks_uncounted(&g.ranks),
             ranks_total_at_least: g.ranks.untracked() > 0,
             line: Some(g.first.line),
         };

@@ -17,7 +17,7 @@ pub const MAX_ROWS: usize = 6;
 /// The row as text, without its line end.
 pub fn row(raw: &[u8]) -> std::borrow::Cow<'_, str> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-    String::from_utf8_lossy(raw)
+    crate::clean::lossy(raw)
 }
 
 /// Whether a row may continue on the next one: as wide as a terminal.

@@ -250,7 +250,7 @@ fn a_closed_stdout_is_a_quiet_exit() {
 }
 
 /// Thousands of scattered ranks: explain's memory and its header stay small,
-/// the ranks are listed as ranges and a count.
+/// the ranks are listed as ranges and an exact count.
 #[test]
 fn many_ranks_are_counted_not_listed() {
     use std::fmt::Write as _;
@@ -275,17 +275,86 @@ fn many_ranks_are_counted_not_listed() {
     assert!(matches!(code, Some(0 | 1)), "{err}");
     let header = out.lines().next().expect("header");
     assert!(header.len() < 200, "{header}");
-    assert!(
-        header.contains("at least") && header.contains("more"),
-        "{header}"
-    );
+    assert!(out.contains("20000 ranks from 0 to 39998"), "{out}");
     assert_inert("human", &out, 4096);
     let (_, json, _) = run(d.path(), &["explain", "--format", "json", "crash.log"]);
     let v: Value = serde_json::from_str(&json).expect("JSON");
     let e = &v["findings"][0]["evidence"];
     assert_eq!(e["ranks"].as_array().map(Vec::len), Some(256));
-    // 1024 scattered ranks are kept; the count is a lower bound past that.
-    assert_eq!(e["ranks_total"], 1024);
-    assert_eq!(e["ranks_total_at_least"], true);
+    // Past 1024 scattered ranges the ranks are counted in a bitmap: exactly.
+    assert_eq!(e["ranks_total"], 20_000);
+    assert_eq!(e["ranks_max"], 39_998);
+    assert!(e.get("ranks_total_at_least").is_none(), "{e}");
     assert!(json.len() < 100_000, "{} bytes of JSON", json.len());
+}
+
+/// The watchdog lines of 66,667 ranks (every third of 200,000): the header
+/// counts them all; ranks past the memory bound are lines said not to be
+/// counted.
+#[test]
+fn the_header_counts_scattered_ranks_and_says_what_it_did_not_count() {
+    use std::fmt::Write as _;
+    let d = tempfile::tempdir().expect("tempdir");
+    let watchdog = |log: &mut String, r: i64| {
+        let _ = writeln!(
+            log,
+            "[rank{r}]:[E501 12:00:00.000000000 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600004 milliseconds before timing out."
+        );
+    };
+    let crash = "[rank0]:/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1422: indexSelectLargeIndex: block: [3,0,0], thread: [7,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n[rank0]: RuntimeError: CUDA error: device-side assert triggered\n";
+    let mut log = String::new();
+    for r in (0..200_000).step_by(3) {
+        watchdog(&mut log, r);
+    }
+    log.push_str(crash);
+    std::fs::write(d.path().join("nccl.log"), &log).expect("write log");
+    let (code, out, err) = run(d.path(), &["explain", "--color", "never", "nccl.log"]);
+    assert_eq!(code, Some(1), "{err}");
+    insta::assert_snapshot!(out);
+    let (_, json, _) = run(d.path(), &["explain", "--format", "json", "nccl.log"]);
+    let v: Value = serde_json::from_str(&json).expect("JSON");
+    let f = &v["fallout"][0];
+    assert_eq!(
+        (&f["ranks_total"], &f["ranks_max"]),
+        (&66_667.into(), &199_998.into())
+    );
+    assert!(f.get("ranks_uncounted").is_none(), "{f}");
+
+    // 18 assertions of 1040 scattered ranks each, spread over 16 chunks of
+    // the bitmap (ranks below 1M, as a launcher prefix holds them): the
+    // first 16 sets take the 2 MiB, the last two count 16 lines each.
+    let mut spread = String::new();
+    for g in 0..18 {
+        // 1024 ranges (0, 2, …, 2046), then one rank in each chunk.
+        let chunks = [4001].into_iter().chain((1..16).map(|c| c * 65_536 + 1));
+        let ranks = (0..1024).map(|r| 2 * r).chain(chunks);
+        for r in ranks {
+            let _ = writeln!(
+                spread,
+                "[rank{r}]:/pytorch/aten/src/ATen/native/cuda/Indexing.cu:{}: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+                1000 + g
+            );
+        }
+    }
+    std::fs::write(d.path().join("spread.log"), &spread).expect("write log");
+    let (_, out, _) = run(d.path(), &["explain", "--color", "never", "spread.log"]);
+    let header = out.lines().next().expect("header");
+    assert!(
+        header.ends_with("1040 ranks from 0 to 983041, and 16 lines naming ranks not counted"),
+        "{header}"
+    );
+    let (_, json, _) = run(d.path(), &["explain", "--format", "json", "spread.log"]);
+    let v: Value = serde_json::from_str(&json).expect("JSON");
+    let uncounted: Vec<&Value> = v["fallout"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.get("ranks_uncounted"))
+        .collect();
+    assert_eq!(uncounted, [&Value::from(16); 2]);
+    let counted = &v["findings"][0]["evidence"];
+    assert_eq!(
+        (&counted["ranks_total"], &counted["ranks_max"]),
+        (&1040.into(), &983_041.into())
+    );
 }

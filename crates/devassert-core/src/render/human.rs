@@ -415,9 +415,7 @@ fn evidence(out: &mut String, p: &Paint, f: &Finding) {
         let mut r: Vec<i64> = ranks.iter().filter_map(Value::as_i64).collect();
         r.sort_unstable();
         r.dedup();
-        let total = e.get("ranks_total").and_then(Value::as_u64);
-        let at_least = e.get("ranks_total_at_least").and_then(Value::as_bool);
-        spread.push(super::rank_list(&r, total, at_least == Some(true)));
+        spread.push(super::rank_list(&r, super::RanksBeyond::of_evidence(e)));
     }
     if !spread.is_empty() {
         let _ = writeln!(out, "{gutter} failed in {}", spread.join(", "));
@@ -473,7 +471,7 @@ fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions)
             r.dedup();
             format!(
                 " ({})",
-                super::rank_list(&r, f.ranks_total, f.ranks_total_at_least)
+                super::rank_list(&r, super::RanksBeyond::of_fallout(f))
             )
         };
         let _ = writeln!(out, "  - {times}{}{ranks}", truncate(&f.message, 140));

@@ -79,7 +79,6 @@ pub struct Facts {
     /// The first IPython / Jupyter traceback place (`Cell In[12], line 3`,
     /// `<ipython-input-3-…>`): the program is a notebook, not a script.
     pub notebook: Option<String>,
-    pub ranks: RankSet,
     pub inputs: Vec<InputStats>,
 }
 
@@ -193,7 +192,7 @@ impl Reader {
             Some(e) => {
                 e.count += 1;
                 if let Some(r) = rank {
-                    e.ranks.insert(r);
+                    e.ranks.insert(r, &mut self.rank_budget);
                 }
             }
             None => self.facts.host.push(HostEvent {

@@ -212,6 +212,9 @@ impl Reader {
                 unwrap::Resume::Apart => self.read_waiting(w),
             }
         }
+        if self.take_repeat(raw) {
+            return;
+        }
         // A repeat of the last thread line is whole.
         if raw.len() >= MAX_LINE
             || self
@@ -291,7 +294,7 @@ impl Reader {
     }
 
     pub(super) fn read_line(&mut self, raw: &[u8]) {
-        let text = String::from_utf8_lossy(raw);
+        let text = clean::lossy(raw);
         for (body, mut prefix) in clean::readable(&text) {
             let body = body.as_str();
             if let Some((rank, time)) = self.lines.glued_prefix {
@@ -300,9 +303,6 @@ impl Reader {
             }
             self.lines.last_prefix = (prefix.rank, prefix.time);
             let rank = prefix.rank.or(self.lines.input_rank);
-            if let Some(r) = rank {
-                self.facts.ranks.insert(r);
-            }
             if let Some(pieces) = unescape_repr(body) {
                 for piece in pieces {
                     let (b, p2) = clean::strip_prefixes(&piece);

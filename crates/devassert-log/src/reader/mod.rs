@@ -42,6 +42,8 @@ pub struct Reader {
     dsa: dsa::DsaState,
     /// The catalog patterns a line matched (kept to reuse its allocation).
     matched: Vec<Target>,
+    /// The memory all rank sets may take for ranks past their ranges.
+    rank_budget: crate::ranks::RankBudget,
 }
 
 /// What a line changed besides assertion groups: a line that changed none
@@ -71,6 +73,7 @@ impl Reader {
             groups: groups::Groups::default(),
             dsa: dsa::DsaState::default(),
             matched: Vec::new(),
+            rank_budget: Default::default(),
         }
     }
 
@@ -209,11 +212,35 @@ impl Reader {
         self.lines.glued_prefix = None;
     }
 
+    /// No traceback, dangling path or DSA report is being read: a line
+    /// that repeats the last thread line is only counted.
+    fn quiet(&self) -> bool {
+        self.tracebacks.builders.is_empty() && self.groups.pending_path.is_none() && !self.dsa.open
+    }
+
+    /// A whole line that repeats the last thread line but for its block and
+    /// thread: counted as [`Reader::take_line`] would count it, without
+    /// comparing it twice. False when it must be read.
+    fn take_repeat(&mut self, raw: &[u8]) -> bool {
+        let Some(e) = self.groups.echo.as_ref() else {
+            return false;
+        };
+        // One marker in the echo, one in its repeats: no glued line.
+        if !(e.single && raw.len() < MAX_LINE && self.quiet()) {
+            return false;
+        }
+        let Some((block, thread)) = e.repeat(raw) else {
+            return false;
+        };
+        let (group, rank) = (e.group, e.rank);
+        self.lines.line_no += 1;
+        self.count(group, rank, Some(block), Some(thread));
+        true
+    }
+
     /// One line, or one piece of a glued line, read whole.
     fn take_piece(&mut self, raw: &[u8]) {
-        let quiet = self.tracebacks.builders.is_empty()
-            && self.groups.pending_path.is_none()
-            && !self.dsa.open;
+        let quiet = self.quiet();
         if let Some(e) = self.groups.echo.as_ref().filter(|_| quiet) {
             if let Some((block, thread)) = e.repeat(raw) {
                 let (group, rank) = (e.group, e.rank);
@@ -229,7 +256,11 @@ impl Reader {
             if let (Some((b, t)), Some((group, rank, true))) =
                 (device_line::coordinate_spans(raw), self.groups.last_record)
             {
+                let single = MARKER
+                    .find(raw)
+                    .is_some_and(|i| MARKER.find(&raw[i + 1..]).is_none());
                 self.groups.echo = Some(Echo {
+                    single,
                     raw: raw.to_vec(),
                     block: b,
                     thread: t,
@@ -273,26 +304,31 @@ impl Reader {
     }
 }
 
+/// What [`glued`] looks for first: every assertion marker holds it.
+static MARKER: device_line::Searcher = device_line::searcher!(b"ssertion ");
+
 /// A line that [`Reader::take_glued`] reads in pieces, and where its first
 /// assertion ends: plain text (no carriage return, escape, or escaped line
 /// break, which are cleaned from the whole line first) holding a second
 /// assertion after the first.
 fn glued(raw: &[u8]) -> Option<(&str, usize)> {
-    use memchr::memmem;
+    use device_line::{searcher, Searcher};
+    static ESCAPED_BREAK: Searcher = searcher!(b"\\n");
+    static CARET_M: Searcher = searcher!(b"^M");
+    static ESC: Searcher = searcher!(b"ESC[");
     // Most lines hold no assertion and stop at the first search.
-    let marker = memmem::find(raw, b"ssertion ")?;
-    if memmem::find(&raw[marker + 9..], b"ssertion ").is_none()
+    let marker = MARKER.find(raw)?;
+    if MARKER.find(&raw[marker + 9..]).is_none()
         || memchr::memchr2(b'\r', 0x1b, raw).is_some()
-        || memmem::find(raw, b"\\n").is_some()
+        || ESCAPED_BREAK.find(raw).is_some()
+        || CARET_M.find(raw).is_some()
+        || ESC.find(raw).is_some()
     {
         return None;
     }
     let line = std::str::from_utf8(raw).ok()?;
-    if line.contains("^M") || line.contains("ESC[") {
-        return None;
-    }
     let first = device_line::Ends::default().next(line, 0)?;
-    memmem::find(&raw[first..], b"ssertion ")?;
+    MARKER.find(&raw[first..])?;
     Some((line, first))
 }
 

@@ -5,7 +5,7 @@ use crate::global::{FormatArg, Global};
 use crate::output;
 use anyhow::Context;
 use clap::Args;
-use devassert_core::render::{inert, rank_list};
+use devassert_core::render::{inert, rank_list, RanksBeyond};
 use devassert_core::source::SourceRoot;
 use devassert_core::{Catalog, OpFamily, Report};
 use devassert_model::ModelDir;
@@ -278,21 +278,16 @@ fn header(report: &Report) -> String {
     ranks.sort_unstable();
     ranks.dedup();
     // Each list holds the first ranks only; the largest count says how many.
-    let total = report
+    let beyond = report
         .findings
         .iter()
-        .filter_map(|f| f.evidence.get("ranks_total").and_then(Value::as_u64))
-        .chain(report.fallout.iter().filter_map(|f| f.ranks_total))
-        .max();
+        .map(|f| RanksBeyond::of_evidence(&f.evidence))
+        .chain(report.fallout.iter().map(RanksBeyond::of_fallout))
+        .fold(RanksBeyond::default(), RanksBeyond::widest);
     let rank_text = if ranks.is_empty() {
         String::new()
     } else {
-        let at_least = report.fallout.iter().any(|f| f.ranks_total_at_least)
-            || report
-                .findings
-                .iter()
-                .any(|f| f.evidence.get("ranks_total_at_least") == Some(&Value::Bool(true)));
-        format!(", {}", rank_list(&ranks, total, at_least))
+        format!(", {}", rank_list(&ranks, beyond))
     };
     format!(
         "read {shown}: {lines} line{}{rank_text}\n\n",
