@@ -8,7 +8,6 @@ use crate::clean::Stamp;
 use crate::device_line::{self, DeviceLine};
 use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, Hasher};
 
 /// Distinct (rank, block, thread) triples remembered per group.
 const MAX_TRIPLES: usize = 1 << 16;
@@ -39,62 +38,10 @@ pub struct AssertGroup {
 }
 
 /// Hashes the (rank, block, thread) coordinates counted for every thread
-/// line: a folded multiply, keyed per process from std's `RandomState` so
-/// that a log cannot aim its coordinates at one bucket (std's SipHash was
-/// a tenth of the time spent counting thread lines).
-#[derive(Debug, Clone, Copy)]
-pub struct CoordState(u64);
-
-impl Default for CoordState {
-    fn default() -> Self {
-        static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        CoordState(*KEY.get_or_init(|| std::hash::RandomState::new().hash_one(0u64) | 1))
-    }
-}
-
-impl BuildHasher for CoordState {
-    type Hasher = CoordHasher;
-    fn build_hasher(&self) -> CoordHasher {
-        CoordHasher(self.0)
-    }
-}
-
-pub struct CoordHasher(u64);
-
-impl CoordHasher {
-    fn mix(&mut self, word: u64) {
-        // An odd constant (the golden ratio's bits); folding the high half
-        // of the product back in spreads every input bit over the low bits
-        // that pick a bucket.
-        let p = u128::from(self.0 ^ word) * 0x9e37_79b9_7f4a_7c15;
-        self.0 = (p as u64) ^ ((p >> 64) as u64);
-    }
-}
-
-impl Hasher for CoordHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for c in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            self.mix(u64::from_le_bytes(w));
-        }
-    }
-    fn write_u32(&mut self, x: u32) {
-        self.mix(u64::from(x));
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.mix(x);
-    }
-    fn write_i64(&mut self, x: i64) {
-        self.mix(x as u64);
-    }
-    fn write_usize(&mut self, x: usize) {
-        self.mix(x as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+/// line: aHash, keyed per process so that a log cannot aim its coordinates
+/// at one bucket (std's SipHash was a tenth of the time spent counting
+/// thread lines).
+pub type CoordState = ahash::RandomState;
 
 impl AssertGroup {
     pub fn source(&self) -> Option<String> {
