@@ -239,24 +239,10 @@ def call(original, check, args, kwargs, strict, capture, caller):
             _notes.capture_skipped(getattr(original, "__name__", "an op"))
             return True, _caller.call(caller, original, args, kwargs)
         return False, None
-    skip = set()
-    founds = []
-    _violation.deferring.skip = skip
     try:
-        while True:
-            found = check.before(args, kwargs, strict)
-            # A repeat: an index given as a list is a new tensor at every call.
-            if found is None or any(f.argument == found.argument for f in founds):
-                break
-            founds.append(found)
-            skip.add(id(found.tensor))
-            skip.add(found.argument)
-            if not check.multi:
-                break
+        founds = find_all(check, args, kwargs, strict)
     except Exception:  # noqa: BLE001 - fake/meta/functorch tensors go unchecked
         founds = []
-    finally:
-        _violation.deferring.skip = None
     if not founds:
         return True, _caller.call(caller, original, args, kwargs)
     written = _written(original, args, kwargs)
@@ -296,6 +282,27 @@ def call(original, check, args, kwargs, strict, capture, caller):
         # the op gives whatever the values are, so it stands alone.
         _forget(entries)
         raise
+
+
+def find_all(check, args, kwargs, strict):
+    """Every Found of `check` (one per bad argument), each with its device
+    mask, never asking the device whether it is empty: no host sync."""
+    skip, founds = set(), []
+    _violation.deferring.skip = skip
+    try:
+        while True:
+            found = check.before(args, kwargs, strict)
+            # A repeat: an index given as a list is a new tensor at every call.
+            if found is None or any(f.argument == found.argument for f in founds):
+                break
+            founds.append(found)
+            skip.add(id(found.tensor))
+            skip.add(found.argument)
+            if not check.multi:
+                break
+    finally:
+        _violation.deferring.skip = None
+    return founds
 
 
 def _valid_of(found):

@@ -101,25 +101,6 @@ def _leaves(args, kwargs):
     return _pytree.tree_flatten((tuple(args), dict(kwargs)))
 
 
-def _find(check, args, kwargs):
-    """Every Found of the check, with no host sync (as _async.call)."""
-    skip, founds = set(), []
-    _violation.deferring.skip = skip
-    try:
-        while True:
-            found = check.before(args, kwargs, True)
-            if found is None or any(f.argument == found.argument for f in founds):
-                break
-            founds.append(found)
-            skip.add(id(found.tensor))
-            skip.add(found.argument)
-            if not check.multi:
-                break
-    finally:
-        _violation.deferring.skip = None
-    return founds
-
-
 def _record(counter, row, found):
     """Add the count, min and max of `found`'s bad values to `counter[row]`,
     and write the argument's sizes; all on the device."""
@@ -157,7 +138,7 @@ def _made_safe(site, counter, args, kwargs):
     """The node's arguments with every bad value of a checked one made valid;
     each such argument's bad values recorded in its row of `counter`."""
     cargs, ckwargs = site.adapt(args, kwargs)
-    founds = _find(site.check, cargs, ckwargs)
+    founds = _async.find_all(site.check, cargs, ckwargs, True)
     leaves, spec = _leaves(args, kwargs)
     safe = (cargs, ckwargs)
     swap = {}

@@ -211,12 +211,7 @@ impl Builder {
                         }
                         self.want_code = false;
                     }
-                    self.idle += 1;
-                    return if self.idle > 40 {
-                        Step::Done(std::mem::take(&mut self.tb), false)
-                    } else {
-                        Step::More
-                    };
+                    return self.junk_inside();
                 }
                 self.exception_line(t)
             }
@@ -249,6 +244,17 @@ impl Builder {
         self.tb.frames.push(f);
         self.want_code = true;
         self.idle = 0;
+    }
+
+    /// A line inside the traceback that is no frame, code or message: kept
+    /// reading, up to a bound (a traceback never holds 40 such lines in a row).
+    fn junk_inside(&mut self) -> Step {
+        self.idle += 1;
+        if self.idle > 40 {
+            Step::Done(std::mem::take(&mut self.tb), false)
+        } else {
+            Step::More
+        }
     }
 
     /// A line that is no frame nor code: the exception, once there are frames.
@@ -310,12 +316,7 @@ impl Builder {
         }
         if indented || context {
             // Context lines around the arrow, and code continued on more rows.
-            self.idle += 1;
-            return if self.idle > 40 {
-                Step::Done(std::mem::take(&mut self.tb), false)
-            } else {
-                Step::More
-            };
+            return self.junk_inside();
         }
         self.exception_line(t)
     }
