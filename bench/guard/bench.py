@@ -204,25 +204,27 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1)
 
 
+def train(step_fn, opt, x, y, steps):
+    """Seconds per training step over `steps` steps of `step_fn(x, y)`."""
+    t = time.perf_counter()
+    for _ in range(steps):
+        loss = step_fn(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return (time.perf_counter() - t) / steps
+
+
 def per_step(name, model, batch, reps, steps):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     data = torch.randint(0, model.wte.num_embeddings, (batch[0], batch[1] + 1))
     x, y = data[:, :-1], data[:, 1:]
 
-    def block():
-        t = time.perf_counter()
-        for _ in range(steps):
-            loss = model(x, y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-        return (time.perf_counter() - t) / steps
-
     variants = [v for v in VARIANTS if v.name in STEP_VARIANTS]
     for v in variants:
         v.enter()
         try:
-            block()  # warm up every path
+            train(model, opt, x, y, steps)  # warm up every path
         finally:
             v.leave()
     times = {v.name: [] for v in variants}
@@ -230,7 +232,7 @@ def per_step(name, model, batch, reps, steps):
         for v in variants if r % 2 == 0 else variants[::-1]:
             v.enter()
             try:
-                times[v.name].append(block())
+                times[v.name].append(train(model, opt, x, y, steps))
             finally:
                 v.leave()
     return name, {k: statistics.median(t) for k, t in times.items()}
@@ -272,15 +274,6 @@ def compiled_step(reps, steps):
             _intercept.set_level("off")
             _compiled_inside.instrument = instrument
 
-    def block(fn, opt):
-        t = time.perf_counter()
-        for _ in range(steps):
-            loss = fn(x, y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-        return (time.perf_counter() - t) / steps
-
     # The boundary checks' own time, and the in-graph counters' reads after
     # each call, summed over the guarded blocks.
     spent_checking = [0.0, 0]
@@ -316,7 +309,7 @@ def compiled_step(reps, steps):
             try:
                 # The first round warms each variant's cache entry (turning
                 # the guard on or off swaps torch's functions: one recompile).
-                spent = block(fn, opt)
+                spent = train(fn, opt, x, y, steps)
             finally:
                 _intercept.set_level("off")
             if r:

@@ -369,21 +369,28 @@ def _describe(e):
     return found, False
 
 
+def explain_tolerantly(found):
+    """Make `found.explain` give no causes instead of raising: described
+    after the launch, a cause that needs the values again (or, from a
+    compiled region, the values themselves) is not established."""
+    explain = found.explain
+
+    def tolerant(desc, frames):
+        try:
+            return explain(desc, frames)
+        except Exception:  # noqa: BLE001 - see above
+            return [], []
+
+    found.explain = tolerant
+
+
 def _exception(e):
     found, exact = _describe(e)
     error = None
     if e.spec is not None:
         args, kwargs = (_materialize(x) for x in e.spec)
         error = _faithful._attempt(e.original, args, kwargs)
-    explain = found.explain
-
-    def safe_explain(desc, frames):
-        try:
-            return explain(desc, frames)
-        except Exception:  # noqa: BLE001 - a cause that needs the values again
-            return [], []
-
-    found.explain = safe_explain
+    explain_tolerantly(found)
     samples = (None, False, None)
     if exact:
         try:

@@ -392,11 +392,9 @@ def entry(node):
         elif id(node.target) in adapters:
             original, check, sig, adapt = adapters[id(node.target)]
             try:
-                bound = sig.bind(*args, **kwargs)
+                adapted = adapted_args(sig, adapt, args, kwargs)
             except TypeError:
                 return None
-            bound.apply_defaults()
-            adapted = adapt(bound.arguments)
             if adapted is None:
                 return None
             args, kwargs = adapted
@@ -408,6 +406,15 @@ def entry(node):
     if entry is None:
         return None
     return entry[0], entry[1], args, kwargs
+
+
+def adapted_args(sig, adapt, args, kwargs):
+    """An F-level function's arguments as its C op's (what the check reads),
+    or None when the adapter leaves the call unchecked; TypeError when they
+    do not bind."""
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return adapt(bound.arguments)
 
 
 def placeholders_of(gm):
@@ -423,18 +430,30 @@ def _plan(gm):
         if found is None:
             continue
         original, check_, args, kwargs = found
-        try:
-            targs = _resolve(tuple(args), placeholders)
-            tkwargs = {k: _resolve(v, placeholders) for k, v in kwargs.items()}
-        except _NotStatic:
+        resolved = at_boundary(check_, args, kwargs, placeholders)
+        if resolved is None:
             continue
-        values = not check_.deferrable  # a check of values, not a range test
-        if not (_has_input(targs, values) or _has_input(tkwargs, values)):
-            continue
+        targs, tkwargs, values = resolved
         once = static and not (_has_input(targs, values, False) or _has_input(tkwargs, values, False))
         points.append(_Point(original, check_, targs, tkwargs, _frames(node.meta.get("stack_trace")), once))
     stats["checked_nodes"] += len(points)
     return points
+
+
+def at_boundary(check, args, kwargs, placeholders):
+    """A node's arguments resolved against the graph's inputs, and whether its
+    check reads values (not a range), when the boundary can check it: a value
+    the check reads comes from outside the graph's arithmetic and the rest
+    has static shapes. None otherwise."""
+    try:
+        targs = _resolve(tuple(args), placeholders)
+        tkwargs = {k: _resolve(v, placeholders) for k, v in kwargs.items()}
+    except _NotStatic:
+        return None
+    values = not check.deferrable  # a check of values, not a range test
+    if not (_has_input(targs, values) or _has_input(tkwargs, values)):
+        return None
+    return targs, tkwargs, values
 
 
 def computed_index(node, placeholders):
@@ -485,8 +504,7 @@ def check(points, inputs, host_only=False):
         args, kwargs = p.build(inputs, found.tensor.device)
         if host and _faithful._attempt(p.original, args, kwargs) is None:
             continue  # the CPU op accepts these values: eager code goes on too
-        frames = p.frames + [f for f in _report.caller_frames() if (f.f_code.co_filename, f.f_code.co_name) not in _seen(p.frames)]
-        _faithful.stop(p.original, p.check, args, kwargs, found, frames)
+        _faithful.stop(p.original, p.check, args, kwargs, found, with_callers(p.frames, _report.caller_frames()))
 
 
 def _on_host(args, kwargs, eager_cpu=True):
@@ -497,8 +515,11 @@ def _on_host(args, kwargs, eager_cpu=True):
     return all(t.is_cpu or t.is_meta for t in list(args) + list(kwargs.values()) if isinstance(t, torch.Tensor))
 
 
-def _seen(frames):
-    return {(f.f_code.co_filename, f.f_code.co_name) for f in frames}
+def with_callers(frames, callers):
+    """A node's recorded frames (inside the region, innermost first), then the
+    frames of the call that are not among them."""
+    seen = {(f.f_code.co_filename, f.f_code.co_name) for f in frames}
+    return frames + [f for f in callers if (f.f_code.co_filename, f.f_code.co_name) not in seen]
 
 
 def guarded(compiled, points, level, region=None):

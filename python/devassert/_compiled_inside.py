@@ -174,13 +174,7 @@ def _adapter(node):
     _, _, adapters = _compiled._lookup_tables()
     if node.op == "call_function" and id(node.target) in adapters:
         _, _, sig, adapt = adapters[id(node.target)]
-
-        def adapt_args(args, kwargs):
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            return adapt(bound.arguments)
-
-        return adapt_args
+        return lambda args, kwargs: _compiled.adapted_args(sig, adapt, args, kwargs)
     return lambda args, kwargs: (tuple(args), dict(kwargs))
 
 
@@ -292,19 +286,9 @@ def _exception(site, row, values, device):
         "value_max": high,
         "locations": [],
     }
-    explain = found.explain
-
-    def safe_explain(desc, frames):
-        try:
-            return explain(desc, frames)
-        except Exception:  # noqa: BLE001 - a cause that needs the values themselves
-            return [], []
-
-    found.explain = safe_explain
+    _async.explain_tolerantly(found)
     callers = _report.caller_frames()
-    seen = {(f.f_code.co_filename, f.f_code.co_name) for f in site.frames}
-    frames = site.frames + [f for f in callers if (f.f_code.co_filename, f.f_code.co_name) not in seen]
-    exc = _faithful.build(found, None, frames, (None, False, None))
+    exc = _faithful.build(found, None, _compiled.with_callers(site.frames, callers), (None, False, None))
     f = exc.finding
     noticed, _ = _report.locate(callers)
     f["noticed_at"] = noticed if noticed != f["location"] else None
@@ -355,7 +339,7 @@ def _plan(gm, sync_free):
             continue
         here = ints[0].device
         on_device = sync_free and (here.type != "cpu" or _async.FAKE_DEVICE)
-        if not on_device and not _compiled.computed_index(node, placeholders) and _at_boundary(e, placeholders):
+        if not on_device and not _compiled.computed_index(node, placeholders) and _compiled.at_boundary(*e[1:], placeholders) is not None:
             continue
         if device is None:
             device = here
@@ -363,17 +347,6 @@ def _plan(gm, sync_free):
             continue  # one counter per graph, on one device
         todo.append((node, e, len(ints), max(v.dim() for v in ints)))
     return [(device, t) for t in todo]
-
-
-def _at_boundary(e, placeholders):
-    """Whether `_compiled.plan` checks the node on the graph's inputs (not
-    when another argument is computed with a dynamic shape)."""
-    try:
-        args = _compiled._resolve(tuple(e[2]), placeholders)
-        kwargs = {k: _compiled._resolve(v, placeholders) for k, v in e[3].items()}
-    except _compiled._NotStatic:
-        return False
-    return _compiled._has_input(args) or _compiled._has_input(kwargs)
 
 
 def _insert(gm, todo):
