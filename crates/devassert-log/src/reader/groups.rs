@@ -90,21 +90,11 @@ pub(super) struct Echo {
 impl Echo {
     /// The block and thread of `raw` when the rest of it is this line's.
     pub(super) fn repeat(&self, raw: &[u8]) -> Option<([u32; 3], [u32; 3])> {
-        let head = &self.raw[..self.block.start];
-        let mid = &self.raw[self.block.end..self.thread.start];
-        if !raw.starts_with(head) {
-            return None;
+        // A repeat at the start of `raw` that ends where `raw` does.
+        match self.repeat_at_start(raw)? {
+            (b, t, end) if end == raw.len() => Some((b, t)),
+            _ => None,
         }
-        let b = device_line::numbers_span(raw, head.len())?;
-        if !raw[b.end..].starts_with(mid) {
-            return None;
-        }
-        let t = device_line::numbers_span(raw, b.end + mid.len())?;
-        if raw[t.end..] != self.raw[self.thread.end..] {
-            return None;
-        }
-        let parse = |r: std::ops::Range<usize>| device_line::number_bytes(&raw[r]);
-        Some((parse(b)?, parse(t)?))
     }
 
     /// The block and thread of the repeat of this line that `rest` starts

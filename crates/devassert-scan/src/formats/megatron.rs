@@ -103,6 +103,21 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(w)
 }
 
+/// How many of the `n` ascending values `at(0)..at(n-1)` are <= `x` (a
+/// binary search over the index file, which is never read whole).
+fn at_or_below(n: u64, at: impl Fn(u64) -> u64, x: u64) -> u64 {
+    let (mut lo, mut hi) = (0u64, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if at(mid) <= x {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 impl SeqIndex {
     fn lengths_at(&self) -> usize {
         HEADER
@@ -132,16 +147,7 @@ impl SeqIndex {
     pub fn place(&self, index: u64) -> (Option<u64>, u64, u64) {
         // The last sequence starting at or before `index` (empty sequences
         // share their start with the next one, which comes later).
-        let (mut lo, mut hi) = (0u64, self.sequences);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.start(mid) <= index {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let seq = lo.saturating_sub(1);
+        let seq = at_or_below(self.sequences, |s| self.start(s), index).saturating_sub(1);
         let token = index.saturating_sub(self.start(seq));
         (self.document_of(seq), seq, token)
     }
@@ -151,16 +157,7 @@ impl SeqIndex {
         if self.documents == 0 {
             return None;
         }
-        let (mut lo, mut hi) = (0u64, self.documents);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.boundary(mid) <= seq {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        Some(lo.saturating_sub(1))
+        Some(at_or_below(self.documents, |d| self.boundary(d), seq).saturating_sub(1))
     }
 
     /// Read and check `idx` against a `.bin` of `bin_len` bytes; returns the
