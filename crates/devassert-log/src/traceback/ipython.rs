@@ -54,21 +54,21 @@ pub fn is_rule(t: &str) -> bool {
 /// A line that names a frame in any of IPython's styles (trimmed). Its line
 /// is 0 when the arrow line below it gives it (IPython ≤ 8.4).
 pub fn parse_frame(t: &str) -> Option<Frame> {
+    any_cell_frame(t).or_else(|| file_frame(t))
+}
+
+/// A cell's frame in any IPython's style.
+fn any_cell_frame(t: &str) -> Option<Frame> {
     cell_frame(t)
         .or_else(|| input_frame(t))
         .or_else(|| old_cell_frame(t))
-        .or_else(|| file_frame(t))
 }
 
 /// Whether a line may start a traceback by itself: a cell's frame is
 /// unmistakable; a library frame (`File x.py:3, in f`, `x.py in f(a)`) is
 /// only read after a header or a cell.
 pub fn starts(t: &str) -> bool {
-    is_header(t)
-        || cell_frame(t)
-            .or_else(|| input_frame(t))
-            .or_else(|| old_cell_frame(t))
-            .is_some()
+    is_header(t) || any_cell_frame(t).is_some()
 }
 
 /// A numbered source line under a frame: (the arrow's line, code) for the
@@ -175,11 +175,10 @@ fn input_frame(t: &str) -> Option<Frame> {
 
 /// `<ipython-input-12-3f2a9c1d> in <module>` (IPython ≤ 7, `<module>()` in the oldest).
 fn old_cell_frame(t: &str) -> Option<Frame> {
-    let rest = t.strip_prefix("<ipython-input-")?;
-    let (name, rest) = rest.split_once('>')?;
-    let count = digits(name.split('-').next()?)?;
-    let function = rest.strip_prefix(" in ")?;
-    Some(frame(cell_name(count), 0, cell_function(Some(function))))
+    let end = t.find('>')? + 1;
+    let cell = cell_of_file(&t[..end])?;
+    let function = t[end..].strip_prefix(" in ")?;
+    Some(frame(cell, 0, cell_function(Some(function))))
 }
 
 /// A file's frame: `File /x/module.py:1518, in Module._call_impl(self, *args)`
