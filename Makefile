@@ -1,4 +1,4 @@
-.PHONY: test docs example bench bench-scan bench-explain bench-guard bench-preflight bench-pytest
+.PHONY: test docs example bench bench-scan bench-explain bench-guard bench-preflight bench-pytest bench-fuzz
 test:
 	scripts/test
 docs:
@@ -8,7 +8,7 @@ docs:
 example:
 	scripts/devassert explain examples/crash-embedding.log || [ $$? -eq 1 ]
 # The benchmarks, each against its peer in the same run (bench/*/run.sh).
-bench: bench-scan bench-explain bench-guard bench-preflight bench-pytest
+bench: bench-scan bench-explain bench-guard bench-preflight bench-pytest bench-fuzz
 bench-scan:
 	bench/scan/run.sh
 bench-explain:
@@ -20,3 +20,6 @@ bench-preflight:
 	bench/preflight/run.sh
 bench-pytest:
 	bench/pytest/run.sh
+# Minutes per fuzz family (the bounded harness CI runs for 60 s in all).
+bench-fuzz:
+	bench/fuzz/run.sh

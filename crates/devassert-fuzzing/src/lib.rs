@@ -12,6 +12,7 @@ use devassert_core::{Catalog, DeviceAssert, LogHits};
 use devassert_log::normalize::{normalize_assertion, normalize_kernel, normalize_path};
 use devassert_log::LogAnalyzer;
 use devassert_model::{check, ModelDir, MODEL_FILES};
+use devassert_scan::error::INTERNAL;
 use devassert_scan::formats::FORMATS;
 use devassert_scan::{scan_paths, Bounds, ScanOptions};
 use std::path::PathBuf;
@@ -20,6 +21,8 @@ use std::path::PathBuf;
 pub struct Target {
     pub name: &'static str,
     pub run: fn(&[u8]),
+    /// It parses text: its inputs are mutated with [`mutate::mutate_text`].
+    pub text: bool,
 }
 
 /// Every target, one per parser family.
@@ -27,18 +30,22 @@ pub const TARGETS: &[Target] = &[
     Target {
         name: "catalog_match",
         run: catalog_match,
+        text: true,
     },
     Target {
         name: "log_reader",
         run: log_reader,
+        text: true,
     },
     Target {
         name: "scan_formats",
         run: scan_formats,
+        text: false,
     },
     Target {
         name: "model_dir",
         run: model_dir,
+        text: false,
     },
 ];
 
@@ -110,7 +117,13 @@ pub fn scan_formats(data: &[u8]) {
         decode_budget: FUZZ_DECODE_BUDGET,
         ..Default::default()
     };
-    let _ = scan_paths(&[path], &opts);
+    let report = scan_paths(&[path], &opts);
+    // The scan turns a panic of its own into an error naming the file (the
+    // CLI must not crash); here it is a find, as it was before.
+    let errors = report.scan.iter().flat_map(|s| &s.errors);
+    if let Some(e) = errors.into_iter().find(|e| e.error.starts_with(INTERNAL)) {
+        panic!("{}", e.error);
+    }
 }
 
 /// Arbitrary contents for one file of a model directory (the first byte

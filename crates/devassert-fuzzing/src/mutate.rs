@@ -3,7 +3,11 @@
 //! anywhere. It does what libFuzzer's default mutations do that matter for
 //! parsers of lengths and headers: flip bits, plant boundary integers
 //! (lengths, offsets, counts) at any offset, insert, erase and repeat
-//! ranges, splice two inputs, cut the tail.
+//! ranges, splice two inputs, cut the tail. For the parsers of text it
+//! also does what a paste from a browser or a chat does to a log: at the
+//! token boundaries of the real lines it starts from, it puts multi-byte
+//! spaces, combining marks, bidi controls, zero-width characters and
+//! invalid UTF-8 ([`mutate_text`]).
 
 /// xorshift64*: enough for choosing mutations, and the same on every platform.
 pub struct Rng(u64);
@@ -58,10 +62,130 @@ pub const MAX_LEN: usize = 1 << 20;
 pub fn mutate(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
     let mut v = input.to_vec();
     for _ in 0..1 + rng.below(4) {
-        one(rng, &mut v, other);
+        // One in ten a character a paste makes: data files hold text too.
+        if rng.below(10) == 0 {
+            text(rng, &mut v);
+        } else {
+            one(rng, &mut v, other);
+        }
     }
     v.truncate(MAX_LEN);
     v
+}
+
+/// [`mutate`] for a parser of text (logs, the catalog's lines): half of
+/// the mutations put a character a paste makes at a token boundary.
+pub fn mutate_text(rng: &mut Rng, input: &[u8], other: &[u8]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        if rng.below(2) == 0 {
+            text(rng, &mut v);
+        } else {
+            one(rng, &mut v, other);
+        }
+    }
+    v.truncate(MAX_LEN);
+    v
+}
+
+/// Characters that are not what they look like, or not characters at all.
+const PASTED: &[&[u8]] = &[
+    // Whitespace of more than one byte: NEL, no-break, Ogham, en quad to
+    // hair space, line and paragraph separators, narrow no-break,
+    // medium mathematical, ideographic.
+    "\u{85}".as_bytes(),
+    "\u{a0}".as_bytes(),
+    "\u{1680}".as_bytes(),
+    "\u{2000}".as_bytes(),
+    "\u{2007}".as_bytes(),
+    "\u{2009}".as_bytes(),
+    "\u{200a}".as_bytes(),
+    "\u{2028}".as_bytes(),
+    "\u{2029}".as_bytes(),
+    "\u{202f}".as_bytes(),
+    "\u{205f}".as_bytes(),
+    "\u{3000}".as_bytes(),
+    // Combining marks (they attach to the character before).
+    "\u{301}".as_bytes(),
+    "\u{308}".as_bytes(),
+    "\u{20dd}".as_bytes(),
+    "\u{fe0f}".as_bytes(),
+    // Bidi controls.
+    "\u{200e}".as_bytes(),
+    "\u{200f}".as_bytes(),
+    "\u{202a}".as_bytes(),
+    "\u{202e}".as_bytes(),
+    "\u{2066}".as_bytes(),
+    "\u{2069}".as_bytes(),
+    "\u{61c}".as_bytes(),
+    // Zero-width and invisible.
+    "\u{200b}".as_bytes(),
+    "\u{200c}".as_bytes(),
+    "\u{200d}".as_bytes(),
+    "\u{2060}".as_bytes(),
+    "\u{feff}".as_bytes(),
+    "\u{ad}".as_bytes(),
+    // Wide, and outside the BMP.
+    "\u{ff1a}".as_bytes(),
+    "\u{1f525}".as_bytes(),
+    // Invalid UTF-8: a lone continuation, cut sequences, an overlong
+    // slash, a surrogate, bytes never valid.
+    b"\x80",
+    b"\xc2",
+    b"\xe2\x80",
+    b"\xf0\x9f\x94",
+    b"\xc0\xaf",
+    b"\xed\xa0\x80",
+    b"\xf5",
+    b"\xff",
+];
+
+/// Whether a byte separates tokens of a log line: what the parsers split at.
+fn separator(b: u8) -> bool {
+    matches!(
+        b,
+        b' ' | b'\t'
+            | b'\n'
+            | b'\r'
+            | b':'
+            | b'['
+            | b']'
+            | b'('
+            | b')'
+            | b','
+            | b'/'
+            | b'\\'
+            | b'`'
+            | b'\''
+            | b'"'
+            | b'='
+            | b'.'
+            | b'<'
+            | b'>'
+    )
+}
+
+/// A pasted character at a token boundary: replacing a space or a tab
+/// (what a browser does), or inserted before or after a separator.
+fn text(rng: &mut Rng, v: &mut Vec<u8>) {
+    let c = PASTED[rng.below(PASTED.len())];
+    // A boundary near a random place: the next separator at or after it.
+    let from = rng.below(v.len() + 1);
+    let at = v[from..]
+        .iter()
+        .position(|&b| separator(b))
+        .map_or(v.len(), |i| from + i);
+    match (v.get(at), rng.below(3)) {
+        (Some(b' ' | b'\t'), 0 | 1) => {
+            v.splice(at..at + 1, c.iter().copied());
+        }
+        (Some(_), 2) => {
+            v.splice(at + 1..at + 1, c.iter().copied());
+        }
+        _ => {
+            v.splice(at..at, c.iter().copied());
+        }
+    }
 }
 
 fn one(rng: &mut Rng, v: &mut Vec<u8>, other: &[u8]) {
@@ -143,5 +267,29 @@ mod tests {
         assert_eq!(run(7), run(7));
         assert_ne!(run(7), run(8));
         assert!(run(7).iter().all(|v| v.len() <= MAX_LEN));
+    }
+
+    #[test]
+    fn text_mutations_put_pasted_characters_at_token_boundaries() {
+        let line = b"[rank0]: /pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: k: Assertion `a < b` failed.";
+        let mut rng = Rng::new(3);
+        let mut replaced = 0;
+        for _ in 0..2000 {
+            let mut v = line.to_vec();
+            text(&mut rng, &mut v);
+            assert_ne!(v, line.to_vec());
+            // The line is the original with one pasted character in it,
+            // or with one space or tab replaced by it.
+            let c = PASTED
+                .iter()
+                .find(|c| {
+                    v.windows(c.len()).any(|w| w == **c) && v.len() >= line.len() + c.len() - 1
+                })
+                .expect("a pasted character");
+            if v.len() == line.len() + c.len() - 1 {
+                replaced += 1;
+            }
+        }
+        assert!(replaced > 100, "spaces replaced {replaced} times");
     }
 }

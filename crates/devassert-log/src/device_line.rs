@@ -377,6 +377,16 @@ pub fn number_bytes(inner: &[u8]) -> Option<[u32; 3]> {
     (n > 0).then_some(v)
 }
 
+/// Where the last whitespace-separated token of `s` starts: after the last
+/// whitespace character, whose width is its own (a non-breaking space
+/// pasted from a browser is two bytes; `k + 1` would cut it in half).
+fn last_token_start(s: &str) -> usize {
+    s.char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(k, c)| k + c.len_utf8())
+}
+
 /// The last `PATH:LINE:` in `before`, the text after it (the function), and
 /// a glued launcher prefix's rank.
 fn file_and_line(before: &str) -> Option<(&str, u64, &str, Option<i64>)> {
@@ -396,10 +406,7 @@ fn file_and_line(before: &str) -> Option<(&str, u64, &str, Option<i64>)> {
             continue;
         }
         let colon = j - 1;
-        let token_start = before[..colon]
-            .rfind(|c: char| c.is_whitespace())
-            .map_or(0, |k| k + 1);
-        let token = &before[token_start..colon];
+        let token = &before[last_token_start(&before[..colon])..colon];
         let (token, prefix) = crate::clean::strip_prefixes(token);
         let token = token.trim_start_matches(['`', '*', '\'', '"', '(', ':', '>', '[']);
         let path_like = token == "unknown"
@@ -484,8 +491,7 @@ pub fn dangling_path(line: &str) -> Option<&str> {
             .take_while(u8::is_ascii_digit)
             .count();
         if n > 0 && stripped[..stripped.len() - n].ends_with(':') {
-            let start = t.rfind(|c: char| c.is_whitespace()).map_or(0, |k| k + 1);
-            let tok = &t[start..];
+            let tok = &t[last_token_start(t)..];
             if is_source_path(tok.trim_end_matches(|c: char| c == ':' || c.is_ascii_digit())) {
                 return Some(tok);
             }
@@ -503,10 +509,7 @@ pub fn dangling_path(line: &str) -> Option<&str> {
         if !rest.is_empty() && !rest.starts_with(char::is_whitespace) {
             return None;
         }
-        let start = t[..i]
-            .rfind(char::is_whitespace)
-            .map_or(0, |k| k + t[k..].chars().next().map_or(1, char::len_utf8));
-        let tok = &t[start..end];
+        let tok = &t[last_token_start(&t[..i])..end];
         is_source_path(tok).then_some(tok)
     })
 }
@@ -769,5 +772,64 @@ mod tests {
         assert_eq!(dangling_path("a.cu b/c.cuda d/e.cuh"), Some("d/e.cuh"));
         let glued = "/p/aten/src/ATen/native/cuda/Loss.cu:250: k: block: [0,0,0], thread: [1,0,0] Assertion `t < n` failed.".repeat(50);
         assert_eq!(dangling_path(&glued), None);
+    }
+
+    /// Every multi-byte whitespace character Rust knows (U+0085, U+00A0,
+    /// U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000).
+    fn unicode_spaces() -> Vec<char> {
+        (0x80..=0x10ffff)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .collect()
+    }
+
+    /// Issue 41: the token before `:LINE:` ends at a multi-byte space
+    /// (`file_and_line`, through `parse_all`): the same place as after an ASCII one.
+    #[test]
+    fn a_path_after_a_multi_byte_space() {
+        assert_eq!(unicode_spaces().len(), 19);
+        for sp in unicode_spaces() {
+            let line = format!("[rank0]:{sp}/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: indexSelectLargeIndex: block: [7,0,0], thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize` failed.");
+            let d = one(&line);
+            assert_eq!(
+                d.file,
+                Some("/pytorch/aten/src/ATen/native/cuda/Indexing.cu"),
+                "{sp:?}"
+            );
+            assert_eq!(
+                (d.line, d.function),
+                (Some(1553), Some("indexSelectLargeIndex"))
+            );
+            // The issue's 23-byte input: the space is the whole token before it.
+            let short = format!("{sp}:5:Assertion s failed");
+            assert_eq!(
+                parse_all(&short),
+                parse_all(" :5:Assertion s failed"),
+                "{sp:?}"
+            );
+        }
+    }
+
+    /// `dangling_path`'s two token starts: `FILE:LINE:` at the end, and a
+    /// `.cu` path followed by other output.
+    #[test]
+    fn a_dangling_path_after_a_multi_byte_space() {
+        for sp in unicode_spaces() {
+            let end = format!("Error during training:{sp}C:\\a\\ScatterGatherKernel.cu:367:");
+            assert_eq!(
+                dangling_path(&end),
+                Some("C:\\a\\ScatterGatherKernel.cu:367:"),
+                "{sp:?}"
+            );
+            let mid = format!("x{sp}/p/aten/IndexKernelUtils.cu{sp}return f()");
+            assert_eq!(
+                dangling_path(&mid),
+                Some("/p/aten/IndexKernelUtils.cu"),
+                "{sp:?}"
+            );
+        }
+        assert_eq!(last_token_start("a\u{3000}b"), 4);
+        assert_eq!(last_token_start("ab"), 0);
+        assert_eq!(last_token_start("ab "), 3);
     }
 }

@@ -15,6 +15,7 @@
 
 mod bigram_filter;
 mod clean;
+mod crash;
 mod device_line;
 pub mod diagnose;
 mod errors;
@@ -28,6 +29,7 @@ pub mod normalize;
 mod prefilter;
 pub mod ranks;
 pub mod reader;
+mod spaces;
 mod traceback;
 mod unwrap;
 mod values;
@@ -40,6 +42,7 @@ use std::path::{Path, PathBuf};
 /// The text the reader reads of a raw line (tests compare what it finds
 /// with the catalog on that text).
 pub use clean::readable;
+pub use crash::InternalError;
 pub use reader::{AssertGroup, Facts};
 
 /// Why an input could not be read.
@@ -59,6 +62,8 @@ pub enum LogError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Internal(#[from] InternalError),
 }
 
 /// ` (skipped: a.pt, b.bin, and 3 more)`: what a folder held instead of logs.
@@ -98,6 +103,10 @@ pub struct LogAnalyzer {
     code: inductor::LogCode,
     /// Generated code from elsewhere (`--inductor-dir`).
     extra: Option<inductor::Generated>,
+    /// Unicode spaces made ASCII before anything reads the bytes.
+    spaces: spaces::Spaces,
+    /// A line is being read (a panic now happened at the reader's line).
+    reading: bool,
 }
 
 impl LogAnalyzer {
@@ -107,6 +116,8 @@ impl LogAnalyzer {
             reader: reader::Reader::new(catalog),
             code: inductor::LogCode::default(),
             extra: None,
+            spaces: spaces::Spaces::default(),
+            reading: false,
         }
     }
 
@@ -118,30 +129,70 @@ impl LogAnalyzer {
 
     /// A new input begins (a file of a multi-file crash); `name` is reported in evidence.
     pub fn begin_input(&mut self, name: &str) {
+        self.end_spaces();
         self.reader.begin_input(name);
     }
 
     /// Feed raw bytes; chunk boundaries are arbitrary.
     pub fn feed(&mut self, bytes: &[u8]) {
-        self.code.feed(bytes);
-        self.reader.feed(bytes);
+        let (text, removed) = self.spaces.take(bytes);
+        self.take(&text, removed, None);
     }
 
-    /// Feed whole lines already searched by `reader::search_with` (on another thread).
-    pub fn feed_searched(&mut self, bytes: &[u8], searched: reader::Searched) {
-        self.code.feed(bytes);
-        self.reader.feed_searched(bytes, Some(searched));
+    /// Whole lines whose Unicode spaces [`normalize_in_place`] made ASCII
+    /// (`removed` bytes fewer), already searched by `reader::search_with`
+    /// (on another thread).
+    pub fn feed_searched(&mut self, bytes: &[u8], searched: reader::Searched, removed: usize) {
+        self.take(bytes, removed, Some(searched));
+    }
+
+    fn take(&mut self, text: &[u8], removed: usize, searched: Option<reader::Searched>) {
+        self.code.feed(text);
+        self.reading = true;
+        self.reader.feed_searched(text, searched);
+        self.reading = false;
+        self.reader.count_bytes(removed as u64);
+    }
+
+    /// The bytes of a Unicode space the input's last chunk cut: read at its end.
+    fn end_spaces(&mut self) {
+        let held = self.spaces.flush();
+        if !held.is_empty() {
+            self.take(&held, 0, None);
+        }
+    }
+
+    /// [`LogAnalyzer::feed`], with a panic of the reader caught: an
+    /// internal error naming the input and the line. The analyzer must not
+    /// be fed again after one.
+    pub fn feed_caught(&mut self, bytes: &[u8]) -> Result<(), InternalError> {
+        devassert_core::contain::catch(|| self.feed(bytes)).map_err(|p| self.crashed(p))
+    }
+
+    fn crashed(&self, p: devassert_core::contain::Panic) -> InternalError {
+        let (input, line) = self.reader.position();
+        InternalError::new(input, self.reading.then_some(line), p)
     }
 
     /// What the reader kept, without diagnosing (for tools that want the raw facts).
-    pub fn facts(self) -> Facts {
+    pub fn facts(mut self) -> Facts {
+        self.end_spaces();
         self.reader.finish()
+    }
+
+    /// [`LogAnalyzer::finish`], with a panic caught: an internal error
+    /// naming the inputs.
+    pub fn finish_caught(self) -> Result<Report, InternalError> {
+        let inputs = self.reader.input_names().join(", ");
+        devassert_core::contain::catch(|| self.finish())
+            .map_err(|p| InternalError::new(inputs, None, p))
     }
 
     /// Finish and diagnose: command "explain", exit_code 1 if a device-side failure was found, else 0 (the
     /// linters' convention, the same for every command).
-    pub fn finish(self) -> Report {
+    pub fn finish(mut self) -> Report {
         let catalog = self.catalog;
+        self.end_spaces();
         let facts = self.reader.finish();
         let mut report = diagnose::diagnose(&facts, catalog);
         let mut code = self.code.finish();
@@ -195,9 +246,12 @@ pub fn explain_paths_with(
     for (path, named) in &files {
         if path.as_os_str() == "-" {
             a.begin_input("-");
-            pump(&mut std::io::stdin(), &mut a).map_err(|e| LogError::Io {
-                path: path.clone(),
-                source: e,
+            pump(&mut std::io::stdin(), &mut a).map_err(|e| match e {
+                Stopped::Io(source) => LogError::Io {
+                    path: path.clone(),
+                    source,
+                },
+                Stopped::Internal(e) => LogError::Internal(e),
             })?;
             continue;
         }
@@ -213,48 +267,87 @@ pub fn explain_paths_with(
             Err(e) => return Err(LogError::from_io(path, e)),
         };
         a.begin_input(&path.to_string_lossy());
-        pump(&mut f, &mut a).map_err(|e| LogError::from_io(path, e))?;
+        pump(&mut f, &mut a).map_err(|e| e.at(path))?;
     }
-    Ok((a.finish(), skipped))
+    Ok((a.finish_caught()?, skipped))
 }
 
 /// A buffer of whole lines (but for a line longer than the buffer, and the
 /// input's last line) and the bytes in it.
 type Block = (Vec<u8>, usize);
 
+/// Why an input was not read to its end.
+enum Stopped {
+    Io(std::io::Error),
+    Internal(InternalError),
+}
+
+impl Stopped {
+    fn at(self, path: &Path) -> LogError {
+        match self {
+            Stopped::Io(e) => LogError::from_io(path, e),
+            Stopped::Internal(e) => LogError::Internal(e),
+        }
+    }
+}
+
 /// Read `r` to its end into `a`, in three stages on their own threads: one
-/// reads buffers of whole lines, one searches them (on every core), and the
-/// calling thread takes in each buffer with what the search found there.
-fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> std::io::Result<()> {
+/// reads buffers of whole lines, one makes their Unicode spaces ASCII and
+/// searches them (on every core), and the calling thread takes in each
+/// buffer with what the search found there. A panic of the search or the
+/// reader stops the input with an internal error.
+fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
+    use devassert_core::contain::catch;
     use std::sync::mpsc::{channel, sync_channel};
     let catalog = a.catalog;
     let (read_tx, read_rx) = sync_channel::<Block>(1);
     // The reader's work comes in bursts (thousands of thread lines), the
     // search's evenly: the search may run up to four buffers ahead.
-    let (found_tx, found_rx) = sync_channel::<(Block, Option<reader::Searched>)>(4);
+    type Found = Option<(usize, usize, reader::Searched)>;
+    let (found_tx, found_rx) = sync_channel::<(Block, Found)>(4);
     let (spare_tx, spare_rx) = channel::<Vec<u8>>();
     std::thread::scope(|s| {
         let reading = s.spawn(move || read_lines(r, &read_tx, &spare_rx));
-        s.spawn(move || {
-            for (buf, len) in read_rx {
-                // Only whole lines are searched ahead; the reader looks at the rest itself.
-                let found = (len > 0 && buf[len - 1] == b'\n')
-                    .then(|| reader::search_with(catalog, &buf[..len]));
-                if found_tx.send(((buf, len), found)).is_err() {
-                    return;
+        let searching = s.spawn(move || {
+            catch(|| {
+                for (mut buf, len) in read_rx {
+                    // Only whole lines are made ASCII and searched ahead; the
+                    // reader takes the rest itself.
+                    let found = (len > 0 && buf[len - 1] == b'\n').then(|| {
+                        let n = spaces::normalize_in_place(&mut buf[..len]);
+                        (n, len - n, reader::search_with(catalog, &buf[..n]))
+                    });
+                    if found_tx.send(((buf, len), found)).is_err() {
+                        return;
+                    }
                 }
-            }
+            })
         });
         for ((buf, len), found) in found_rx {
-            match found {
-                Some(f) => a.feed_searched(&buf[..len], f),
+            let fed = catch(|| match found {
+                Some((n, removed, f)) => a.feed_searched(&buf[..n], f, removed),
                 None => a.feed(&buf[..len]),
+            });
+            if let Err(p) = fed {
+                // The channel closes: the search and the reading stop.
+                return Err(Stopped::Internal(a.crashed(p)));
             }
             let _ = spare_tx.send(buf);
+        }
+        let searched = searching
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        if let Err(p) = searched {
+            return Err(Stopped::Internal(InternalError::new(
+                a.reader.position().0,
+                None,
+                p,
+            )));
         }
         reading
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            .map_err(Stopped::Io)
     })
 }
 

@@ -5,11 +5,13 @@
 //! The file gets exactly what the program wrote (no newline is added to an
 //! unfinished last line). The reader never holds the output up: lines it
 //! cannot take in time are skipped and counted, and the log on disk stays
-//! complete for `devassert explain`.
+//! complete for `devassert explain`. A reader that crashes stops reading
+//! and is reported as an internal error naming the log and the line: never
+//! as a log with nothing in it.
 
 use crate::supervise::Stream;
 use devassert_core::{Catalog, Command, Report};
-use devassert_log::LogAnalyzer;
+use devassert_log::{InternalError, LogAnalyzer};
 use std::fs::File;
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +22,7 @@ use std::thread::JoinHandle;
 pub struct LogSink {
     file: File,
     name: String,
-    reader: Option<(Sender<Vec<u8>>, JoinHandle<Report>)>,
+    reader: Option<(Sender<Vec<u8>>, JoinHandle<Result<Report, InternalError>>)>,
     /// Bytes handed to the reader and not yet read.
     queued: Arc<AtomicUsize>,
     pending: [Vec<u8>; 2],
@@ -36,6 +38,8 @@ pub struct LogEnd {
     pub write_error: Option<std::io::Error>,
     /// Bytes of output the log reader skipped because it fell behind.
     pub skipped: u64,
+    /// The log reader crashed: `report` holds nothing from the log.
+    pub crash: Option<InternalError>,
 }
 
 /// A line longer than this (progress bars with `\r`) is written as it is.
@@ -55,11 +59,19 @@ impl LogSink {
         let handle = std::thread::spawn(move || {
             let mut analyzer = LogAnalyzer::new(Catalog::builtin());
             analyzer.begin_input(&input);
+            let mut crash = None;
             for bytes in rx {
-                analyzer.feed(&bytes);
+                // After a crash the lines are still taken off the queue
+                // (unread), so the output is never held up.
+                if crash.is_none() {
+                    crash = analyzer.feed_caught(&bytes).err();
+                }
                 read.fetch_sub(bytes.len(), Ordering::AcqRel);
             }
-            analyzer.finish()
+            match crash {
+                Some(e) => Err(e),
+                None => analyzer.finish_caught(),
+            }
         });
         LogSink {
             file,
@@ -136,17 +148,31 @@ impl LogSink {
                 self.write_error = Some(e);
             }
         }
-        let report = match self.reader.take() {
+        let read = match self.reader.take() {
             Some((tx, handle)) => {
                 drop(tx);
-                handle.join().unwrap_or_else(|_| Report::new(Command::Run))
+                // Every panic of the reader is caught inside the thread;
+                // should one escape, it is a crash all the same.
+                handle.join().unwrap_or_else(|_| {
+                    Err(InternalError {
+                        input: self.name.clone(),
+                        line: None,
+                        message: "the log reader stopped".to_string(),
+                        place: None,
+                    })
+                })
             }
-            None => Report::new(Command::Run),
+            None => Ok(Report::new(Command::Run)),
+        };
+        let (report, crash) = match read {
+            Ok(r) => (r, None),
+            Err(e) => (Report::new(Command::Run), Some(e)),
         };
         LogEnd {
             report,
             write_error: self.write_error,
             skipped: self.skipped,
+            crash,
         }
     }
 }

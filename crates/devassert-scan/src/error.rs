@@ -9,7 +9,14 @@ pub enum ScanError {
     Format(String),
     #[error("cannot tell the file format (pass --input-format: {0})")]
     UnknownFormat(String),
+    /// A panic while scanning: a bug of devassert's, never a clean file.
+    #[error("{INTERNAL}: {}{}; this is a bug in devassert: please report it", .0.message, .0.place.as_ref().map_or(String::new(), |p| format!(" (at {p})")))]
+    Internal(devassert_core::contain::Panic),
 }
+
+/// How the message of a [`ScanError::Internal`] begins (the fuzz target
+/// turns it back into a panic).
+pub const INTERNAL: &str = "internal error";
 
 pub type Result<T> = std::result::Result<T, ScanError>;
 

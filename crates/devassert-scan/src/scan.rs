@@ -114,10 +114,14 @@ fn scan_inner(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) ->
         .zip(sizes.par_iter())
         .map(|(f, &size)| {
             let fp = FileProgress::new(progress, size);
-            let r = scan_file(f, opts, &fp).map_err(|e| FileError {
-                file: f.display().to_string(),
-                error: e.to_string(),
-            });
+            // A panic scanning one file is an error naming it (the other
+            // files are still scanned, and the exit code is 2).
+            let r = devassert_core::contain::catch(|| scan_file(f, opts, &fp))
+                .unwrap_or_else(|p| Err(ScanError::Internal(p)))
+                .map_err(|e| FileError {
+                    file: f.display().to_string(),
+                    error: e.to_string(),
+                });
             fp.finish();
             r
         })

@@ -26,10 +26,20 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
 
 fn main() {
     let cli = Cli::parse();
-    let code = match dispatch(cli) {
-        Ok(code) => code,
-        Err(e) => {
+    // A panic is a bug of devassert's, never a result: caught (the readers
+    // name their input and line themselves), it is an internal error, 2.
+    let code = match devassert_core::contain::catch(|| dispatch(cli)) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
             output::print_error(&e);
+            2
+        }
+        Err(p) => {
+            let place = p.place.map_or(String::new(), |p| format!(" (at {p})"));
+            output::print_error(&anyhow::anyhow!(
+                "internal error: {}{place}; this is a bug in devassert: please report it",
+                p.message
+            ));
             2
         }
     };

@@ -1,7 +1,8 @@
 //! Every input the fuzzers found (fuzz/regressions/<target>-<kind>-<hash>)
 //! replayed through the built binary the way its target feeds it, under a
 //! 1 GiB address-space limit: it must finish with a clear answer (exit 0, 1
-//! or 2), not a signal, not an allocation the file's size cannot justify.
+//! or 2), not a signal, not an allocation the file's size cannot justify,
+//! not a panic (which devassert reports as an internal error, exit 2).
 
 mod common;
 
@@ -84,6 +85,12 @@ fn fuzz_regressions_replay_cleanly() {
             "{name}: devassert {args:?} ended with {:?}\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
+        );
+        // A panic caught is an internal error, exit 2: still a bug.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("internal error") && !stderr.contains("panicked"),
+            "{name}: devassert {args:?} crashed:\n{stderr}"
         );
         replayed += 1;
     }

@@ -118,6 +118,27 @@ impl Reader {
         self.lines.input_rank = rank_from_name(name);
     }
 
+    /// Bytes of the current input not fed (the Unicode spaces made one byte).
+    pub fn count_bytes(&mut self, n: u64) {
+        if let Some(s) = self.facts.inputs.get_mut(self.lines.input) {
+            s.bytes += n;
+        }
+    }
+
+    /// The input being read and the number of the line last taken in it.
+    pub fn position(&self) -> (String, u64) {
+        let name = self.facts.inputs.get(self.lines.input);
+        (
+            name.map_or_else(|| "-".to_string(), |s| s.name.clone()),
+            self.lines.line_no,
+        )
+    }
+
+    /// The names of the inputs read so far.
+    pub fn input_names(&self) -> Vec<String> {
+        self.facts.inputs.iter().map(|s| s.name.clone()).collect()
+    }
+
     fn ensure_input(&mut self) {
         if self.facts.inputs.is_empty() {
             self.begin_input("-");
@@ -172,6 +193,8 @@ impl Reader {
         if !look {
             return;
         }
+        #[cfg(feature = "test-hooks")]
+        crate::crash::injected_panic(raw);
         let raw = &raw[..raw.len().min(MAX_LINE)];
         match glued(raw) {
             Some((line, first)) => self.take_glued(line, first),

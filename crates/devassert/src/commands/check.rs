@@ -28,9 +28,24 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: CheckArgs, g: &Global) -> anyhow::Result<i32> {
-    let model = ModelDir::read(&args.model_dir)?;
+    let dir = args.model_dir.display().to_string();
+    // A panic reading or checking the directory is an error naming it.
+    let checked = devassert_core::contain::catch(|| {
+        ModelDir::read(&args.model_dir).map(|model| {
+            let findings = devassert_model::check(&model);
+            (findings, model)
+        })
+    })
+    .map_err(|p| {
+        let place = p.place.map_or(String::new(), |p| format!(" (at {p})"));
+        anyhow::anyhow!(
+            "internal error checking {dir}: {}{place}; this is a bug in devassert: please report it",
+            p.message
+        )
+    })?;
+    let (findings, model) = checked?;
     let mut report = Report::new(Command::Check);
-    report.findings = devassert_model::check(&model);
+    report.findings = findings;
     report.model = Some(devassert_model::summary(&model));
 
     let mut could_not_read = false;

@@ -117,6 +117,7 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         write_error: log_end.write_error,
         skipped: log_end.skipped,
         undrained: ended.undrained,
+        crash: log_end.crash,
     };
 
     let catalog = Catalog::builtin();
@@ -146,6 +147,9 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         }
     }
     report.exit_code = match args.exit_code {
+        // A crashed log reader left the log unread: an internal error, 2
+        // (never 0, never the child's status alone), whichever code was asked.
+        _ if log_state.crash.is_some() => 2,
         ExitFrom::Child => status.code(),
         ExitFrom::Diagnosis => devassert_core::exit_code(&report.findings, false),
     };
@@ -262,12 +266,19 @@ struct LogState<'a> {
     write_error: Option<std::io::Error>,
     skipped: u64,
     undrained: bool,
+    crash: Option<devassert_log::InternalError>,
 }
 
 impl LogState<'_> {
     /// The closing lines: where the output is, and what is missing from it.
     fn lines(&self) -> String {
         let mut out = String::new();
+        if let Some(e) = &self.crash {
+            out.push_str(&format!(
+                "devassert: error: {}\n",
+                devassert_core::render::inert::line(&e.to_string())
+            ));
+        }
         if self.undrained {
             out.push_str(&format!(
                 "devassert: the command exited, but a process it started still held its output open after {} s; \
@@ -329,7 +340,9 @@ fn print_diagnosis(report: &Report, g: &Global, log: &LogState) -> anyhow::Resul
         .as_ref()
         .map_or(report.exit_code, |r| r.child.exit_code);
     let quiet_success = report.findings.is_empty() && child == 0;
-    if !quiet_success {
+    // Nothing found in a log that was not read is no "no failure found".
+    let unread = report.findings.is_empty() && log.crash.is_some();
+    if !quiet_success && !unread {
         text.push_str(&render(report, Format::Human, &opts));
     }
     if report.findings.is_empty() && child != 0 {
