@@ -18,8 +18,11 @@ static SPACES: LazyLock<Vec<char>> = LazyLock::new(|| {
         .collect()
 });
 
+/// A fixture log: its path, its bytes, its op families.
+type Fixture = (PathBuf, Vec<u8>, Vec<String>);
+
 /// The fixture logs, with their op families.
-static FIXTURES: LazyLock<Vec<(PathBuf, Vec<u8>, Vec<String>)>> = LazyLock::new(|| {
+static FIXTURES: LazyLock<Vec<Fixture>> = LazyLock::new(|| {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../devassert/tests/fixtures/logs");
     let mut paths = Vec::new();
     files(&root, &mut paths);

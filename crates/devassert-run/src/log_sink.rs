@@ -22,13 +22,16 @@ use std::thread::JoinHandle;
 pub struct LogSink {
     file: File,
     name: String,
-    reader: Option<(Sender<Vec<u8>>, JoinHandle<Result<Report, InternalError>>)>,
+    reader: Option<(Sender<Vec<u8>>, JoinHandle<ReaderResult>)>,
     /// Bytes handed to the reader and not yet read.
     queued: Arc<AtomicUsize>,
     pending: [Vec<u8>; 2],
     write_error: Option<std::io::Error>,
     skipped: u64,
 }
+
+/// What the reader's thread returns: the log's diagnosis, or its crash.
+type ReaderResult = Result<Report, InternalError>;
 
 /// How the log ended.
 #[derive(Debug)]
