@@ -4,28 +4,28 @@
 //! message), its rule, the traceback's place (a reliable `location` or only
 //! `noticed_at`), the ranked causes, and everything after it as fallout.
 
+mod fallout;
+mod place;
+mod rank_list;
+mod root;
+
 use crate::errors::HostKind;
 use crate::ranks::RankSet;
-use crate::reader::{AssertGroup, Facts, HostEvent, Pos};
-use crate::traceback::{Frame, Traceback};
+use crate::reader::Facts;
+use crate::traceback::Traceback;
 use crate::values;
 use devassert_core::catalog::fallback;
 use devassert_core::{
-    ids, Bound, Catalog, Command, CompiledRule, DeviceAssert, Fallout, Finding, InputSummary,
-    OpFamily, Report, Scalar, SourceLocation,
+    ids, Bound, Catalog, Command, CompiledRule, DeviceAssert, Finding, InputSummary, OpFamily,
+    Report, Scalar, SourceLocation,
 };
-use serde_json::{json, Map, Value};
-
-/// How the root failure showed itself.
-enum Root<'a> {
-    Assert(&'a AssertGroup),
-    /// The device-side assert error with no kernel line.
-    NoKernelLine(&'a HostEvent),
-    /// ROCm's kernel `abort()`: `HIP error: unspecified launch failure` / HSA queue abort.
-    RocmAbort(&'a HostEvent),
-    IllegalAccess(&'a HostEvent),
-    Cpu(usize),
-}
+use fallout::fallout;
+use place::{
+    chain_before, device_related, frames_text, loc, op_guess, pick_traceback, synchronous,
+};
+use rank_list::rank_evidence;
+use root::{first_input, group_order, host, roots, Root};
+use serde_json::{json, Map};
 
 pub fn diagnose(facts: &Facts, catalog: &Catalog) -> Report {
     let mut report = Report::new(Command::Explain);
@@ -58,222 +58,6 @@ fn inputs(facts: &Facts) -> Vec<InputSummary> {
             name: i.name.clone(),
         })
         .collect()
-}
-
-/// Assertion groups, earliest first: by their timestamps when every group has
-/// one of the same clock, else by position in the inputs.
-fn group_order(facts: &Facts) -> Vec<usize> {
-    let mut idx: Vec<usize> = (0..facts.groups.len()).collect();
-    let g = &facts.groups;
-    let kinds: Vec<_> = g.iter().map(|x| x.first_time.map(|t| t.kind)).collect();
-    let timed = !g.is_empty() && kinds.iter().all(|k| k.is_some() && *k == kinds[0]);
-    if timed {
-        idx.sort_by_key(|&i| (g[i].first_time, g[i].first));
-    } else {
-        idx.sort_by_key(|&i| g[i].first);
-    }
-    idx
-}
-
-fn host(facts: &Facts, kind: HostKind) -> Option<&HostEvent> {
-    facts.host.iter().find(|e| e.kind == kind)
-}
-
-fn roots<'a>(facts: &'a Facts, order: &[usize]) -> Vec<Root<'a>> {
-    let first_assert: Option<Pos> = order.first().map(|&i| facts.groups[i].first);
-    let device_err = facts.device_error.as_ref();
-    let assert_pos = [first_assert, device_err.map(|e| e.first)]
-        .into_iter()
-        .flatten()
-        .min();
-    let mut out = Vec::new();
-    if let Some(ima) = host(facts, HostKind::IllegalAccess) {
-        // An illegal access before any assert is its own root cause; after one it is fallout.
-        if assert_pos.is_none_or(|p| ima.first < p) {
-            out.push(Root::IllegalAccess(ima));
-        }
-    }
-    if let Some(&i) = order.first() {
-        out.push(Root::Assert(&facts.groups[i]));
-    } else if let Some(e) = device_err {
-        out.push(Root::NoKernelLine(e));
-    } else if let Some(e) = rocm_abort(facts) {
-        out.push(Root::RocmAbort(e));
-    }
-    if out.is_empty() && !facts.cpu.is_empty() {
-        out.push(Root::Cpu(0));
-    }
-    out
-}
-
-fn rocm_abort(facts: &Facts) -> Option<&HostEvent> {
-    let launch = host(facts, HostKind::LaunchFailure)
-        .filter(|e| e.message.contains("HIP") || e.message.contains("hip"));
-    launch.or_else(|| host(facts, HostKind::HsaAbort))
-}
-
-/// The rule a traceback's code names (the catalog's op guesses), for a
-/// failure with no kernel line; with its id and the frame's place.
-fn op_guess<'c>(
-    catalog: &'c Catalog,
-    tb: Option<&Traceback>,
-) -> Option<(&'c CompiledRule, &'c str, String)> {
-    for f in tb?.frames.iter().rev() {
-        let texts = f.code.iter().map(String::as_str);
-        for text in texts.chain(std::iter::once(f.function.as_str())) {
-            if let Some(rule) = catalog.guess_op(text) {
-                return Some((rule, rule.id.as_str(), format!("{}:{}", f.file, f.line)));
-            }
-        }
-    }
-    None
-}
-
-/// The device-related words a traceback's exception carries.
-fn device_related(tb: &Traceback) -> u8 {
-    let text: Vec<&str> = tb.text().collect();
-    let has = |k: &str| text.iter().any(|l| l.contains(k));
-    if has("device-side assert")
-        || has("illegal memory access")
-        || has("unspecified launch failure")
-        || has("cuda runtime error")
-    {
-        2
-    } else if has("CUDA")
-        || has("HIP error")
-        || has("cuda")
-        || has("AcceleratorError")
-        || has("CUBLAS")
-        || has("NCCL")
-    {
-        1
-    } else {
-        0
-    }
-}
-
-/// Ranks listed in a finding's evidence or a fallout item; `ranks_total`
-/// says how many there were when that is more.
-const RANKS_LISTED: usize = 256;
-
-/// The count of ranks, when the list does not hold them all.
-fn ranks_total(ranks: &RankSet) -> Option<u64> {
-    (ranks.count() > RANKS_LISTED as u64 || ranks.untracked() > 0).then_some(ranks.count())
-}
-
-/// The highest rank, when the list does not hold them all.
-fn ranks_max(ranks: &RankSet) -> Option<i64> {
-    ranks_total(ranks).and(ranks.max())
-}
-
-/// Lines whose rank was past what the rank set could count.
-fn ranks_uncounted(ranks: &RankSet) -> Option<u64> {
-    (ranks.untracked() > 0).then_some(ranks.untracked())
-}
-
-/// `ranks`; `ranks_total` and `ranks_max` when the list does not hold them
-/// all; `ranks_uncounted` and `ranks_total_at_least` when lines named ranks
-/// past what was counted (the count is then a lower bound).
-fn rank_evidence(evidence: &mut Map<String, Value>, ranks: &RankSet) {
-    let listed: Vec<i64> = ranks.iter().take(RANKS_LISTED).collect();
-    evidence.insert("ranks".into(), json!(listed));
-    if let Some(total) = ranks_total(ranks) {
-        evidence.insert("ranks_total".into(), json!(total));
-    }
-    if let Some(max) = ranks_max(ranks) {
-        evidence.insert("ranks_max".into(), json!(max));
-    }
-    if let Some(n) = ranks_uncounted(ranks) {
-        evidence.insert("ranks_uncounted".into(), json!(n));
-        evidence.insert("ranks_total_at_least".into(), json!(true));
-    }
-}
-
-/// The traceback that reported the failure: device-related first, the root's
-/// rank preferred, then the earliest.
-fn pick_traceback<'a>(
-    facts: &'a Facts,
-    ranks: &RankSet,
-    cpu_text: Option<&str>,
-) -> Option<&'a Traceback> {
-    if let Some(text) = cpu_text {
-        if let Some(tb) = facts.tracebacks.iter().find(|tb| {
-            tb.exception
-                .as_deref()
-                .is_some_and(|e| e.contains(text) || text.contains(e))
-        }) {
-            return Some(tb);
-        }
-    }
-    let score = |tb: &Traceback| {
-        let rank_ok = ranks.is_empty() || tb.rank.is_none_or(|r| ranks.contains(r));
-        (device_related(tb), rank_ok)
-    };
-    let best = facts.tracebacks.iter().map(score).max()?;
-    if best.0 == 0 && cpu_text.is_none() {
-        return None;
-    }
-    facts.tracebacks.iter().find(|tb| score(tb) == best)
-}
-
-/// A chained traceback's predecessor (its frames are evidence too).
-fn chain_before<'a>(facts: &'a Facts, tb: &Traceback) -> Option<&'a Traceback> {
-    if !tb.chained {
-        return None;
-    }
-    facts
-        .tracebacks
-        .iter()
-        .filter(|t| t.rank == tb.rank && (t.input, t.line) < (tb.input, tb.line))
-        .max_by_key(|t| (t.input, t.line))
-}
-
-/// Whether the traceback shows where the failure happened: taken with
-/// blocking launches (no asynchronous hint but the DSA / `Search for` line
-/// the same releases print), or the log shows CUDA_LAUNCH_BLOCKING=1.
-fn synchronous(facts: &Facts, tb: &Traceback) -> bool {
-    if facts.launch_blocking {
-        return true;
-    }
-    let lines: Vec<&str> = tb.text().collect();
-    let async_hint = lines.iter().any(|l| crate::errors::is_async_hint(l));
-    let suffix = lines
-        .iter()
-        .any(|l| crate::errors::is_dsa_hint(l) || l.starts_with("Search for `"));
-    !async_hint && suffix
-}
-
-fn loc(f: &Frame) -> SourceLocation {
-    SourceLocation {
-        file: f.file.clone(),
-        line: f.line,
-        function: (!f.function.is_empty()).then(|| f.function.clone()),
-        code: f.code.clone(),
-    }
-}
-
-fn frames_text<'a>(tbs: &[&'a Traceback]) -> Vec<&'a str> {
-    let mut v = Vec::new();
-    for tb in tbs {
-        // PyTorch's own frames are the same for every caller (`torch.embedding(weight, input, padding_idx, …)`)
-        // and say nothing about which table or label was wrong.
-        for f in tb
-            .frames
-            .iter()
-            .filter(|f| !f.file.replace('\\', "/").contains("/torch/"))
-        {
-            // The module's name says which model ran (`modeling_roberta.py`).
-            v.push(f.file.rsplit(['/', '\\']).next().unwrap_or(&f.file));
-            v.push(f.function.as_str());
-            if let Some(c) = &f.code {
-                v.push(c.as_str());
-            }
-        }
-        if let Some(e) = &tb.exception {
-            v.push(e.as_str());
-        }
-    }
-    v
 }
 
 fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding> {
@@ -535,69 +319,7 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
     Some(f)
 }
 
-fn first_input(root: &Root<'_>, facts: &Facts) -> usize {
-    match root {
-        Root::Assert(g) => g.first.input,
-        Root::NoKernelLine(e) | Root::RocmAbort(e) | Root::IllegalAccess(e) => e.first.input,
-        Root::Cpu(i) => facts.cpu[*i].pos.input,
-    }
-}
-
 fn split_file_line(s: &str) -> Option<(String, u64)> {
     let (file, line) = s.rsplit_once(':')?;
     Some((file.to_string(), line.trim().parse().ok()?))
-}
-
-fn fallout(facts: &Facts, order: &[usize], roots: &[Root<'_>]) -> Vec<Fallout> {
-    let mut items: Vec<(Pos, Fallout)> = Vec::new();
-    let ima_root = roots.iter().any(|r| matches!(r, Root::IllegalAccess(_)));
-    let rocm_root = roots.iter().any(|r| matches!(r, Root::RocmAbort(_)));
-    for e in &facts.host {
-        let mut count = e.count;
-        match e.kind {
-            HostKind::IllegalAccess if ima_root => count -= 1,
-            // The ROCm abort's own lines are the root, their repeats fallout.
-            HostKind::LaunchFailure | HostKind::HsaAbort if rocm_root => count -= 1,
-            _ => {}
-        }
-        if count == 0 {
-            continue;
-        }
-        let fo = Fallout {
-            kind: e.kind.fallout_kind().to_string(),
-            message: e.message.clone(),
-            count,
-            ranks: e.ranks.iter().take(RANKS_LISTED).collect(),
-            ranks_total: ranks_total(&e.ranks),
-            ranks_max: ranks_max(&e.ranks),
-            ranks_uncounted: ranks_uncounted(&e.ranks),
-            ranks_total_at_least: e.ranks.untracked() > 0,
-            line: Some(e.first.line),
-        };
-        items.push((e.first, fo));
-    }
-    for &i in order.iter().skip(1) {
-        let g = &facts.groups[i];
-        let mut message = match &g.kernel {
-            Some(k) => format!("{k}: `{}`", g.assertion),
-            None => format!("`{}`", g.assertion),
-        };
-        if let Some(s) = g.source() {
-            message.push_str(&format!(" ({s})"));
-        }
-        let fo = Fallout {
-            kind: "later_assert".into(),
-            message,
-            count: g.lines,
-            ranks: g.ranks.iter().take(RANKS_LISTED).collect(),
-            ranks_total: ranks_total(&g.ranks),
-            ranks_max: ranks_max(&g.ranks),
-            ranks_uncounted: ranks_uncounted(&g.ranks),
-            ranks_total_at_least: g.ranks.untracked() > 0,
-            line: Some(g.first.line),
-        };
-        items.push((g.first, fo));
-    }
-    items.sort_by_key(|(p, _)| *p);
-    items.into_iter().map(|(_, f)| f).collect()
 }

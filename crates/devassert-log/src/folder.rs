@@ -3,7 +3,7 @@
 //! ([`Inside`]), a linked folder read where it really is (never twice, no
 //! loops), every entry that cannot be read said, and the walk bounded.
 
-use crate::Skipped;
+use crate::error::Skipped;
 use devassert_core::inside::Inside;
 use std::path::{Path, PathBuf};
 

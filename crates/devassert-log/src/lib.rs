@@ -18,6 +18,7 @@ mod clean;
 mod crash;
 mod device_line;
 pub mod diagnose;
+mod error;
 mod errors;
 mod folder;
 pub mod inductor;
@@ -30,6 +31,7 @@ mod prefilter;
 pub mod ranks;
 pub mod reader;
 mod spaces;
+mod text;
 mod traceback;
 mod unwrap;
 mod values;
@@ -43,57 +45,8 @@ use std::path::{Path, PathBuf};
 /// with the catalog on that text).
 pub use clean::readable;
 pub use crash::InternalError;
+pub use error::{LogError, Skipped};
 pub use reader::{AssertGroup, Facts};
-
-/// Why an input could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum LogError {
-    #[error("{}: no such file or directory", .path.display())]
-    Missing { path: PathBuf },
-    #[error("{}: permission denied", .path.display())]
-    Permission { path: PathBuf },
-    #[error("{}: a directory with no log files in it{}", .path.display(), skipped_names(.skipped))]
-    EmptyDirectory {
-        path: PathBuf,
-        skipped: Vec<PathBuf>,
-    },
-    #[error("{}: {source}", .path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(transparent)]
-    Internal(#[from] InternalError),
-}
-
-/// ` (skipped: a.pt, b.bin, and 3 more)`: what a folder held instead of logs.
-fn skipped_names(skipped: &[PathBuf]) -> String {
-    const NAMED: usize = 5;
-    if skipped.is_empty() {
-        return String::new();
-    }
-    let names: Vec<String> = skipped
-        .iter()
-        .take(NAMED)
-        .map(|p| p.display().to_string())
-        .collect();
-    let more = match skipped.len().saturating_sub(NAMED) {
-        0 => String::new(),
-        n => format!(", and {n} more"),
-    };
-    format!(" (skipped: {}{more})", names.join(", "))
-}
-
-impl LogError {
-    fn from_io(path: &Path, e: std::io::Error) -> Self {
-        let path = path.to_path_buf();
-        match e.kind() {
-            std::io::ErrorKind::NotFound => LogError::Missing { path },
-            std::io::ErrorKind::PermissionDenied => LogError::Permission { path },
-            _ => LogError::Io { path, source: e },
-        }
-    }
-}
 
 /// Streaming log analysis: feed bytes of one or more inputs, then finish.
 pub struct LogAnalyzer {
@@ -210,13 +163,6 @@ const CHUNK: usize = 1 << 20;
 /// Read files / folders (recursively, sorted) / "-" (stdin) as one crash.
 pub fn explain_paths(paths: &[PathBuf], catalog: &'static Catalog) -> Result<Report, LogError> {
     explain_paths_skipping(paths, catalog).map(|(report, _)| report)
-}
-
-/// An entry of a folder that was not read, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
-    pub path: PathBuf,
-    pub why: String,
 }
 
 /// [`explain_paths`], and the entries of the folders it skipped: a symlink

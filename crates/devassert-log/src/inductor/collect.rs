@@ -6,8 +6,8 @@
 //! symlink out of it.
 
 use super::code::{Graph, Module};
+use crate::error::{LogError, Skipped};
 use crate::folder::Walk;
-use crate::{LogError, Skipped};
 use devassert_core::inside::Inside;
 use std::collections::HashMap;
 use std::io::Read;

@@ -1,7 +1,9 @@
 //! `TORCH_USE_CUDA_DSA` reports: the fields of the first failure, and a
 //! group for its assertion when no device line printed it.
 
-use super::{AssertGroup, Pos, Reader};
+use super::groups::AssertGroup;
+use super::pos::Pos;
+use super::Reader;
 use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};
 use std::collections::HashSet;
 

@@ -3,7 +3,10 @@
 //! error of each kind, and the catalog's evidence (log patterns, CPU
 //! messages), each bounded.
 
-use super::{dsa::DsaReport, groups::AssertGroup, Reader};
+use super::dsa::DsaReport;
+use super::groups::AssertGroup;
+use super::pos::Pos;
+use super::Reader;
 use crate::clean::Stamp;
 use crate::device_line;
 use crate::errors::HostKind;
@@ -23,13 +26,6 @@ const MAX_OPEN_TRACEBACKS: usize = 256;
 const MAX_CPU: usize = 16;
 /// Statements of values kept from evidence lines.
 const MAX_STATED: usize = 8;
-
-/// Where a line is: input index and 1-based line number in it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub struct Pos {
-    pub input: usize,
-    pub line: u64,
-}
 
 /// The first occurrence of a host error kind, and how often it came.
 #[derive(Debug, Clone)]

@@ -3,7 +3,8 @@
 //! A failing kernel prints one line per thread: a line that repeats the
 //! last but for its block and thread is counted without being parsed.
 
-use super::{Pos, Reader};
+use super::pos::Pos;
+use super::Reader;
 use crate::clean::Stamp;
 use crate::device_line::{self, DeviceLine};
 use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};

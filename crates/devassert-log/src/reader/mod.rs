@@ -12,6 +12,7 @@ mod dsa;
 mod facts;
 mod groups;
 mod lines;
+mod pos;
 
 use crate::clean::Stamp;
 use crate::device_line;
@@ -22,9 +23,10 @@ use devassert_core::Catalog;
 use groups::Echo;
 
 pub use dsa::DsaReport;
-pub use facts::{CpuHit, Facts, HostEvent, InputStats, Pos};
+pub use facts::{CpuHit, Facts, HostEvent, InputStats};
 pub use groups::AssertGroup;
 pub use lines::{rank_from_name, search_with, Searched, MAX_LINE};
+pub use pos::Pos;
 
 /// Reads one crash (one or more inputs) into [`Facts`]; what it holds
 /// between lines is grouped by the job that needs it.

@@ -17,7 +17,7 @@
 //! line and the code come from the arrow line, so nothing is ever read
 //! from a file for them.
 
-use super::Frame;
+use super::frame::Frame;
 
 /// What a cell's frame is called (`Cell In[12]`), the name `%devassert
 /// explain` and the guard give it too.

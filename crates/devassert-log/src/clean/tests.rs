@@ -1,0 +1,99 @@
+use super::*;
+
+fn strip(s: &str) -> (String, Option<i64>) {
+    let (r, p) = strip_prefixes(s);
+    (r.to_string(), p.rank)
+}
+
+#[test]
+fn launcher_prefixes_come_off_with_their_rank() {
+    assert_eq!(
+        strip("[rank3]: RuntimeError: x"),
+        ("RuntimeError: x".into(), Some(3))
+    );
+    assert_eq!(
+        strip("[default0]:  File \"a.py\""),
+        (" File \"a.py\"".into(), Some(0))
+    );
+    assert_eq!(
+        strip("[1,0]<stderr>:/tmp/x.cu:1: k"),
+        ("/tmp/x.cu:1: k".into(), Some(0))
+    );
+    assert_eq!(
+        strip("(VllmWorker rank=1 pid=4242) ERROR x"),
+        ("ERROR x".into(), Some(1))
+    );
+    assert_eq!(
+        strip("(RayTrainWorker pid=112196) /pytorch/a.cu:1: k"),
+        ("/pytorch/a.cu:1: k".into(), None)
+    );
+    assert_eq!(
+        strip("15: Traceback (most recent call last):"),
+        ("Traceback (most recent call last):".into(), Some(15))
+    );
+    // Server loggers after the worker prefix: the traceback keeps its indent.
+    assert_eq!(
+        strip("(Worker pid=12345) ERROR 05-14 10:22:33 [multiproc_executor.py:671]   File \"a.py\", line 3, in f"),
+        ("  File \"a.py\", line 3, in f".into(), None)
+    );
+    assert_eq!(
+        strip("(VllmWorker rank=2 pid=7) INFO 06-11 19:48:43 llm_engine.py:161] x"),
+        ("x".into(), Some(2))
+    );
+    assert_eq!(
+        strip("(RayWorkerWrapper pid=88, ip=10.0.0.3) WARNING [worker.py:40] RuntimeError: y"),
+        ("RuntimeError: y".into(), None)
+    );
+    assert_eq!(
+        strip("ERROR 05-14 10:22:33,123 [core.py:5] z"),
+        ("z".into(), None)
+    );
+    // A level word that begins a message is left alone.
+    assert_eq!(
+        strip("ERROR: could not read x.py:3"),
+        ("ERROR: could not read x.py:3".into(), None)
+    );
+    assert_eq!(
+        strip("12:30:00 not a prefix"),
+        ("12:30:00 not a prefix".into(), None)
+    );
+}
+
+#[test]
+fn timestamps_come_off_and_sort() {
+    let (r, p) = strip_prefixes(
+        "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught",
+    );
+    assert_eq!(r, "[Rank 1] Watchdog caught");
+    assert_eq!(p.rank, Some(1));
+    assert!(p.time.is_some());
+    let (r, p) = strip_prefixes("2024-05-01 12:00:00,123 - INFO - step 5");
+    assert_eq!(r, "INFO - step 5");
+    let (_, q) = strip_prefixes("2024-05-01 12:00:01,000 - x");
+    assert!(p.time < q.time);
+    let (r, _) = strip_prefixes("[E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog");
+    assert_eq!(r, "[Rank 0] Watchdog");
+}
+
+#[test]
+fn escapes_and_progress_bars_go() {
+    assert_eq!(strip_escapes("\x1b[31mred\x1b[0m text"), "red text");
+    let segs = segments("^MIteration:   0%| 3/1041319 ESC[A/opt/x.cu:272: k: block: [1,0,0]");
+    assert_eq!(
+        segs.last().map(|s| s.as_ref()),
+        Some("Iteration:   0%| 3/1041319 /opt/x.cu:272: k: block: [1,0,0]")
+    );
+    assert_eq!(
+        segments("a\rb\r\n")
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>(),
+        vec!["a", "b"]
+    );
+    assert!(segments("```text").is_empty());
+    assert_eq!(segments("> > RuntimeError: x")[0], "RuntimeError: x");
+    assert_eq!(
+        segments("`/pytorch/a.cu:1: k: Assertion **`x` failed**.")[0],
+        "/pytorch/a.cu:1: k: Assertion **`x` failed**."
+    );
+}

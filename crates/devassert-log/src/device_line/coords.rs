@@ -1,0 +1,137 @@
+//! The coordinates of a thread line: the numbers of its `block: [..]` and
+//! `thread: [..]` (or XPU's `global id: [..]` and `local id: [..]`), parsed,
+//! located as byte spans (for counting repeats) and blanked.
+
+use super::finder::{searcher, Searcher};
+use memchr::memmem;
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// The last `block: [..]` / `global id: [..]` and the `thread:`/`local id:` after it.
+pub(super) fn coordinates(head: &str) -> (Option<usize>, Option<[u32; 3]>, Option<[u32; 3]>) {
+    let (start, word) = match (head.rfind("block: ["), head.rfind("global id: [")) {
+        (Some(a), Some(b)) if b > a => (b, "global id: ["),
+        (Some(a), _) => (a, "block: ["),
+        (None, Some(b)) => (b, "global id: ["),
+        (None, None) => {
+            // A torn line may keep only the thread.
+            return match head.rfind("thread: [") {
+                Some(t) => (Some(t), None, triple(&head[t + "thread: [".len()..])),
+                None => (None, None, None),
+            };
+        }
+    };
+    let block = triple(&head[start + word.len()..]);
+    let after = &head[start..];
+    let thread = ["thread: [", "local id: ["]
+        .iter()
+        .filter_map(|w| after.rfind(w).map(|i| (i, w.len())))
+        .max_by_key(|&(i, _)| i)
+        .and_then(|(i, l)| triple(&after[i + l..]));
+    (Some(start), block, thread)
+}
+
+fn triple(s: &str) -> Option<[u32; 3]> {
+    let close = s.find(']')?;
+    numbers(&s[..close])
+}
+
+/// `x,y,z` (one to three numbers), the inside of a coordinate's brackets.
+pub fn numbers(inner: &str) -> Option<[u32; 3]> {
+    // Whitespace other than spaces around a number, or a sign, goes the slow way.
+    let plain = |b: &u8| b.is_ascii_digit() || matches!(b, b',' | b' ');
+    if inner.bytes().all(|b| plain(&b)) {
+        return number_bytes(inner.as_bytes());
+    }
+    let mut v = [0u32; 3];
+    let mut n = 0;
+    for part in inner.split(',') {
+        if n == 3 {
+            return None;
+        }
+        v[n] = part.trim().parse().ok()?;
+        n += 1;
+    }
+    (n > 0).then_some(v)
+}
+
+/// [`numbers`] of digits, commas and spaces alone (what [`numbers_span`]
+/// spans), without building strings: thread lines are counted by it.
+pub fn number_bytes(inner: &[u8]) -> Option<[u32; 3]> {
+    let mut v = [0u32; 3];
+    let mut n = 0;
+    for part in inner.split(|&b| b == b',') {
+        if n == 3 {
+            return None;
+        }
+        let digits = part.trim_ascii();
+        if digits.is_empty() {
+            return None;
+        }
+        let mut x: u32 = 0;
+        for &d in digits {
+            if !d.is_ascii_digit() {
+                return None;
+            }
+            x = x.checked_mul(10)?.checked_add(u32::from(d - b'0'))?;
+        }
+        v[n] = x;
+        n += 1;
+    }
+    (n > 0).then_some(v)
+}
+
+const BLOCK: &[u8] = b"block: [";
+const THREAD: &[u8] = b"thread: [";
+static FIND_BLOCK: Searcher = searcher!(BLOCK);
+static FIND_THREAD: Searcher = searcher!(THREAD);
+
+/// The inside of `[..]` after `at`, when it is only numbers, commas and spaces.
+pub fn numbers_span(raw: &[u8], at: usize) -> Option<Range<usize>> {
+    let len = raw
+        .get(at..)?
+        .iter()
+        .position(|&b| !(b.is_ascii_digit() || b == b',' || b == b' '))?;
+    (raw.get(at + len) == Some(&b']')).then_some(at..at + len)
+}
+
+/// The numbers of a line's only `block: [..]` and the only `thread: [..]`
+/// after it: the part in which thousands of thread lines of one failure differ.
+pub fn coordinate_spans(raw: &[u8]) -> Option<(Range<usize>, Range<usize>)> {
+    let mut blocks = FIND_BLOCK.find_iter(raw);
+    let b = blocks.next()? + BLOCK.len();
+    if blocks.next().is_some() {
+        return None;
+    }
+    let mut threads = FIND_THREAD.find_iter(&raw[b..]);
+    let t = b + threads.next()? + THREAD.len();
+    if threads.next().is_some() || FIND_THREAD.find(&raw[..b]).is_some() {
+        return None;
+    }
+    Some((numbers_span(raw, b)?, numbers_span(raw, t)?))
+}
+
+/// The line with its block and thread numbers blanked (`block: [], thread: []`),
+/// for the catalog's log evidence: `thread: [255,0,0]` is not a label 255.
+pub fn without_coordinates(line: &str) -> Cow<'_, str> {
+    const WORDS: [&str; 4] = ["block: [", "thread: [", "global id: [", "local id: ["];
+    // Every word ends in ": [": most lines are turned away by one search.
+    if !line.contains(": [") || !WORDS.iter().any(|w| line.contains(w)) {
+        return Cow::Borrowed(line);
+    }
+    let raw = line.as_bytes();
+    let mut spans: Vec<Range<usize>> = WORDS
+        .iter()
+        .flat_map(|w| memmem::find_iter(raw, w.as_bytes()).map(move |i| i + w.len()))
+        .filter_map(|at| numbers_span(raw, at))
+        .collect();
+    spans.sort_by_key(|r| r.start);
+    let mut out = String::with_capacity(line.len());
+    let mut from = 0;
+    for r in spans {
+        out.push_str(&line[from..r.start]);
+        from = r.end;
+    }
+    out.push_str(&line[from..]);
+    Cow::Owned(out)
+}

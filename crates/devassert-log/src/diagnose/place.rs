@@ -1,0 +1,135 @@
+//! Which traceback tells the failure's place, and what its frames say:
+//! the traceback that reported it, its chained predecessor, whether it was
+//! taken with blocking launches, the op its code names.
+
+use crate::ranks::RankSet;
+use crate::reader::Facts;
+use crate::traceback::{Frame, Traceback};
+use devassert_core::{Catalog, CompiledRule, SourceLocation};
+
+/// The rule a traceback's code names (the catalog's op guesses), for a
+/// failure with no kernel line; with its id and the frame's place.
+pub(super) fn op_guess<'c>(
+    catalog: &'c Catalog,
+    tb: Option<&Traceback>,
+) -> Option<(&'c CompiledRule, &'c str, String)> {
+    for f in tb?.frames.iter().rev() {
+        let texts = f.code.iter().map(String::as_str);
+        for text in texts.chain(std::iter::once(f.function.as_str())) {
+            if let Some(rule) = catalog.guess_op(text) {
+                return Some((rule, rule.id.as_str(), format!("{}:{}", f.file, f.line)));
+            }
+        }
+    }
+    None
+}
+
+/// The device-related words a traceback's exception carries.
+pub(super) fn device_related(tb: &Traceback) -> u8 {
+    let text: Vec<&str> = tb.text().collect();
+    let has = |k: &str| text.iter().any(|l| l.contains(k));
+    if has("device-side assert")
+        || has("illegal memory access")
+        || has("unspecified launch failure")
+        || has("cuda runtime error")
+    {
+        2
+    } else if has("CUDA")
+        || has("HIP error")
+        || has("cuda")
+        || has("AcceleratorError")
+        || has("CUBLAS")
+        || has("NCCL")
+    {
+        1
+    } else {
+        0
+    }
+}
+
+/// The traceback that reported the failure: device-related first, the root's
+/// rank preferred, then the earliest.
+pub(super) fn pick_traceback<'a>(
+    facts: &'a Facts,
+    ranks: &RankSet,
+    cpu_text: Option<&str>,
+) -> Option<&'a Traceback> {
+    if let Some(text) = cpu_text {
+        if let Some(tb) = facts.tracebacks.iter().find(|tb| {
+            tb.exception
+                .as_deref()
+                .is_some_and(|e| e.contains(text) || text.contains(e))
+        }) {
+            return Some(tb);
+        }
+    }
+    let score = |tb: &Traceback| {
+        let rank_ok = ranks.is_empty() || tb.rank.is_none_or(|r| ranks.contains(r));
+        (device_related(tb), rank_ok)
+    };
+    let best = facts.tracebacks.iter().map(score).max()?;
+    if best.0 == 0 && cpu_text.is_none() {
+        return None;
+    }
+    facts.tracebacks.iter().find(|tb| score(tb) == best)
+}
+
+/// A chained traceback's predecessor (its frames are evidence too).
+pub(super) fn chain_before<'a>(facts: &'a Facts, tb: &Traceback) -> Option<&'a Traceback> {
+    if !tb.chained {
+        return None;
+    }
+    facts
+        .tracebacks
+        .iter()
+        .filter(|t| t.rank == tb.rank && (t.input, t.line) < (tb.input, tb.line))
+        .max_by_key(|t| (t.input, t.line))
+}
+
+/// Whether the traceback shows where the failure happened: taken with
+/// blocking launches (no asynchronous hint but the DSA / `Search for` line
+/// the same releases print), or the log shows CUDA_LAUNCH_BLOCKING=1.
+pub(super) fn synchronous(facts: &Facts, tb: &Traceback) -> bool {
+    if facts.launch_blocking {
+        return true;
+    }
+    let lines: Vec<&str> = tb.text().collect();
+    let async_hint = lines.iter().any(|l| crate::errors::is_async_hint(l));
+    let suffix = lines
+        .iter()
+        .any(|l| crate::errors::is_dsa_hint(l) || l.starts_with("Search for `"));
+    !async_hint && suffix
+}
+
+pub(super) fn loc(f: &Frame) -> SourceLocation {
+    SourceLocation {
+        file: f.file.clone(),
+        line: f.line,
+        function: (!f.function.is_empty()).then(|| f.function.clone()),
+        code: f.code.clone(),
+    }
+}
+
+pub(super) fn frames_text<'a>(tbs: &[&'a Traceback]) -> Vec<&'a str> {
+    let mut v = Vec::new();
+    for tb in tbs {
+        // PyTorch's own frames are the same for every caller (`torch.embedding(weight, input, padding_idx, …)`)
+        // and say nothing about which table or label was wrong.
+        for f in tb
+            .frames
+            .iter()
+            .filter(|f| !f.file.replace('\\', "/").contains("/torch/"))
+        {
+            // The module's name says which model ran (`modeling_roberta.py`).
+            v.push(f.file.rsplit(['/', '\\']).next().unwrap_or(&f.file));
+            v.push(f.function.as_str());
+            if let Some(c) = &f.code {
+                v.push(c.as_str());
+            }
+        }
+        if let Some(e) = &tb.exception {
+            v.push(e.as_str());
+        }
+    }
+    v
+}

@@ -1,0 +1,149 @@
+use super::*;
+
+#[test]
+fn a_value_at_the_end_of_a_line_is_found_without_its_newline() {
+    let p = Prefilter::new(Catalog::builtin());
+    let m = |l: &str| {
+        let mut found = Vec::new();
+        p.catalog_matches(l, |_| true, &mut found);
+        !found.is_empty() && p.line_matters(l.as_bytes())
+    };
+    assert!(m("labels: tensor([3, 7, -1"));
+    assert!(m("labels: tensor([3, 7, -1  "));
+    assert!(m("labels: tensor([3, -1, 7])"));
+    assert!(!m("'learning_rate': -1.120e-04, 'epoch': 161.99"));
+    let (lines, n) = p.lines_that_matter(b"lr -1.2e-05\nlabels 3 -1\nok\n", MAX);
+    assert_eq!((lines.len(), n), (1, 3));
+    assert_eq!(lines[0].before, 1);
+}
+
+const MAX: usize = 1 << 18;
+
+#[test]
+fn every_casing_and_every_line_end_is_found() {
+    let p = Prefilter::new(Catalog::builtin());
+    let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX).0.len();
+    // `(?i)…unet…|pspnet|deeplab…`: the casings model names have.
+    for name in ["UNet", "PSPNet", "DeepLabV3", "Pytorch-UNet", "CityScapes"] {
+        assert_eq!(found(&format!("model: {name}\n")), 1, "{name}");
+    }
+    // `is not satisfied\.$` sees the cleaned line: trailing white space,
+    // CRLF and a colour reset are gone by then.
+    for end in ["\n", "\t\n", "\r\n", "\x1b[0m\n", " \u{a0}\n"] {
+        let line = format!("the invariant is not satisfied.{end}");
+        assert_eq!(found(&line), 1, "{end:?}");
+    }
+    assert_eq!(found("it is not satisfied.x\n"), 0);
+    // The search finds every literal in any case, then keeps a
+    // case-sensitive one only in its own case.
+    assert_eq!(found("Class values must be non-negative\n"), 1);
+    assert_eq!(found("class values must be non-negative\n"), 0);
+    assert_eq!(found("a relationship of cuda and fatal\n"), 0);
+}
+
+#[test]
+fn a_literal_wanted_at_a_word_boundary_counts_only_there() {
+    let p = Prefilter::new(Catalog::builtin());
+    let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX).0.len();
+    // `\b(nan|inf)\b` after a loss: not the `INF` of `INFO`.
+    assert_eq!(found("2024-05-01 - INFO - step 8: loss 2.1\n"), 0);
+    assert_eq!(found("step 8: loss inf\n"), 1);
+    assert_eq!(found("step 8: loss=INF, lr 1e-4\n"), 1);
+    // Cleaning takes the colour code away, and the regex sees `loss inf`.
+    assert_eq!(found("step 8: loss \x1b[31minf\x1b[0m\n"), 1);
+}
+
+proptest::proptest! {
+    /// The bigram filter only spares the DFA walks: the lines kept are
+    /// those of the DFA over every byte, on text made of catalog
+    /// literals, their near misses and noise.
+    #[test]
+    fn the_filter_keeps_what_the_full_walk_keeps(
+        lines in proptest::collection::vec(
+            proptest::collection::vec(0usize..PIECES.len(), 1..6), 0..80),
+        last_newline: bool,
+    ) {
+        let p = Prefilter::shared(Catalog::builtin());
+        let mut hay: Vec<u8> = Vec::new();
+        for line in &lines {
+            hay.extend(line.iter().flat_map(|&i| PIECES[i].bytes()));
+            hay.push(b'\n');
+        }
+        if !last_newline {
+            hay.pop();
+        }
+        let search = p.search.as_ref();
+        proptest::prop_assert!(search.is_some_and(|s| s.bigrams().is_some()));
+        if let Some(s) = search {
+            let matters = |line: &[u8]| p.line_matters(line);
+            proptest::prop_assert_eq!(
+                s.search_with(s.bigrams(), &hay, 64, &matters),
+                s.search_with(None, &hay, 64, &matters)
+            );
+        }
+    }
+}
+
+const PIECES: &[&str] = &[
+    "\n",
+    "\r",
+    " ",
+    "  ",
+    "x",
+    "Assertion",
+    "Assert",
+    "assert",
+    ".cu",
+    ".cu:",
+    "block: [",
+    "1,0,0]",
+    "loss inf",
+    "grad_norm: NaN",
+    "inf",
+    "INF",
+    "INFO",
+    "Inf ",
+    "nan",
+    "NaN)",
+    "nanny",
+    "loss",
+    "loss ",
+    "-1",
+    "-1,",
+    "-1\n",
+    "-1.5",
+    "-100",
+    "255",
+    "2557",
+    "255,",
+    "seg",
+    "voc",
+    "embed_tokens",
+    "tokens/s",
+    "num_classes",
+    "num_labels=",
+    "CUDA error: ",
+    "device-side assert triggered",
+    "rror",
+    "Traceback (most recent call last):",
+    "File \"",
+    "\x1b[31m",
+    "\\n",
+    "█",
+    "é",
+    "_",
+    "Token indices sequence length is longer than the specified maximum sequence length ",
+    "(600 > 512)",
+    "resize_token_embeddings",
+    "add_special_tokens",
+    "ESC[0m",
+    "^M",
+    "\t",
+    "CUBLAS_STATUS_EXECUTION_FAILED",
+    "Watchdog caught collective operation timeout",
+    "E",
+    "UNet",
+    "PSPNet",
+    "is not satisfied.",
+    "\x1b[0m",
+];

@@ -1,0 +1,248 @@
+use super::*;
+
+fn run(lines: &[&str]) -> Vec<Traceback> {
+    let mut out = Vec::new();
+    let mut b: Option<Builder> = None;
+    for l in lines {
+        loop {
+            let t = l.trim();
+            if b.is_none() {
+                if starts(t) {
+                    b = Some(Builder::new(0, 1, None, false));
+                } else {
+                    break;
+                }
+            }
+            let Some(cur) = b.as_mut() else { break };
+            match cur.step(l) {
+                Step::More | Step::Ignored => break,
+                Step::Done(tb, refeed) => {
+                    out.push(tb);
+                    b = None;
+                    if !refeed {
+                        break;
+                    }
+                    if !starts(t) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    out.extend(b.map(Builder::finish));
+    out
+}
+
+#[test]
+fn frames_code_and_message() {
+    let tbs = run(&[
+        "Traceback (most recent call last):",
+        "  File \"train.py\", line 97, in main",
+        "    loss.item()",
+        "    ^^^^^^^^^^^",
+        "  File \"/usr/lib/python3.10/site-packages/torch/nn/modules/module.py\", line 1501, in _call_impl",
+        "    return forward_call(*args, **kwargs)",
+        "RuntimeError: CUDA error: device-side assert triggered",
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+        "",
+        "Traceback (most recent call last):",
+    ]);
+    assert_eq!(tbs.len(), 2);
+    let tb = &tbs[0];
+    assert_eq!(tb.frames.len(), 2);
+    assert_eq!(tb.frames[0].code.as_deref(), Some("loss.item()"));
+    assert_eq!(tb.user_frame().map(|f| f.line), Some(97));
+    assert_eq!(
+        tb.exception.as_deref(),
+        Some("RuntimeError: CUDA error: device-side assert triggered")
+    );
+    assert_eq!(tb.message.len(), 1);
+}
+
+#[test]
+fn ipython_tracebacks_read_as_frames() {
+    let new = [
+        "---------------------------------------------------------------------------",
+        "RuntimeError                              Traceback (most recent call last)",
+        "Cell In[12], line 7",
+        "      5 for batch in loader:",
+        "----> 7     out = model(**batch)",
+        "      8     loss = out.loss",
+        "",
+        "File /opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py:1518, in Module._wrapped_call_impl(self, *args, **kwargs)",
+        "   1517 else:",
+        "-> 1518     return self._call_impl(*args, **kwargs)",
+        "",
+        "    [... skipping hidden 1 frame]",
+        "",
+        "Cell In[9], line 4, in Net.forward(self, x)",
+        "      3 def forward(self, x):",
+        "----> 4     return self.head(self.emb(x))",
+        "",
+        "RuntimeError: CUDA error: device-side assert triggered",
+        "CUDA kernel errors might be asynchronously reported at some other API call.",
+        "",
+    ];
+    let old = [
+        "RuntimeError                              Traceback (most recent call last)",
+        "<ipython-input-12-3f2a9c1d7e2b> in <module>",
+        "      6     batch = {k: v.to(\"cuda\") for k, v in batch.items()}",
+        "----> 7     out = model(**batch)",
+        "",
+        "/opt/conda/lib/python3.7/site-packages/torch/nn/modules/module.py in _call_impl(self, *input, **kwargs)",
+        "   1050                 or _global_forward_hooks):",
+        "-> 1051             return forward_call(*input, **kwargs)",
+        "   1052         # Do not call functions when jit is used",
+        "",
+        "/tmp/ipykernel_4021/1893452.py in forward(self, x)",
+        "      3     def forward(self, x):",
+        "----> 4         return self.head(self.emb(x))",
+        "",
+        "RuntimeError: CUDA error: device-side assert triggered",
+    ];
+    let input = [
+        "RuntimeError                              Traceback (most recent call last)",
+        "Input In [12], in <cell line: 7>()",
+        "      5 for batch in loader:",
+        "----> 7     out = model(**batch)",
+        "",
+        "File /opt/conda/lib/python3.9/site-packages/torch/nn/modules/module.py:1130, in Module._call_impl(self, *input, **kwargs)",
+        "-> 1130     return forward_call(*input, **kwargs)",
+        "",
+        "Input In [9], in Net.forward(self, x)",
+        "----> 4     return self.head(self.emb(x))",
+        "",
+        "RuntimeError: CUDA error: device-side assert triggered",
+    ];
+    let want_new = [
+        ("Cell In[12]", 7, "<module>", "out = model(**batch)"),
+        (
+            "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py",
+            1518,
+            "Module._wrapped_call_impl",
+            "return self._call_impl(*args, **kwargs)",
+        ),
+        (
+            "Cell In[9]",
+            4,
+            "Net.forward",
+            "return self.head(self.emb(x))",
+        ),
+    ];
+    let want_old = [
+        ("Cell In[12]", 7, "<module>", "out = model(**batch)"),
+        (
+            "/opt/conda/lib/python3.7/site-packages/torch/nn/modules/module.py",
+            1051,
+            "_call_impl",
+            "return forward_call(*input, **kwargs)",
+        ),
+        (
+            "/tmp/ipykernel_4021/1893452.py",
+            4,
+            "forward",
+            "return self.head(self.emb(x))",
+        ),
+    ];
+    let want_input = [
+        ("Cell In[12]", 7, "<module>", "out = model(**batch)"),
+        (
+            "/opt/conda/lib/python3.9/site-packages/torch/nn/modules/module.py",
+            1130,
+            "Module._call_impl",
+            "return forward_call(*input, **kwargs)",
+        ),
+        (
+            "Cell In[9]",
+            4,
+            "Net.forward",
+            "return self.head(self.emb(x))",
+        ),
+    ];
+    for (lines, want) in [
+        (&new[..], &want_new),
+        (&old[..], &want_old),
+        (&input[..], &want_input),
+    ] {
+        let tbs = run(lines);
+        assert_eq!(tbs.len(), 1, "{lines:?}");
+        let tb = &tbs[0];
+        let got: Vec<_> = tb
+            .frames
+            .iter()
+            .map(|f| {
+                (
+                    f.file.as_str(),
+                    f.line,
+                    f.function.as_str(),
+                    f.code.as_deref().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(got, want.to_vec());
+        assert_eq!(
+            tb.exception.as_deref(),
+            Some("RuntimeError: CUDA error: device-side assert triggered")
+        );
+        assert_eq!(tb.user_frame().map(|f| f.line), Some(4));
+    }
+}
+
+#[test]
+fn ipython_plain_and_verbose_modes() {
+    let plain = [
+        "Traceback (most recent call last):",
+        "  Cell In[1], line 9",
+        "    out = lib.call(lookup, table, ids)",
+        "  File /tmp/pkg/lib/__init__.py:2 in call",
+        "    return f(*args, **kwargs)",
+        "  Cell In[1], line 6 in lookup",
+        "    return [table[i] for i in ids]",
+        "IndexError: list index out of range",
+    ];
+    let verbose = [
+        "IndexError                                Traceback (most recent call last)",
+        "Cell In[1], line 9",
+        "      8 ids = [1, 2, 12]",
+        "----> 9 out = lib.call(lookup, table, ids)",
+        "        ids = [1, 2, 12]",
+        "File /tmp/pkg/lib/__init__.py:2, in call(f=<function lookup>, *args=([0, 1], [1, 2, 12]), **kwargs={})",
+        "----> 2     return f(*args, **kwargs)",
+        "        kwargs = {}",
+        "Cell In[1], line 6, in lookup(table=[0, 1], ids=[1, 2, 12])",
+        "----> 6     return [table[i] for i in ids]",
+        "        table = [0, 1]",
+        "IndexError: list index out of range",
+    ];
+    for lines in [&plain[..], &verbose[..]] {
+        let tbs = run(lines);
+        let got: Vec<_> = tbs[0]
+            .frames
+            .iter()
+            .map(|f| (f.file.as_str(), f.line, f.code.as_deref().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("Cell In[1]", 9, "out = lib.call(lookup, table, ids)"),
+                ("/tmp/pkg/lib/__init__.py", 2, "return f(*args, **kwargs)"),
+                ("Cell In[1]", 6, "return [table[i] for i in ids]"),
+            ]
+        );
+        assert_eq!(
+            tbs[0].exception.as_deref(),
+            Some("IndexError: list index out of range")
+        );
+    }
+}
+
+#[test]
+fn plain_frames_of_an_old_kernel_name_the_cell() {
+    let tbs = run(&[
+        "Traceback (most recent call last):",
+        "  File \"<ipython-input-3-aa12>\", line 2, in <module>",
+        "    y = emb(x)",
+        "IndexError: index out of range in self",
+    ]);
+    assert_eq!(tbs[0].frames[0].file, "Cell In[3]");
+}
