@@ -16,5 +16,6 @@ mkdir -p "$out"
 cargo test -q -p devassert-fuzzing --test bounded --no-run
 DEVASSERT_FUZZ_FAMILY_SECONDS="$seconds" DEVASSERT_FUZZ_KEEP_GOING=1 \
     cargo test -q -p devassert-fuzzing --test bounded -- --test-threads=1 --nocapture "$@" \
-    2>&1 | tee "$out/fuzz.txt" | grep -E '^[a-z_]+: ([0-9]+ executions|a panic|no answer|the worker|peak memory)' || true
+    2>&1 | tee "$out/fuzz.txt" | sed -E 's/^test [a-z_]+ \.\.\. //' \
+    | grep -E '^[a-z_]+: ([0-9]+ executions|a panic|no answer|the worker|peak memory)' || true
 echo "full output: $out/fuzz.txt"
