@@ -7,6 +7,7 @@ mod commands;
 mod establish;
 mod global;
 mod output;
+mod value_parsers;
 
 use clap::{CommandFactory, Parser};
 use cli::{Cli, Command};

@@ -3,7 +3,8 @@
 //! file or the model file it is about, when there is one. Never at
 //! `noticed_at`: that line only surfaced the error, and an annotation there
 //! would blame a line that did nothing wrong.
-use crate::finding::{Finding, Report, Severity};
+use crate::finding::{Finding, Report};
+use crate::vocabulary::Severity;
 
 fn escape_data(s: &str) -> String {
     s.replace('%', "%25")

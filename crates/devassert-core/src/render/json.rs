@@ -75,7 +75,7 @@ mod tests {
         r.findings.push(crate::finding::Finding::new(
             "DA101",
             "n",
-            crate::finding::OpFamily::Unknown,
+            crate::vocabulary::OpFamily::Unknown,
             "a\u{9b}b\u{202e}c\u{7f}d\x1be",
         ));
         let text = render(&r);
