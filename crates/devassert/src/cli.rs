@@ -35,3 +35,18 @@ pub enum Command {
     /// Print shell completions: `devassert completions bash > /etc/bash_completion.d/devassert`.
     Completions(commands::completions::CompletionsArgs),
 }
+
+impl Command {
+    /// The `command` of its `devassert/1` documents; `None` for a command
+    /// that writes none.
+    pub fn contract_name(&self) -> Option<&'static str> {
+        match self {
+            Command::Explain(_) => Some("explain"),
+            Command::Run(_) => Some("run"),
+            Command::Scan(_) => Some("scan"),
+            Command::Check(_) => Some("check"),
+            Command::Rule(_) => Some("rule"),
+            Command::Completions(_) => None,
+        }
+    }
+}

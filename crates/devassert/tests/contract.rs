@@ -564,3 +564,71 @@ fn quiet_and_verbose_run() {
     );
     insta::assert_snapshot!("run_verbose", v);
 }
+
+#[test]
+fn json_errors_are_one_document_on_stdout_for_every_command() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &["explain", "nope.log"],
+            "explain",
+            "nope.log: no such file or directory",
+        ),
+        (
+            &["check", "nope"],
+            "check",
+            "nope: no such file or directory",
+        ),
+        (&["rule", "DA999"], "rule", "no rule \"DA999\""),
+        (
+            &["scan", "--merge", "nope.json"],
+            "scan",
+            "cannot read nope.json",
+        ),
+        // Bad flags and values: clap's message, on one line.
+        (
+            &["scan", "x.bin", "--vocab", "0"],
+            "scan",
+            "invalid value '0' for '--vocab <N>': must be at least 1",
+        ),
+        (
+            &["run"],
+            "run",
+            "the following required arguments were not provided: <CMD>...",
+        ),
+    ];
+    let mut docs = Vec::new();
+    for (args, command, says) in cases {
+        let mut json_args = vec!["--format", "json"];
+        json_args.extend(*args);
+        let out = devassert(&json_args, d.path());
+        assert_eq!(out.status.code(), Some(2), "{json_args:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{json_args:?}: not one JSON document ({e}): {}",
+                text(&out.stdout)
+            )
+        });
+        assert_eq!(v["command"], *command, "{json_args:?}");
+        assert_eq!(v["exit_code"], 2, "{json_args:?}");
+        let error = v["error"].as_str().unwrap_or_default();
+        assert!(error.contains(says), "{json_args:?}: {error}");
+        // The same words on stderr, for a person (clap breaks its lines).
+        let first = says.split(" <CMD>").next().unwrap_or(says);
+        assert!(text(&out.stderr).contains(first), "{json_args:?}");
+        docs.push(out.stdout);
+    }
+    common::assert_contract(&docs);
+    // Human output keeps stdout empty on an error, as before.
+    let out = devassert(&["explain", "nope.log"], d.path());
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(2), String::new())
+    );
+    // The child's own `--format json` is the child's.
+    let out = devassert(
+        &["run", "--", "sh", "-c", "exit 3", "--format", "json"],
+        d.path(),
+    );
+    assert_eq!(out.status.code(), Some(3));
+}

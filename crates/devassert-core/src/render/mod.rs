@@ -12,6 +12,7 @@ mod scan_table;
 
 use crate::finding::Report;
 
+pub use json::error_document;
 pub use options::{Format, RenderOptions};
 pub use ranks::{rank_list, RanksBeyond};
 
