@@ -632,3 +632,15 @@ fn json_errors_are_one_document_on_stdout_for_every_command() {
     );
     assert_eq!(out.status.code(), Some(3));
 }
+
+#[test]
+fn quiet_explain_prints_no_fallout_header() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let log = own("multirank-fallout-first.log");
+    let log = log.to_str().expect("utf-8");
+    let q = devassert(&["--color", "never", "-q", "explain", log], d.path());
+    let q = text(&q.stdout);
+    assert!(q.contains("error[DA101]") && !q.contains("fallout"), "{q}");
+    let full = devassert(&["--color", "never", "explain", log], d.path());
+    assert!(text(&full.stdout).contains("fallout:"));
+}

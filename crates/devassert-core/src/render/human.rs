@@ -88,8 +88,9 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
         }
         finding(&mut out, &p, f, opts, src);
     }
-    if !report.fallout.is_empty() {
-        fallout(&mut out, &p, &report.fallout, opts);
+    // `-q` is findings only: a fallout header with its list left out says nothing.
+    if !report.fallout.is_empty() && !opts.quiet {
+        fallout(&mut out, &p, &report.fallout);
     }
     out
 }
@@ -446,7 +447,7 @@ fn evidence(out: &mut String, p: &Paint, f: &Finding) {
     }
 }
 
-fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions) {
+fn fallout(out: &mut String, p: &Paint, items: &[Fallout]) {
     let total: u64 = items.iter().map(|f| f.count).sum();
     let _ = writeln!(
         out,
@@ -457,9 +458,6 @@ fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions)
             if total == 1 { "" } else { "s" }
         ))
     );
-    if opts.quiet {
-        return;
-    }
     for f in items.iter().take(8) {
         let times = if f.count > 1 {
             format!("{}× ", f.count)
