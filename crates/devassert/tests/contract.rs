@@ -644,3 +644,31 @@ fn quiet_explain_prints_no_fallout_header() {
     let full = devassert(&["--color", "never", "explain", log], d.path());
     assert!(text(&full.stdout).contains("fallout:"));
 }
+
+#[test]
+fn github_annotations_name_every_data_file_that_holds_bad_values() {
+    let d = tempfile::tempdir().expect("tempdir");
+    tokens(d.path(), "a.bin", &[1, 70, 2]);
+    tokens(d.path(), "b.bin", &[1, 2, 3]);
+    tokens(d.path(), "c.bin", &[99, 1, 99, 80]);
+    let out = devassert(
+        &[
+            "--format", "github", "scan", "a.bin", "b.bin", "c.bin", "--vocab", "50",
+        ],
+        d.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let gh = text(&out.stdout);
+    let lines: Vec<&str> = gh.lines().collect();
+    assert_eq!(lines.len(), 2, "{gh}");
+    assert!(
+        lines[0].starts_with("::error file=a.bin,title=DA101 "),
+        "{gh}"
+    );
+    assert!(lines[0].contains("; values 70 outside [0, 50)"), "{gh}");
+    assert!(
+        lines[1].starts_with("::error file=c.bin,title=DA101 "),
+        "{gh}"
+    );
+    assert!(lines[1].contains("; values 99, 80 outside [0, 50)"), "{gh}");
+}
