@@ -672,3 +672,57 @@ fn github_annotations_name_every_data_file_that_holds_bad_values() {
     );
     assert!(lines[1].contains("; values 99, 80 outside [0, 50)"), "{gh}");
 }
+
+#[test]
+fn long_cache_paths_do_not_widen_the_scan_table() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let deep = d
+        .path()
+        .join("huggingface/datasets/user___corpus/default/0.0.0/0123456789abcdef0123456789abcdef");
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    tokens(&deep, "corpus-train-00000-of-00002.bin", &[1, 2, 3]);
+    tokens(&deep, "corpus-train-00001-of-00002.bin", &[4, 70]);
+    tokens(d.path(), "short.bin", &[5]);
+    let out = devassert(
+        &[
+            "--color",
+            "never",
+            "scan",
+            "huggingface",
+            "short.bin",
+            "--vocab",
+            "50",
+        ],
+        d.path(),
+    );
+    let human = stable(&out.stdout, d.path());
+    let table: String = human.lines().take(4).map(|l| format!("{l}\n")).collect();
+    insta::assert_snapshot!("scan_long_paths", table);
+    assert!(
+        human.lines().take(4).all(|l| l.chars().count() < 110),
+        "{human}"
+    );
+    // -v and the JSON keep whole paths.
+    let v = devassert(
+        &[
+            "--color",
+            "never",
+            "-v",
+            "scan",
+            "huggingface",
+            "--vocab",
+            "50",
+        ],
+        d.path(),
+    );
+    assert!(text(&v.stdout)
+        .contains("0123456789abcdef0123456789abcdef/corpus-train-00001-of-00002.bin"));
+    let j = devassert(
+        &["--format", "json", "scan", "huggingface", "--vocab", "50"],
+        d.path(),
+    );
+    let j: Value = serde_json::from_slice(&j.stdout).expect("json");
+    assert!(j["files"][1]["file"].as_str().is_some_and(
+        |f| f.ends_with("0123456789abcdef0123456789abcdef/corpus-train-00001-of-00002.bin")
+    ));
+}
