@@ -6,7 +6,8 @@
 //! general ones, each step once, with the values the finding knows filled
 //! into suggested commands and notebook advice for a notebook's traceback.
 
-use crate::finding::{Bound, Cause, Finding, Report, Scalar};
+use crate::finding::{Cause, Finding, Report};
+use crate::place::{Bound, Scalar};
 use serde_json::Value;
 
 /// What the command knows beyond the finding.
@@ -314,7 +315,8 @@ fn bound_high(b: Option<&Bound>) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::finding::{OpFamily, SourceLocation};
+    use crate::place::SourceLocation;
+    use crate::vocabulary::OpFamily;
     use serde_json::json;
 
     fn cause(id: &str, confidence: f64, fixes: &[&str]) -> Cause {

@@ -8,21 +8,22 @@ pub mod docs;
 pub mod finding;
 pub mod inside;
 pub mod lazy_regex;
+pub mod place;
 pub mod python_rules;
 pub mod render;
 pub mod rule_id;
 pub mod sections;
 pub mod source;
 pub mod vocab;
+pub mod vocabulary;
 
 pub use catalog::{Catalog, CompiledRule, DeviceAssert, LogHits, Ranked, Rule};
-pub use finding::{
-    exit_code, Bound, Cause, DataLocation, Fallout, Finding, OpFamily, Report, Sample, Scalar,
-    Severity, SourceLocation, CAUSE_IDS, SCHEMA,
-};
+pub use finding::{exit_code, Cause, Fallout, Finding, Report, Sample, SCHEMA};
+pub use place::{Bound, DataLocation, Scalar, SourceLocation};
 pub use render::{render, Format, RenderOptions};
 pub use rule_id::{ids, RuleId, UnknownRule};
 pub use sections::{
     Child, Command, DataScans, FileError, FileSummary, InputSummary, ModelSummary, RunSection,
     ScanBound, ScanRun, ScanSection, SourcedValue, TensorRole, TokenizerSummary, WeightsSummary,
 };
+pub use vocabulary::{OpFamily, Severity, CAUSE_IDS};

@@ -13,7 +13,7 @@ use devassert_log::normalize::{normalize_assertion, normalize_kernel, normalize_
 use devassert_log::LogAnalyzer;
 use devassert_model::{check, ModelDir, MODEL_FILES};
 use devassert_scan::error::INTERNAL;
-use devassert_scan::formats::FORMATS;
+use devassert_scan::format::FORMATS;
 use devassert_scan::{scan_paths, Bounds, ScanOptions};
 use std::path::PathBuf;
 

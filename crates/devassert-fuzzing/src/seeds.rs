@@ -13,7 +13,7 @@
 
 use arrow_array::{ArrayRef, Int64Array, ListArray, RecordBatch};
 use devassert_model::MODEL_FILES;
-use devassert_scan::formats::FORMATS;
+use devassert_scan::format::FORMATS;
 use devassert_scan::InputFormat;
 use std::io::Write;
 use std::path::Path;

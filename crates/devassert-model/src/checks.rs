@@ -4,7 +4,7 @@
 //! (tied embeddings, padded vocabularies, rotary positions) give nothing, or a
 //! note.
 
-use crate::{ModelDir, Sourced};
+use crate::model_dir::{ModelDir, Sourced};
 use devassert_core::{ids, Bound, Catalog, Cause, Finding, RuleId, Scalar, Severity};
 use serde_json::{json, Map, Value};
 

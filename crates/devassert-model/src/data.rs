@@ -3,7 +3,7 @@
 //! labels below the classifier's classes.
 
 use crate::error::ModelError;
-use crate::ModelDir;
+use crate::model_dir::ModelDir;
 use devassert_core::{DataScans, Finding, Report};
 use devassert_scan::{scan_paths, Bounds, ScanOptions, Target};
 use std::path::PathBuf;

@@ -9,8 +9,14 @@ pub enum ModelError {
     Missing(PathBuf),
     #[error("{}: not a directory", .0.display())]
     NotADirectory(PathBuf),
-    #[error("{id}: no such file or directory, and not in the local Hugging Face cache (looked in {}; nothing is downloaded: fetch it first, e.g. `huggingface-cli download {id}`, or set HF_HUB_CACHE / HF_HOME to the cache that holds it)", looked_in.display())]
-    NotInCache { id: String, looked_in: PathBuf },
+    #[error("{id}: no such file or directory, and not in the local Hugging Face cache (looked in {}; nothing is downloaded: fetch it first, e.g. `{download}`, or set HF_HUB_CACHE / HF_HOME to the cache that holds it)", looked_in.display())]
+    NotInCache {
+        /// As the user wrote it (`org/name@rev`).
+        id: String,
+        /// The command of current huggingface_hub that fetches it.
+        download: String,
+        looked_in: PathBuf,
+    },
     #[error("{id}@{rev}: no such revision in the local Hugging Face cache (no refs/{rev} or snapshots/{rev} in {})", repo.display())]
     RevisionNotInCache {
         id: String,

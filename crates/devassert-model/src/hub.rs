@@ -138,12 +138,34 @@ pub fn resolve(arg: &Path) -> Result<PathBuf, ModelError> {
     };
     let repo = root.join(folder_of(id));
     if !is_repo(&repo) {
+        if names_a_folder_here(id) {
+            return Err(ModelError::Missing(arg.to_path_buf()));
+        }
         return Err(ModelError::NotInCache {
             id: text.to_string(),
+            download: download_command(id, rev),
             looked_in: repo,
         });
     }
     snapshot(&root, &repo, id, rev)
+}
+
+/// Whether `org/name` is a path into a folder `org` that exists here: then
+/// the user meant a local path, which is missing ("no such file"), not a
+/// Hub id. A Hub id the cache holds is read whatever the folder: this only
+/// chooses the error.
+fn names_a_folder_here(id: &str) -> bool {
+    id.split_once('/')
+        .is_some_and(|(org, _)| Path::new(org).is_dir())
+}
+
+/// The command that fetches `id` into the cache: `hf download`, the CLI
+/// huggingface_hub installs (it replaced `huggingface-cli download`).
+fn download_command(id: &str, rev: Option<&str>) -> String {
+    match rev {
+        Some(rev) => format!("hf download {id} --revision {rev}"),
+        None => format!("hf download {id}"),
+    }
 }
 
 /// How to check model `id` of the cache `root`: by its id when `root` is
@@ -246,6 +268,11 @@ mod tests {
             assert_eq!(hub_id(not), None, "{not}");
         }
         assert_eq!(folder_of("org/name"), "models--org--name");
+        assert_eq!(download_command("org/m", None), "hf download org/m");
+        assert_eq!(
+            download_command("org/m", Some("v1.0")),
+            "hf download org/m --revision v1.0"
+        );
         assert_eq!(id_of("models--org--na--me").as_deref(), Some("org/na--me"));
     }
 }

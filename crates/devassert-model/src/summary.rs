@@ -1,6 +1,7 @@
 //! What was read from a model directory, as the report's `model` section.
 
-use crate::{Found, Located, ModelDir, Sourced};
+use crate::model_dir::{ModelDir, Sourced};
+use crate::shapes::{Found, Located};
 use devassert_core::{ModelSummary, SourcedValue, TensorRole, TokenizerSummary, WeightsSummary};
 
 fn sourced(s: Option<Sourced>) -> Option<SourcedValue> {

@@ -3,7 +3,7 @@
 //! `sitecustomize.py` and the `devassert` package) and `reports/` (where every
 //! guarded process writes `guard-<pid>.jsonl`).
 
-use crate::RunError;
+use crate::error::RunError;
 use std::path::{Path, PathBuf};
 
 /// The files of `python/devassert/` (every `*.py`, subpackages included, by

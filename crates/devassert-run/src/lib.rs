@@ -14,9 +14,11 @@
 //! - [`merge`]: one diagnosis from the guards' findings and the log's.
 //! - [`rerun`]: a device-side assert the guard did not stop, and the exact
 //!   command that finds its line.
+//! - [`error`]: why a run could not start or finish.
 
 pub mod caught;
 pub mod collect;
+pub mod error;
 pub mod guard;
 pub mod log_sink;
 pub mod merge;
@@ -26,33 +28,8 @@ pub mod runs;
 pub mod supervise;
 
 pub use collect::{collect_findings, Collected};
+pub use error::RunError;
 pub use guard::{GuardDir, GuardLevel};
 pub use log_sink::{LogEnd, LogSink};
 pub use merge::{merge, relativize};
 pub use supervise::{run, Ended, ExitStatus, RunConfig, Stream};
-
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("cannot create the run folder {path}: {source}")]
-    PrivateDir {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("cannot write the guard into {path}: {source}")]
-    WriteGuard {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("no command given (usage: devassert run [OPTIONS] -- CMD [ARGS...])")]
-    NoCommand,
-    #[error("cannot start {program}: {source}")]
-    Spawn {
-        program: String,
-        source: std::io::Error,
-    },
-    #[error("waiting for {program} failed: {source}")]
-    Wait {
-        program: String,
-        source: std::io::Error,
-    },
-}

@@ -3,7 +3,7 @@
 //! (`--blocking` reports the launching line, `--eager` lets the guard see the
 //! ops of compiled regions).
 
-use crate::GuardLevel;
+use crate::guard::GuardLevel;
 use devassert_core::render::inert::shell_word;
 use devassert_core::{Finding, OpFamily, Report};
 use serde_json::{json, Value};

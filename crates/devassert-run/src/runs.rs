@@ -3,7 +3,7 @@
 //! `~/.cache/devassert/runs`. Only the newest [`KEEP`] are kept; a folder
 //! whose name is not a run's is never touched.
 
-use crate::RunError;
+use crate::error::RunError;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};

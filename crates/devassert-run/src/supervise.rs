@@ -11,7 +11,7 @@
 //! at most [`DRAIN`]: a background process it left holding the pipes does not
 //! keep the run waiting.
 
-use crate::RunError;
+use crate::error::RunError;
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};

@@ -4,7 +4,8 @@
 //! shorter than `--min-len`.
 
 use crate::causes;
-use crate::options::{Bounds, Dtype, ScanOptions, Target};
+use crate::dtype::Dtype;
+use crate::options::{Bounds, ScanOptions, Target};
 use devassert_core::{ids, Bound, Catalog, Cause, DataLocation, Finding, RuleId, Scalar, Severity};
 use serde_json::json;
 use std::collections::{BTreeSet, HashMap};

@@ -4,7 +4,8 @@
 //! max falls outside the bounds are read again, in pass two, to count the bad
 //! values and collect their places.
 
-use crate::options::{Bounds, Dtype};
+use crate::dtype::Dtype;
+use crate::options::Bounds;
 use crate::range::RangeResult;
 use crate::values::Values;
 use rayon::prelude::*;
@@ -283,7 +284,7 @@ fn minmax_slow<T: Elem>(xs: &[T], ign: &[T]) -> (T, T) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::values::Bytes;
+    use crate::mapped::Bytes;
     use std::sync::Arc;
 
     fn vals<T: Elem>(xs: &[T], dtype: Dtype, big_endian: bool) -> Values {

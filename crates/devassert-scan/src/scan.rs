@@ -1,12 +1,16 @@
 //! The scan: expand the paths, read and check every file in parallel, and
 //! assemble one report (`files`, `errors`, findings).
 
+use crate::dtype::Dtype;
 use crate::error::ScanError;
 use crate::findings::{self, Check, PartFindings};
-use crate::formats::{self, Input};
+use crate::format::InputFormat;
+use crate::formats;
+use crate::formats::reader::Input;
 use crate::kernel;
-use crate::options::{Dtype, InputFormat, ScanOptions, Target};
-use crate::values::{Bytes, Data, Layout, Part};
+use crate::mapped::open;
+use crate::options::{ScanOptions, Target};
+use crate::values::{Data, Layout, Part};
 use crate::walk;
 use crate::width;
 use devassert_core::{Command, DataLocation, Report, Scalar, ScanBound, ScanRun, ScanSection};
@@ -171,22 +175,6 @@ fn scan_inner(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) ->
 /// The path as the user would type it: `./x` from walking `.` shown as `x`.
 fn display(path: &Path) -> String {
     path.strip_prefix(".").unwrap_or(path).display().to_string()
-}
-
-pub(crate) fn open(path: &Path) -> Result<Arc<Bytes>, ScanError> {
-    let file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
-    if len == 0 {
-        return Ok(Arc::new(Bytes::Heap(Vec::new())));
-    }
-    // SAFETY: the map is only read. If another process truncates the file
-    // while it is scanned, reads fault (the same risk ripgrep documents);
-    // data files being scanned are not expected to change.
-    // Not populated up front: faulting pages in as the threads reach them
-    // measured as fast on raw tokens and 10-15% faster on Parquet, where
-    // one thread would otherwise map the whole file before decoding starts.
-    let map = unsafe { memmap2::MmapOptions::new().map(&file)? };
-    Ok(Arc::new(Bytes::Mmap(map)))
 }
 
 fn scan_file(

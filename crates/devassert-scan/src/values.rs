@@ -2,28 +2,12 @@
 //! in a buffer (a memory map, bytes read, or decoded values), and the layout
 //! that turns a storage index back into a row/offset or an N-d position.
 
-use crate::formats::megatron::SeqIndex;
-use crate::options::{Dtype, InputFormat};
+use crate::dtype::Dtype;
+use crate::format::InputFormat;
+use crate::mapped::Bytes;
 use crate::range::RangeResult;
+use crate::seq_index::SeqIndex;
 use std::sync::Arc;
-
-/// The bytes behind a [`Values`].
-pub enum Bytes {
-    Mmap(memmap2::Mmap),
-    Heap(Vec<u8>),
-    /// Values decoded from a text or columnar format.
-    I64(Vec<i64>),
-}
-
-impl Bytes {
-    pub fn as_slice(&self) -> &[u8] {
-        match self {
-            Bytes::Mmap(m) => m,
-            Bytes::Heap(v) => v,
-            Bytes::I64(v) => bytemuck::cast_slice(v),
-        }
-    }
-}
 
 /// `len` elements of `dtype` starting at byte `start` of `bytes`.
 #[derive(Clone)]

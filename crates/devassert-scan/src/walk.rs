@@ -2,38 +2,12 @@
 //! walked recursively (data files only), globs are expanded, and a shard
 //! keeps every N-th file.
 
-use crate::formats::{by_extension, megatron, sniff};
+use crate::format::{by_extension, InputFormat};
+use crate::formats::{megatron, sniff};
+use crate::shard::Shard;
 use devassert_core::inside::Inside;
 use devassert_core::FileError;
 use std::path::{Path, PathBuf};
-
-/// `--shard K/N`: keep the files whose position in the sorted list is K mod N (K from 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u32,
-    pub count: u32,
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (k, n) = s
-            .split_once('/')
-            .ok_or_else(|| format!("shard {s:?} is not K/N"))?;
-        let index: u32 = k
-            .trim()
-            .parse()
-            .map_err(|_| format!("shard index {k:?} is not a number"))?;
-        let count: u32 = n
-            .trim()
-            .parse()
-            .map_err(|_| format!("shard count {n:?} is not a number"))?;
-        if count == 0 || index >= count {
-            return Err(format!("shard {s:?}: need 0 <= K < N (K counts from 0)"));
-        }
-        Ok(Shard { index, count })
-    }
-}
 
 fn has_glob(s: &str) -> bool {
     s.contains(['*', '?', '['])
@@ -41,7 +15,7 @@ fn has_glob(s: &str) -> bool {
 
 /// Files under a directory worth scanning: a known data extension or magic bytes.
 fn is_data_file(path: &Path) -> bool {
-    if by_extension(path).is_some_and(|f| f != crate::options::InputFormat::Jsonl) {
+    if by_extension(path).is_some_and(|f| f != InputFormat::Jsonl) {
         return true;
     }
     if path

@@ -5,7 +5,7 @@
 //! range check that passes on the wrong numbers. Real u16 token data has ids
 //! above 255 at odd positions too.
 
-use crate::options::Dtype;
+use crate::dtype::Dtype;
 
 /// u16 values looked at: the start of the file is enough to tell.
 const SAMPLE: usize = 1 << 22;

@@ -36,11 +36,17 @@ pub enum Command {
     Completions(commands::completions::CompletionsArgs),
 }
 
-/// A count or size that must be at least 1 (`--vocab 0` is no vocabulary).
-pub fn positive<T: std::str::FromStr + PartialEq + From<u8>>(s: &str) -> Result<T, String> {
-    match s.trim().parse::<T>() {
-        Ok(n) if n == T::from(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("{s:?} is not a whole number")),
+impl Command {
+    /// The `command` of its `devassert/1` documents; `None` for a command
+    /// that writes none.
+    pub fn contract_name(&self) -> Option<&'static str> {
+        match self {
+            Command::Explain(_) => Some("explain"),
+            Command::Run(_) => Some("run"),
+            Command::Scan(_) => Some("scan"),
+            Command::Check(_) => Some("check"),
+            Command::Rule(_) => Some("rule"),
+            Command::Completions(_) => None,
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Rendering a report to stdout with the global flags, and the one error style.
 
 use crate::global::{ColorArg, FormatArg, Global};
+use devassert_core::render::error_document;
 use devassert_core::render::inert;
 use devassert_core::{render, Format, RenderOptions, Report};
 use std::io::{IsTerminal, Write};
@@ -50,19 +51,35 @@ pub fn print(bytes: &[u8]) -> anyhow::Result<()> {
     }
 }
 
-pub fn print_error(e: &anyhow::Error) {
+/// The one error line on stderr and, with `--format json`, the error's
+/// `devassert/1` document on stdout (docs/json.md): a script reading stdout
+/// gets a document for every outcome.
+pub fn print_error(e: &anyhow::Error, g: &Global, command: Option<&str>) {
     // Errors quote file names and file contents: inert, like every report.
-    let mut msg = format!("devassert: error: {}", inert::line(&e.to_string()));
+    eprint(&format!(
+        "devassert: error: {}\n",
+        message(e, |s| inert::line(s).into_owned())
+    ));
+    if let (FormatArg::Json, Some(command)) = (g.format, command) {
+        // The JSON keeps the exact text; its writer escapes what a terminal
+        // would interpret.
+        let _ = print(error_document(command, &message(e, str::to_string)).as_bytes());
+    }
+}
+
+/// An error and its causes on one line, each shown by `show`.
+fn message(e: &anyhow::Error, show: impl Fn(&str) -> String) -> String {
+    let mut msg = show(&e.to_string());
     for cause in e.chain().skip(1) {
         // A message that already quotes its cause (`…: {source}`) is not
         // followed by it a second time.
-        let cause = inert::line(&cause.to_string()).into_owned();
+        let cause = show(&cause.to_string());
         if !msg.ends_with(&cause) {
             msg.push_str(": ");
             msg.push_str(&cause);
         }
     }
-    eprint(&format!("{msg}\n"));
+    msg
 }
 
 /// Write to stderr; unlike `eprintln!`, a closed pipe (`2>&1 | head`) is

@@ -256,3 +256,54 @@ fn a_cache_entry_leading_out_of_the_cache_is_not_followed() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("refs/main: not a commit hash"), "{err}");
 }
+
+/// `devassert check ARG` run in `cwd` with the built cache as HF_HUB_CACHE.
+fn check_in(cwd: &Path, arg: &str) -> (i32, String) {
+    let mut cmd = common::bin();
+    for k in ["HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"] {
+        cmd.env_remove(k);
+    }
+    let out = cmd
+        .env("HF_HUB_CACHE", hub())
+        .current_dir(cwd)
+        .args(["check", arg])
+        .output()
+        .expect("run devassert");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_missing_path_into_a_folder_here_is_no_such_file_and_the_hub_hint_is_hf_download() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("runs")).unwrap();
+    // `runs/` exists: `runs/final` is a path into it, which is missing.
+    let (code, err) = check_in(d.path(), "runs/final");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("runs/final: no such file or directory"),
+        "{err}"
+    );
+    assert!(!err.contains("Hugging Face cache"), "{err}");
+    // No folder `meta-llama` here: a Hub id, not in the cache; the command
+    // that fetches it is the one current huggingface_hub installs.
+    let (code, err) = check_in(d.path(), "meta-llama/Llama-3.2-1B");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("not in the local Hugging Face cache")
+            && err.contains("`hf download meta-llama/Llama-3.2-1B`")
+            && !err.contains("huggingface-cli"),
+        "{err}"
+    );
+    // A Hub id the cache holds is read even beside a folder of its org's name.
+    let id = manifest()
+        .as_object()
+        .and_then(|m| m.keys().find(|k| k.contains('/')).cloned())
+        .expect("a model with an org in the cache");
+    let org = id.split('/').next().unwrap_or_default();
+    std::fs::create_dir_all(d.path().join(org)).unwrap();
+    let (code, err) = check_in(d.path(), &id);
+    assert!(code == 0 || code == 1, "{id}: {err}");
+}

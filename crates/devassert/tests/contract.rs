@@ -564,3 +564,165 @@ fn quiet_and_verbose_run() {
     );
     insta::assert_snapshot!("run_verbose", v);
 }
+
+#[test]
+fn json_errors_are_one_document_on_stdout_for_every_command() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &["explain", "nope.log"],
+            "explain",
+            "nope.log: no such file or directory",
+        ),
+        (
+            &["check", "nope"],
+            "check",
+            "nope: no such file or directory",
+        ),
+        (&["rule", "DA999"], "rule", "no rule \"DA999\""),
+        (
+            &["scan", "--merge", "nope.json"],
+            "scan",
+            "cannot read nope.json",
+        ),
+        // Bad flags and values: clap's message, on one line.
+        (
+            &["scan", "x.bin", "--vocab", "0"],
+            "scan",
+            "invalid value '0' for '--vocab <N>': must be at least 1",
+        ),
+        (
+            &["run"],
+            "run",
+            "the following required arguments were not provided: <CMD>...",
+        ),
+    ];
+    let mut docs = Vec::new();
+    for (args, command, says) in cases {
+        let mut json_args = vec!["--format", "json"];
+        json_args.extend(*args);
+        let out = devassert(&json_args, d.path());
+        assert_eq!(out.status.code(), Some(2), "{json_args:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{json_args:?}: not one JSON document ({e}): {}",
+                text(&out.stdout)
+            )
+        });
+        assert_eq!(v["command"], *command, "{json_args:?}");
+        assert_eq!(v["exit_code"], 2, "{json_args:?}");
+        let error = v["error"].as_str().unwrap_or_default();
+        assert!(error.contains(says), "{json_args:?}: {error}");
+        // The same words on stderr, for a person (clap breaks its lines).
+        let first = says.split(" <CMD>").next().unwrap_or(says);
+        assert!(text(&out.stderr).contains(first), "{json_args:?}");
+        docs.push(out.stdout);
+    }
+    common::assert_contract(&docs);
+    // Human output keeps stdout empty on an error, as before.
+    let out = devassert(&["explain", "nope.log"], d.path());
+    assert_eq!(
+        (out.status.code(), text(&out.stdout)),
+        (Some(2), String::new())
+    );
+    // The child's own `--format json` is the child's.
+    let out = devassert(
+        &["run", "--", "sh", "-c", "exit 3", "--format", "json"],
+        d.path(),
+    );
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn quiet_explain_prints_no_fallout_header() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let log = own("multirank-fallout-first.log");
+    let log = log.to_str().expect("utf-8");
+    let q = devassert(&["--color", "never", "-q", "explain", log], d.path());
+    let q = text(&q.stdout);
+    assert!(q.contains("error[DA101]") && !q.contains("fallout"), "{q}");
+    let full = devassert(&["--color", "never", "explain", log], d.path());
+    assert!(text(&full.stdout).contains("fallout:"));
+}
+
+#[test]
+fn github_annotations_name_every_data_file_that_holds_bad_values() {
+    let d = tempfile::tempdir().expect("tempdir");
+    tokens(d.path(), "a.bin", &[1, 70, 2]);
+    tokens(d.path(), "b.bin", &[1, 2, 3]);
+    tokens(d.path(), "c.bin", &[99, 1, 99, 80]);
+    let out = devassert(
+        &[
+            "--format", "github", "scan", "a.bin", "b.bin", "c.bin", "--vocab", "50",
+        ],
+        d.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let gh = text(&out.stdout);
+    let lines: Vec<&str> = gh.lines().collect();
+    assert_eq!(lines.len(), 2, "{gh}");
+    assert!(
+        lines[0].starts_with("::error file=a.bin,title=DA101 "),
+        "{gh}"
+    );
+    assert!(lines[0].contains("; values 70 outside [0, 50)"), "{gh}");
+    assert!(
+        lines[1].starts_with("::error file=c.bin,title=DA101 "),
+        "{gh}"
+    );
+    assert!(lines[1].contains("; values 99, 80 outside [0, 50)"), "{gh}");
+}
+
+#[test]
+fn long_cache_paths_do_not_widen_the_scan_table() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let deep = d
+        .path()
+        .join("huggingface/datasets/user___corpus/default/0.0.0/0123456789abcdef0123456789abcdef");
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    tokens(&deep, "corpus-train-00000-of-00002.bin", &[1, 2, 3]);
+    tokens(&deep, "corpus-train-00001-of-00002.bin", &[4, 70]);
+    tokens(d.path(), "short.bin", &[5]);
+    let out = devassert(
+        &[
+            "--color",
+            "never",
+            "scan",
+            "huggingface",
+            "short.bin",
+            "--vocab",
+            "50",
+        ],
+        d.path(),
+    );
+    let human = stable(&out.stdout, d.path());
+    let table: String = human.lines().take(4).map(|l| format!("{l}\n")).collect();
+    insta::assert_snapshot!("scan_long_paths", table);
+    assert!(
+        human.lines().take(4).all(|l| l.chars().count() < 110),
+        "{human}"
+    );
+    // -v and the JSON keep whole paths.
+    let v = devassert(
+        &[
+            "--color",
+            "never",
+            "-v",
+            "scan",
+            "huggingface",
+            "--vocab",
+            "50",
+        ],
+        d.path(),
+    );
+    assert!(text(&v.stdout)
+        .contains("0123456789abcdef0123456789abcdef/corpus-train-00001-of-00002.bin"));
+    let j = devassert(
+        &["--format", "json", "scan", "huggingface", "--vocab", "50"],
+        d.path(),
+    );
+    let j: Value = serde_json::from_slice(&j.stdout).expect("json");
+    assert!(j["files"][1]["file"].as_str().is_some_and(
+        |f| f.ends_with("0123456789abcdef0123456789abcdef/corpus-train-00001-of-00002.bin")
+    ));
+}

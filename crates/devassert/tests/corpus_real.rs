@@ -5,7 +5,7 @@
 
 mod common;
 
-use devassert_core::finding::{OpFamily, CAUSE_IDS};
+use devassert_core::vocabulary::{OpFamily, CAUSE_IDS};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@ mod common;
 
 use common::repo_root;
 use devassert_model::MODEL_FILES;
-use devassert_scan::formats::FORMATS;
+use devassert_scan::format::FORMATS;
 use std::path::Path;
 use std::process::Command;
 

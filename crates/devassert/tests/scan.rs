@@ -896,7 +896,7 @@ fn help_lists_the_dtype_values() {
         .split("possible values:")
         .nth(1)
         .unwrap_or_else(|| panic!("no possible values for --dtype: {block}"));
-    for d in devassert_scan::options::DTYPES {
+    for d in devassert_scan::dtype::DTYPES {
         assert!(listed.contains(d.name), "{} missing: {block}", d.name);
     }
 }

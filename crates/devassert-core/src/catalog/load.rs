@@ -2,79 +2,19 @@
 //! cause vocabulary, priors, one kind per evidence) and its patterns checked
 //! and compiled on first use; the op guesses checked against the rules.
 
-use super::schema::{CatalogError, CauseSpec, OpGuessFile, Rule};
-use super::Catalog;
-use crate::finding::{Finding, CAUSE_IDS};
+use super::compiled::{
+    finding_of, Catalog, CompiledAssert, CompiledCause, CompiledEvidence, CompiledRule,
+    EvidenceKind, OpGuess,
+};
+use super::schema::{CatalogError, OpGuessFile, Rule};
+use crate::finding::Finding;
 use crate::lazy_regex::LazyRegex;
 use crate::rule_id::RuleId;
+use crate::vocabulary::CAUSE_IDS;
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
 include!(concat!(env!("OUT_DIR"), "/catalog_files.rs"));
-
-/// An op guess with its pattern checked and its rule found.
-pub(super) struct OpGuess {
-    pub(super) frame: LazyRegex,
-    /// Index into the catalog's rules.
-    pub(super) rule: usize,
-}
-
-pub(super) struct CompiledAssert {
-    pub(super) file: Option<LazyRegex>,
-    pub(super) kernel: Option<LazyRegex>,
-    pub(super) assertion: Option<LazyRegex>,
-}
-
-pub(super) enum EvidenceKind {
-    Frame(LazyRegex),
-    Log(usize),
-    Assertion(LazyRegex),
-}
-
-pub(super) struct CompiledEvidence {
-    pub(super) kind: EvidenceKind,
-    pub(super) value_is_base_vocab: bool,
-    pub(super) weight: f64,
-    pub(super) why: String,
-}
-
-pub(super) struct CompiledCause {
-    pub(super) spec: CauseSpec,
-    pub(super) evidence: Vec<CompiledEvidence>,
-}
-
-/// A rule with its patterns compiled.
-pub struct CompiledRule {
-    pub rule: Rule,
-    pub(super) asserts: Vec<CompiledAssert>,
-    pub(super) cpu_messages: Vec<LazyRegex>,
-    pub(super) causes: Vec<CompiledCause>,
-}
-
-impl CompiledRule {
-    /// Every regex this rule holds (its `log` evidence lives in the catalog's
-    /// [`Catalog::log_patterns`]).
-    #[cfg(test)]
-    fn regexes(&self) -> impl Iterator<Item = &LazyRegex> {
-        let asserts = self
-            .asserts
-            .iter()
-            .flat_map(|a| [&a.file, &a.kernel, &a.assertion].into_iter().flatten());
-        let evidence = self.causes.iter().flat_map(|c| &c.evidence);
-        let evidence = evidence.filter_map(|e| match &e.kind {
-            EvidenceKind::Frame(r) | EvidenceKind::Assertion(r) => Some(r),
-            EvidenceKind::Log(_) => None,
-        });
-        asserts.chain(&self.cpu_messages).chain(evidence)
-    }
-}
-
-impl std::ops::Deref for CompiledRule {
-    type Target = Rule;
-    fn deref(&self) -> &Rule {
-        &self.rule
-    }
-}
 
 /// Checked now, compiled on first use (see `lazy_regex`).
 fn compile(file: &str, what: &str, pat: &str) -> Result<LazyRegex, CatalogError> {
@@ -296,13 +236,6 @@ impl Catalog {
             None => panic!("rule {id} is generated from the embedded catalog but not in it"),
         }
     }
-}
-
-pub(super) fn finding_of(rule: &Rule) -> Finding {
-    let mut f = Finding::new(&rule.id, &rule.name, rule.op_family, &rule.summary);
-    f.severity = rule.severity;
-    f.fixes = rule.fixes.clone();
-    f
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 //! else the fallback for the file's origin), which rule a host-side message
 //! or a traceback's code names, and how a rule's causes rank on the evidence.
 
-use super::load::{CompiledAssert, EvidenceKind};
-use super::{fallback, Catalog, CompiledRule};
-use crate::finding::{Bound, Cause, Scalar};
+use super::compiled::{Catalog, CompiledAssert, CompiledRule, EvidenceKind};
+use super::fallback;
+use crate::finding::Cause;
+use crate::place::{Bound, Scalar};
 use std::collections::HashMap;
 
 impl CompiledAssert {

@@ -2,7 +2,7 @@
 //! shared `op-guesses.toml` (see `catalog/README.md`). Deserialising checks
 //! the keys; the values are checked when they are loaded (`load`).
 
-use crate::finding::{OpFamily, Severity};
+use crate::vocabulary::{OpFamily, Severity};
 use serde::Deserialize;
 
 #[derive(Debug, thiserror::Error)]

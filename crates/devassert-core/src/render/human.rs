@@ -1,10 +1,13 @@
 //! The terminal rendering: what happened, where, why, and what to do next.
 
 use super::inert;
-use super::RenderOptions;
-use crate::finding::{Fallout, Finding, Report, Sample, Severity, SourceLocation};
+use super::options::RenderOptions;
+use super::ranks::{rank_list, RanksBeyond};
+use crate::finding::{Fallout, Finding, Report, Sample};
+use crate::place::SourceLocation;
 use crate::sections::Command;
 use crate::source::SourceRoot;
+use crate::vocabulary::Severity;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -85,8 +88,9 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
         }
         finding(&mut out, &p, f, opts, src);
     }
-    if !report.fallout.is_empty() {
-        fallout(&mut out, &p, &report.fallout, opts);
+    // `-q` is findings only: a fallout header with its list left out says nothing.
+    if !report.fallout.is_empty() && !opts.quiet {
+        fallout(&mut out, &p, &report.fallout);
     }
     out
 }
@@ -415,7 +419,7 @@ fn evidence(out: &mut String, p: &Paint, f: &Finding) {
         let mut r: Vec<i64> = ranks.iter().filter_map(Value::as_i64).collect();
         r.sort_unstable();
         r.dedup();
-        spread.push(super::rank_list(&r, super::RanksBeyond::of_evidence(e)));
+        spread.push(rank_list(&r, RanksBeyond::of_evidence(e)));
     }
     if !spread.is_empty() {
         let _ = writeln!(out, "{gutter} failed in {}", spread.join(", "));
@@ -443,7 +447,7 @@ fn evidence(out: &mut String, p: &Paint, f: &Finding) {
     }
 }
 
-fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions) {
+fn fallout(out: &mut String, p: &Paint, items: &[Fallout]) {
     let total: u64 = items.iter().map(|f| f.count).sum();
     let _ = writeln!(
         out,
@@ -454,9 +458,6 @@ fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions)
             if total == 1 { "" } else { "s" }
         ))
     );
-    if opts.quiet {
-        return;
-    }
     for f in items.iter().take(8) {
         let times = if f.count > 1 {
             format!("{}× ", f.count)
@@ -469,10 +470,7 @@ fn fallout(out: &mut String, p: &Paint, items: &[Fallout], opts: &RenderOptions)
             let mut r = f.ranks.clone();
             r.sort_unstable();
             r.dedup();
-            format!(
-                " ({})",
-                super::rank_list(&r, super::RanksBeyond::of_fallout(f))
-            )
+            format!(" ({})", rank_list(&r, RanksBeyond::of_fallout(f)))
         };
         let _ = writeln!(out, "  - {times}{}{ranks}", truncate(&f.message, 140));
     }

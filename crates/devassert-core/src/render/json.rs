@@ -1,14 +1,37 @@
 use super::inert::is_unsafe;
-use crate::finding::Report;
+use crate::finding::{Report, SCHEMA};
 use serde::Serialize;
 use serde_json::ser::{Formatter, PrettyFormatter};
 use std::io::{self, Write};
 
 pub(super) fn render(report: &Report) -> String {
+    document(report)
+}
+
+/// The `devassert/1` document of a command that stopped on an error before
+/// it had a result: the envelope, exit code 2, and the message the error
+/// line on stderr says (docs/json.md).
+pub fn error_document(command: &str, error: &str) -> String {
+    #[derive(Serialize)]
+    struct ErrorDocument<'a> {
+        schema: &'static str,
+        command: &'a str,
+        exit_code: i32,
+        error: &'a str,
+    }
+    document(&ErrorDocument {
+        schema: SCHEMA,
+        command,
+        exit_code: 2,
+        error,
+    })
+}
+
+fn document<T: Serialize>(value: &T) -> String {
     let mut buf = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut buf, Inert::default());
     // Serialising plain data with string keys into memory cannot fail.
-    if let Err(e) = report.serialize(&mut ser) {
+    if let Err(e) = value.serialize(&mut ser) {
         return format!("{{\"error\": {:?}}}\n", e.to_string());
     }
     let mut s = String::from_utf8_lossy(&buf).into_owned();
@@ -75,7 +98,7 @@ mod tests {
         r.findings.push(crate::finding::Finding::new(
             "DA101",
             "n",
-            crate::finding::OpFamily::Unknown,
+            crate::vocabulary::OpFamily::Unknown,
             "a\u{9b}b\u{202e}c\u{7f}d\x1be",
         ));
         let text = render(&r);

@@ -7,6 +7,26 @@ use std::fmt::Write as _;
 /// Rows of the per-file table shown without `--verbose`.
 const TABLE_ROWS: usize = 40;
 
+/// The widest file name shown without `--verbose`: a Hugging Face cache path
+/// (`~/.cache/huggingface/datasets/…/<hash>/data-00000-of-00004.arrow`)
+/// would otherwise widen every row past the terminal. `-v` and the JSON keep
+/// whole paths.
+const NAME_WIDTH: usize = 60;
+
+/// `s` cut to `width` characters by dropping its middle (`…` marks it): the
+/// start says where the files are, the end which file it is.
+fn elide(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width {
+        return s.to_string();
+    }
+    let head = (width - 1) / 3;
+    let tail = width - 1 - head;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
 pub(super) fn render(scan: &ScanSection, findings: &[Finding], verbose: bool) -> String {
     let files = &scan.files;
     let errors = scan.errors.len();
@@ -21,9 +41,16 @@ pub(super) fn render(scan: &ScanSection, findings: &[Finding], verbose: bool) ->
         }
         return out;
     }
-    let name = |f: &FileSummary| match &f.part {
-        Some(p) => format!("{}:{p}", f.file),
-        None => f.file.clone(),
+    let name = |f: &FileSummary| {
+        let name = match &f.part {
+            Some(p) => format!("{}:{p}", f.file),
+            None => f.file.clone(),
+        };
+        if verbose {
+            name
+        } else {
+            elide(&name, NAME_WIDTH)
+        }
     };
     let opt = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
     let shown = if verbose {
@@ -127,5 +154,22 @@ fn plural(n: usize, what: &str) -> String {
         format!("1 {what}")
     } else {
         format!("{n} {what}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::elide;
+
+    #[test]
+    fn long_names_keep_their_start_and_their_file() {
+        assert_eq!(elide("tokens.bin", 60), "tokens.bin");
+        let cache = "/home/u/.cache/huggingface/datasets/user___corpus/default/0.0.0/0123456789abcdef/corpus-train-00001-of-00004.arrow";
+        let shown = elide(cache, 60);
+        assert_eq!(shown.chars().count(), 60);
+        assert_eq!(
+            shown,
+            "/home/u/.cache/hugg…abcdef/corpus-train-00001-of-00004.arrow"
+        );
     }
 }

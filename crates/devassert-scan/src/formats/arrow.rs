@@ -2,11 +2,13 @@
 //! cache, `data-*.arrow`); and the column extraction Parquet shares.
 //! Integer columns and list<integer> columns, chosen by `--column`.
 
-use super::{ipc, Input, Reader};
+use super::ipc;
+use super::reader::{Input, Reader};
+use crate::dtype::Dtype;
 use crate::error::{bad, excerpt, within_budget, Result};
+use crate::format::InputFormat;
 use crate::kernel;
-use crate::options::Dtype;
-use crate::options::{InputFormat, ScanOptions, Target};
+use crate::options::{ScanOptions, Target};
 use crate::range::RangeResult;
 use crate::values::{Data, Layout, Part};
 use arrow_array::cast::AsArray;

@@ -1,9 +1,10 @@
 //! CSV and TSV: one integer column, chosen by `--column` (a header name or
 //! a 0-based index); rows are data rows after the header, counted from 0.
 
-use super::{Input, Reader};
+use super::reader::{Input, Reader};
 use crate::error::{bad, excerpt, Result};
-use crate::options::{InputFormat, ScanOptions, Target};
+use crate::format::InputFormat;
+use crate::options::{ScanOptions, Target};
 use crate::values::{Layout, Part, Values};
 
 pub struct Csv {

@@ -10,7 +10,7 @@
 //! than its array) is contained and reported as corrupt data.
 
 use crate::error::{bad, Result};
-use crate::values::Bytes;
+use crate::mapped::Bytes;
 use arrow_array::RecordBatch;
 use arrow_buffer::Buffer;
 use arrow_ipc::reader::{read_footer_length, FileDecoder, StreamDecoder};

@@ -1,9 +1,10 @@
 //! JSON Lines: one object per line; `--column` is a dotted field path whose
 //! value is an integer or an array of integers.
 
-use super::{Input, Reader};
+use super::reader::{Input, Reader};
 use crate::error::{bad, Result};
-use crate::options::{InputFormat, ScanOptions, Target};
+use crate::format::InputFormat;
+use crate::options::{ScanOptions, Target};
 use crate::values::{Layout, Part, Values};
 use serde_json::Value;
 

@@ -2,10 +2,13 @@
 //! `fortran_order`, `shape`), then the array. Every integer dtype in either
 //! byte order; positions are reported as N-d indices.
 
-use super::{element_count, Input, Reader};
+use super::reader::{element_count, Input, Reader};
+use crate::dtype::Dtype;
 use crate::error::{bad, excerpt, Result};
-use crate::options::{Dtype, InputFormat, ScanOptions};
-use crate::values::{Bytes, Layout, Part, Values};
+use crate::format::InputFormat;
+use crate::mapped::Bytes;
+use crate::options::ScanOptions;
+use crate::values::{Layout, Part, Values};
 use std::sync::Arc;
 
 pub struct Npy;

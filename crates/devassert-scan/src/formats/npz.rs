@@ -1,10 +1,13 @@
 //! `.npz`: a zip of `.npy` members (`np.savez` stores, `np.savez_compressed`
 //! deflates). `--tensor NAME` picks one member.
 
-use super::{npy, Input, Reader};
+use super::npy;
+use super::reader::{Input, Reader};
 use crate::error::{bad, within_budget, Result};
-use crate::options::{InputFormat, ScanOptions};
-use crate::values::{Bytes, Part};
+use crate::format::InputFormat;
+use crate::mapped::Bytes;
+use crate::options::ScanOptions;
+use crate::values::Part;
 use std::io::Read;
 use std::sync::Arc;
 

@@ -8,10 +8,13 @@
 mod pages;
 
 use super::arrow::{choose_column, dtype_of, is_list, type_name, ColumnBuilder};
-use super::{Input, Reader};
+use super::reader::{Input, Reader};
+use crate::dtype::Dtype;
 use crate::error::{bad, within_budget, Result};
-use crate::options::{Dtype, InputFormat, ScanOptions};
-use crate::values::{Bytes, Part};
+use crate::format::InputFormat;
+use crate::mapped::Bytes;
+use crate::options::ScanOptions;
+use crate::values::Part;
 use arrow_schema::DataType;
 use devassert_core::contain::contain;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};

@@ -1,10 +1,13 @@
 //! PNG masks: 8/16-bit grayscale and palette images, read without any
 //! transformation, so the class id is the pixel value or the palette index.
 
-use super::{Input, Reader};
+use super::reader::{Input, Reader};
+use crate::dtype::Dtype;
 use crate::error::{bad, within_budget, Result};
-use crate::options::{Dtype, InputFormat, ScanOptions};
-use crate::values::{Bytes, Layout, Part, Values};
+use crate::format::InputFormat;
+use crate::mapped::Bytes;
+use crate::options::ScanOptions;
+use crate::values::{Layout, Part, Values};
 use std::sync::Arc;
 
 pub struct Png;

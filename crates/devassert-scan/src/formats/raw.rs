@@ -1,9 +1,11 @@
 //! Raw token files: a flat run of little-endian integers (`--dtype`, u16 by
 //! default), and llm.c's `.bin` with its 256 × int32 header.
 
-use super::{Input, Reader};
+use super::reader::{Input, Reader};
+use crate::dtype::Dtype;
 use crate::error::{bad, Result};
-use crate::options::{Dtype, InputFormat, ScanOptions};
+use crate::format::InputFormat;
+use crate::options::ScanOptions;
 use crate::values::{Layout, Part, Values};
 
 pub const LLMC_MAGIC: i32 = 20240520;

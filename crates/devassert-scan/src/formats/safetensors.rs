@@ -2,9 +2,11 @@
 //! (`name → {dtype, shape, data_offsets}`), then the tensors. Integer
 //! tensors are scanned; `--tensor NAME` picks one.
 
-use super::{element_count, Input, Reader};
+use super::reader::{element_count, Input, Reader};
+use crate::dtype::Dtype;
 use crate::error::{bad, excerpt, Result, ScanError};
-use crate::options::{Dtype, InputFormat, ScanOptions};
+use crate::format::InputFormat;
+use crate::options::ScanOptions;
 use crate::safetensors_header::{header_len, parse_header, HeaderError};
 use crate::values::{Layout, Part, Values};
 

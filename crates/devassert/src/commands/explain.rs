@@ -35,10 +35,10 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "PATH")]
     pub data: Vec<PathBuf>,
     /// Token ids in --data must be below N (N >= 1).
-    #[arg(long, value_name = "N", requires = "data", conflicts_with = "classes", value_parser = crate::cli::positive::<u64>)]
+    #[arg(long, value_name = "N", requires = "data", conflicts_with = "classes", value_parser = crate::value_parsers::positive::<u64>)]
     pub vocab: Option<u64>,
     /// Labels in --data must be below N (N >= 1; -100 is ignored, as cross_entropy does).
-    #[arg(long, value_name = "N", requires = "data", value_parser = crate::cli::positive::<u64>)]
+    #[arg(long, value_name = "N", requires = "data", value_parser = crate::value_parsers::positive::<u64>)]
     pub classes: Option<u64>,
     /// Inductor's generated code for a torch.compile crash: a TORCH_COMPILE_DEBUG `torch_compile_debug/` folder or Inductor's cache (`/tmp/torchinductor_<user>`); names the op and your line behind `index out of bounds: 0 <= tmpN < ksM`. Symlinks leaving DIR are not followed.
     #[arg(long, value_name = "DIR")]

@@ -8,8 +8,8 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use devassert_core::render::inert;
 use devassert_core::{Command, Report};
-use devassert_scan::formats::FORMATS;
-use devassert_scan::options::DTYPES;
+use devassert_scan::dtype::DTYPES;
+use devassert_scan::format::FORMATS;
 use devassert_scan::{Bounds, Dtype, InputFormat, Progress, ScanOptions, Shard, Target};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -43,10 +43,10 @@ pub struct ScanArgs {
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
     /// Token ids: valid range [0, N) (N >= 1).
-    #[arg(long, value_name = "N", conflicts_with_all = ["classes", "range"], value_parser = crate::cli::positive::<u64>)]
+    #[arg(long, value_name = "N", conflicts_with_all = ["classes", "range"], value_parser = crate::value_parsers::positive::<u64>)]
     pub vocab: Option<u64>,
     /// Class labels: valid range [0, N) (N >= 1); -100 is ignored unless --ignore says otherwise.
-    #[arg(long, value_name = "N", conflicts_with = "range", value_parser = crate::cli::positive::<u64>)]
+    #[arg(long, value_name = "N", conflicts_with = "range", value_parser = crate::value_parsers::positive::<u64>)]
     pub classes: Option<u64>,
     /// Valid range LO:HI (HI exclusive).
     #[arg(long, value_name = "LO:HI", allow_hyphen_values = true)]
@@ -74,13 +74,13 @@ pub struct ScanArgs {
     #[arg(long, value_name = "N")]
     pub min_len: Option<u64>,
     /// Longest valid row: max_position_embeddings (list columns, JSONL arrays).
-    #[arg(long, value_name = "N", value_parser = crate::cli::positive::<u64>)]
+    #[arg(long, value_name = "N", value_parser = crate::value_parsers::positive::<u64>)]
     pub max_len: Option<u64>,
     /// Locations kept per finding (N >= 1).
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = crate::cli::positive::<usize>)]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = crate::value_parsers::positive::<usize>)]
     pub limit: usize,
     /// Worker threads (default: all cores).
-    #[arg(long, value_name = "N", value_parser = crate::cli::positive::<usize>)]
+    #[arg(long, value_name = "N", value_parser = crate::value_parsers::positive::<usize>)]
     pub threads: Option<usize>,
     /// Scan only shard K of N (K from 0) of the sorted file list.
     #[arg(long, value_name = "K/N")]
