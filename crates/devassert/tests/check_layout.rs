@@ -92,6 +92,32 @@ fn a_child_using_its_parents_items_is_upward_unless_the_parent_only_reexports() 
 }
 
 #[test]
+fn a_test_module_in_its_own_file_may_use_the_module_it_tests() {
+    let tested = [
+        ("crates/x/src/lib.rs", "mod npy;\n"),
+        (
+            "crates/x/src/npy.rs",
+            "pub fn parse() {}\n\n#[cfg(test)]\nmod tests;\n",
+        ),
+        (
+            "crates/x/src/npy/tests.rs",
+            "use super::*;\n#[test]\nfn t() { parse(); }\n",
+        ),
+    ];
+    let (code, out) = check(&tested);
+    assert_eq!(code, 0, "{out}");
+    // The same file without #[cfg(test)] is a child reaching up.
+    let mut child = tested;
+    child[1].1 = "pub fn parse() {}\n\nmod tests;\n";
+    let (code, out) = check(&child);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("upward import: crates/x/src/npy/tests.rs:1"),
+        "{out}"
+    );
+}
+
+#[test]
 fn python_cycles_count_function_level_imports_but_not_type_checking_ones() {
     let (code, out) = check(&[
         ("python/devassert/__init__.py", "from . import a\n"),
