@@ -230,8 +230,7 @@ class AsyncHasNoHostSync(unittest.TestCase):
         code = textwrap.dedent(
             """
             import torch, devassert
-            from devassert._checks import deferred as _async
-            from devassert._checks import violation as _violation
+            from devassert._checks import deferred as _async, violation as _violation
             _async.FAKE_DEVICE = True
             _violation.PRECHECK_CPU = True
             devassert.guard("async")

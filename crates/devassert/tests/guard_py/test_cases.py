@@ -383,8 +383,7 @@ class TheRestIsUntouched(unittest.TestCase):
     def test_an_expanded_index_is_not_copied_to_be_checked(self):
         code = """
             import resource, torch
-            from devassert._guard import intercept as _intercept
-            from devassert._checks import violation as _violation
+            from devassert._guard import intercept as _intercept; from devassert._checks import violation as _violation
             x = torch.zeros(4, 8, dtype=torch.int8)
             idx = torch.tensor([0, 1, 2, 3]).view(4, 1).expand(4, 1 << 24)
             torch.gather(x, 1, idx)  # warm up: the output (64 MiB) exists in both runs

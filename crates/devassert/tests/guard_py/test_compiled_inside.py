@@ -251,8 +251,7 @@ class ComputedIndices(unittest.TestCase):
         code = textwrap.dedent(
             """
             import torch, torch.nn.functional as F
-            from devassert._checks import deferred as _async
-            from devassert._guard import intercept as _intercept
+            from devassert._checks import deferred as _async; from devassert._guard import intercept as _intercept
             _async.FAKE_DEVICE = True
             _intercept.set_level("on")
             fn = torch.compile(lambda ids, table: F.embedding(ids + 9, table).sum(), dynamic=False, backend="aot_eager")

@@ -43,8 +43,7 @@ class BoundedDiagnostics(unittest.TestCase):
         # take 16 GiB: a MemoryError, not the IndexError torch raises.
         code = """
             import json, sys, time, torch
-            from devassert._guard import intercept as _intercept
-            from devassert._checks import violation as _violation
+            from devassert._guard import intercept as _intercept; from devassert._checks import violation as _violation
             mode = sys.argv[1] if len(sys.argv) > 1 else MODE
             x = torch.arange(5.0)
             idx = torch.tensor([7]).expand(2**31)
