@@ -3,7 +3,7 @@ test:
 	scripts/test
 docs:
 	cargo run -q -p devassert -- rule --write-docs docs/rules
-	cargo run -q -p devassert -- rule --write-python python/devassert/_rules.py
+	cargo run -q -p devassert -- rule --write-python python/devassert/_findings/rules.py
 # explain exits 1 when it finds a failure (docs/json.md): the example has one.
 example:
 	scripts/devassert explain examples/crash-embedding.log || [ $$? -eq 1 ]

@@ -44,7 +44,12 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
-from devassert import _async, _compiled, _compiled_inside, _intercept, _violation  # noqa: E402
+from devassert._checks import deferred as _async  # noqa: E402
+from devassert._compiled import boundary as _compiled  # noqa: E402
+from devassert._compiled import graph as _graph  # noqa: E402
+from devassert._compiled import inside as _compiled_inside  # noqa: E402
+from devassert._guard import intercept as _intercept  # noqa: E402
+from devassert._checks import violation as _violation  # noqa: E402
 
 
 class DecliningMode(TorchFunctionMode):
@@ -263,12 +268,12 @@ def compiled_step(reps, steps):
             _compiled_inside.instrument = lambda gm, *_: None
         try:
             fn = torch.compile(model, dynamic=False)
-            before = _compiled.analysis_seconds
+            before = _graph.analysis_seconds
             nodes, sites = _compiled.stats["checked_nodes"], _compiled_inside.stats["sites"]
             t = time.perf_counter()
             fn(x, y).backward()
             first = time.perf_counter() - t
-            runs[name] = (fn, opt, level, first, _compiled.analysis_seconds - before)
+            runs[name] = (fn, opt, level, first, _graph.analysis_seconds - before)
             counts[name] = (_compiled.stats["checked_nodes"] - nodes, _compiled_inside.stats["sites"] - sites)
         finally:
             _intercept.set_level("off")

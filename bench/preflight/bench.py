@@ -38,7 +38,8 @@ import pyarrow as pa
 
 import datasets
 import devassert
-from devassert import _preflight_columns, _scanner
+from devassert._preflight import columns as _preflight_columns
+from devassert._preflight import scanner as _scanner
 
 VOCAB = 50257
 

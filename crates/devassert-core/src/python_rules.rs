@@ -1,5 +1,5 @@
 //! The guard's rule table, generated from the catalog as a Python module
-//! (`python/devassert/_rules.py`), the way `docs/rules/` is: the guard names
+//! (`python/devassert/_findings/rules.py`), the way `docs/rules/` is: the guard names
 //! its findings with the catalog's words instead of a copy that drifts. A
 //! test fails when the file on disk is not what this writes.
 
@@ -9,7 +9,7 @@ use crate::vocab::BASE_VOCABS;
 use std::fmt::Write;
 
 /// Where the module lives, relative to the repository root.
-pub const PATH: &str = "python/devassert/_rules.py";
+pub const PATH: &str = "python/devassert/_findings/rules.py";
 
 /// A Python string literal (a JSON string is one; non-ASCII stays UTF-8).
 fn lit(s: &str) -> String {
@@ -28,7 +28,7 @@ pub fn module(catalog: &Catalog) -> String {
          summary, fixes, and each cause's text and fixes; the base vocabulary\n\
          sizes of common tokenizers; and the shares causes are given.\n\n\
          Generated from catalog/ by `make docs`\n\
-         (`devassert rule --write-python python/devassert/_rules.py`); do not edit.\n\
+         (`devassert rule --write-python python/devassert/_findings/rules.py`); do not edit.\n\
          \"\"\"\n\n\
          # rule id -> {name, op_family, summary, fixes, causes: {cause id -> {why, fixes}}}\n\
          RULES = {\n",

@@ -21,7 +21,7 @@ def _devassert_boot():
 
     here = os.path.dirname(os.path.abspath(__file__))
     try:
-        from devassert import _hook
+        from devassert._guard import hook as _hook
 
         _hook.install()
     except Exception as e:

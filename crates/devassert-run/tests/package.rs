@@ -32,7 +32,7 @@ fn the_embedded_guard_is_every_python_file_of_the_package() {
         on_disk.iter().map(|(n, _)| n).collect::<Vec<_>>()
     );
     assert!(embedded == on_disk, "an embedded file differs from disk");
-    assert!(PACKAGE.iter().any(|(n, _)| *n == "_rules.py"));
+    assert!(PACKAGE.iter().any(|(n, _)| *n == "_findings/rules.py"));
     assert!(PACKAGE
         .iter()
         .any(|(n, _)| *n == "integrations/transformers.py"));

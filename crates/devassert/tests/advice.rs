@@ -706,7 +706,7 @@ fn python_ranks_causes_as_rust_does() {
         })
         .collect();
     let code = "import json, sys\n\
-        from devassert._findings import calibrate\n\
+        from devassert._findings.findings import calibrate\n\
         lists = [[dict(c, confidence=float(c['confidence'])) for c in l] for l in json.load(sys.stdin)]\n\
         print(json.dumps([[[c['id'], c['confidence']] for c in calibrate(l)] for l in lists]))";
     let mut child = std::process::Command::new(common::python())

@@ -1,8 +1,9 @@
 """What both callbacks do: preflight, log every finding, stop on an error
 (unless warn_only), and hold the guard on until training ends."""
 
-import devassert
-from .._preflight_report import PreflightError, finding_lines
+from .._guard.level import LEVELS, guard
+from .._preflight.report import PreflightError, finding_lines
+from .._preflight.run import preflight
 
 _LOG = {"error": "error", "warning": "warning", "note": "info"}
 
@@ -17,7 +18,7 @@ class Session:
 
     def begin(self, logger, model, tokenizer, data, who):
         o = self.options
-        report = devassert.preflight(model, tokenizer, data or None, num_classes=o["num_classes"], ignore_index=o["ignore_index"], label_key=o["label_key"], max_rows=o["max_rows"])
+        report = preflight(model, tokenizer, data or None, num_classes=o["num_classes"], ignore_index=o["ignore_index"], label_key=o["label_key"], max_rows=o["max_rows"])
         self.report = report
         for line in report.read_lines():
             logger.info("devassert preflight read: %s", line)
@@ -28,7 +29,7 @@ class Session:
         elif not o["warn_only"]:
             raise PreflightError(report, f"devassert preflight ({who})")
         if o["guard"] not in (None, False, "off"):
-            self._guard = devassert.guard(o["guard"] if isinstance(o["guard"], str) else "on")
+            self._guard = guard(o["guard"] if isinstance(o["guard"], str) else "on")
         return report
 
     def end(self):
@@ -39,8 +40,8 @@ class Session:
 
 
 def options(warn_only, guard, num_classes, ignore_index, label_key, max_rows):
-    if guard not in (None, False, True) and guard not in devassert.LEVELS:
-        raise ValueError(f"DevassertCallback: guard must be one of {devassert.LEVELS} or None, got {guard!r}")
+    if guard not in (None, False, True) and guard not in LEVELS:
+        raise ValueError(f"DevassertCallback: guard must be one of {LEVELS} or None, got {guard!r}")
     return {"warn_only": warn_only, "guard": guard, "num_classes": num_classes, "ignore_index": ignore_index, "label_key": label_key, "max_rows": max_rows}
 
 

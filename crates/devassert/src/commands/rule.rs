@@ -13,7 +13,7 @@ pub struct RuleArgs {
     /// Write every rule page into this folder (how docs/rules/ is generated).
     #[arg(long, value_name = "DIR", hide = true)]
     pub write_docs: Option<PathBuf>,
-    /// Write the guard's rule table (python/devassert/_rules.py) to this file.
+    /// Write the guard's rule table (python/devassert/_findings/rules.py) to this file.
     #[arg(long, value_name = "FILE", hide = true)]
     pub write_python: Option<PathBuf>,
 }

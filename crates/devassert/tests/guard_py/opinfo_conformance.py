@@ -18,7 +18,11 @@ import warnings
 import torch
 
 import devassert
-from devassert import _async, _intercept, _ops, _violation
+from devassert._checks import deferred as _async
+from devassert._guard import intercept as _intercept
+from devassert._checks import ops as _ops
+from devassert._checks import violation as _violation
+from devassert._checks.errors import prevented_class as _prevented_class
 
 warnings.filterwarnings("ignore")
 torch.set_num_threads(1)
@@ -164,7 +168,7 @@ def _same_grads(a, b):
 def _exact_type(guarded, plain):
     if type(guarded) is type(plain):
         return True
-    return isinstance(guarded, devassert.DeviceAssertPrevented) and devassert._prevented_class(type(plain)) is type(guarded)
+    return isinstance(guarded, devassert.DeviceAssertPrevented) and _prevented_class(type(plain)) is type(guarded)
 
 
 def _dtypes(op):

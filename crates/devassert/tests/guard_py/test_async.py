@@ -23,7 +23,11 @@ from unittest import mock
 import devassert
 import torch
 import torch.nn.functional as F
-from devassert import _async, _intercept, _notes, _violation
+from devassert._checks import deferred as _async
+from devassert._guard import intercept as _intercept
+from devassert._checks import notes as _notes
+from devassert._checks import violation as _violation
+from devassert._guard.level import env_level as _env_level
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
@@ -226,7 +230,7 @@ class AsyncHasNoHostSync(unittest.TestCase):
         code = textwrap.dedent(
             """
             import torch, devassert
-            from devassert import _async, _violation
+            from devassert._checks import deferred as _async, violation as _violation
             _async.FAKE_DEVICE = True
             _violation.PRECHECK_CPU = True
             devassert.guard("async")
@@ -263,7 +267,7 @@ class AsyncHasNoHostSync(unittest.TestCase):
     def test_the_level_is_accepted_everywhere(self):
         self.assertIn("async", devassert.LEVELS)
         with mock.patch.dict(os.environ, {"DEVASSERT_GUARD": "async"}):
-            self.assertEqual(devassert._env_level(), "async")
+            self.assertEqual(_env_level(), "async")
             with devassert.guard() as g:
                 self.assertIn("async", repr(g))
         self.assertEqual(_intercept.current_level(), "off")

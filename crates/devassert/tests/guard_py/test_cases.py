@@ -21,7 +21,10 @@ import torch
 import torch.nn.functional as F
 
 import devassert
-from devassert import _async, _check_embedding, _intercept, _violation
+from devassert._checks import deferred as _async
+from devassert._checks import embedding as _check_embedding
+from devassert._guard import intercept as _intercept
+from devassert._checks import violation as _violation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
@@ -79,7 +82,7 @@ def forced(mode):
     """A line that guards a script on `mode`'s path (a mode of MODES); the
     script forces the async path's deferred raise with `_async.poll(wait=True)`."""
     level, precheck, fake = next(m[1:] for m in MODES if m[0] == mode)
-    return f"from devassert import _async, _violation; _violation.PRECHECK_CPU = {precheck}; _async.FAKE_DEVICE = {fake}; devassert.guard({level!r})"
+    return f"from devassert._checks import deferred as _async; from devassert._checks import violation as _violation; _violation.PRECHECK_CPU = {precheck}; _async.FAKE_DEVICE = {fake}; devassert.guard({level!r})"
 
 
 def run_script(code, env=None, cwd=None):
@@ -380,7 +383,7 @@ class TheRestIsUntouched(unittest.TestCase):
     def test_an_expanded_index_is_not_copied_to_be_checked(self):
         code = """
             import resource, torch
-            from devassert import _intercept, _violation
+            from devassert._guard import intercept as _intercept; from devassert._checks import violation as _violation
             x = torch.zeros(4, 8, dtype=torch.int8)
             idx = torch.tensor([0, 1, 2, 3]).view(4, 1).expand(4, 1 << 24)
             torch.gather(x, 1, idx)  # warm up: the output (64 MiB) exists in both runs
@@ -538,6 +541,39 @@ class WhereAndWhich(unittest.TestCase):
         self.assertEqual(findings[0]["samples"], [{"dataset_index": 5}])
         self.assertIn(findings[0]["evidence"]["worker"], (0, 1))
         self.assertTrue(findings[0]["samples_certain"])
+
+
+class ThePackageItself(unittest.TestCase):
+    def test_guard_without_torch_says_so_in_one_sentence(self):
+        # torch made unimportable, as in a Python without it.
+        out = run_script(
+            """
+            import sys
+            sys.modules["torch"] = None
+            import devassert
+            try:
+                devassert.guard()
+            except ImportError as e:
+                print(type(e).__name__, e.name, "|", e, "|", e.__cause__, e.__suppress_context__)
+            """
+        )
+        self.assertEqual(out.returncode, 0, out.stderr)
+        first, message, chained = out.stdout.strip().split(" | ")
+        self.assertEqual(first, "ModuleNotFoundError torch")
+        self.assertRegex(message, r"^devassert\.guard\(\) needs PyTorch, and torch is not installed in this Python \(.+\): install torch, then call it again$")
+        self.assertEqual(chained, "None True")  # no torch traceback from inside the guard
+
+    def test_version_is_the_workspace_version_from_a_checkout(self):
+        with open(os.path.join(PYTHONPATH, "..", "Cargo.toml"), encoding="utf-8") as f:
+            cargo = f.read()
+        workspace = cargo[cargo.index("[workspace.package]") :]
+        expected = workspace.split('version = "', 1)[1].split('"', 1)[0]
+        self.assertEqual(devassert.__version__, expected)
+
+    def test_the_exceptions_are_devassert_s_for_tracebacks_and_pickle(self):
+        for cls in (devassert.DeviceAssertPrevented, devassert.DeviceAssertPreventedIndexError, devassert.DeviceAssertPreventedRuntimeError):
+            self.assertEqual(cls.__module__, "devassert")
+            self.assertIs(pickle.loads(pickle.dumps(cls("m"))).__class__, cls)
 
 
 if __name__ == "__main__":

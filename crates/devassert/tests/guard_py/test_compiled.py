@@ -56,7 +56,10 @@ import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
 import devassert
-from devassert import _async, _check_index, _compiled, _intercept
+from devassert._checks import deferred as _async
+from devassert._checks import index as _check_index
+from devassert._compiled import boundary as _compiled
+from devassert._guard import intercept as _intercept
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))

@@ -28,7 +28,10 @@ import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
 import devassert
-from devassert import _async, _compiled_inside, _intercept, _violation
+from devassert._checks import deferred as _async
+from devassert._compiled import inside as _compiled_inside
+from devassert._guard import intercept as _intercept
+from devassert._checks import violation as _violation
 
 
 def program(ids, keep, table, near, x, perm, pick, logits, raw):
@@ -248,7 +251,7 @@ class ComputedIndices(unittest.TestCase):
         code = textwrap.dedent(
             """
             import torch, torch.nn.functional as F
-            from devassert import _async, _intercept
+            from devassert._checks import deferred as _async; from devassert._guard import intercept as _intercept
             _async.FAKE_DEVICE = True
             _intercept.set_level("on")
             fn = torch.compile(lambda ids, table: F.embedding(ids + 9, table).sum(), dynamic=False, backend="aot_eager")

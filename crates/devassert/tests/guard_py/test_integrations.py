@@ -16,7 +16,7 @@ from torch.utils.data import DataLoader
 
 import devassert
 from contract_check import valid
-from devassert import _intercept
+from devassert._guard import intercept as _intercept
 from preflight_fixtures import SENTENCES, bert_classifier, bert_tokenizer
 
 datasets.disable_progress_bars()

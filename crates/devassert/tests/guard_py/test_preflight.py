@@ -347,7 +347,7 @@ class Report(unittest.TestCase):
         for f in d["findings"]:
             for key in ("rule", "name", "op_family", "summary", "severity", "evidence", "location", "values", "causes", "fixes"):
                 self.assertIn(key, f)
-            self.assertEqual(f["name"], devassert._rules.RULES[f["rule"]]["name"])
+            self.assertEqual(f["name"], devassert._findings.rules.RULES[f["rule"]]["name"])
         self.assertIn("error[DA101] embedding-index-out-of-range", str(r))
         self.assertIn("<code>DA101</code>", r._repr_html_())
         self.assertFalse(bool(r))

@@ -84,7 +84,7 @@ import torch  # noqa: F401 - the guard installs once torch is imported
 
 
 def test_level():
-    intercept = sys.modules.get("devassert._intercept")
+    intercept = sys.modules.get("devassert._guard.intercept")
     level = intercept.current_level() if intercept else "not installed"
     print("LEVEL=" + level)
 '''
@@ -100,7 +100,7 @@ ORIGINALS = (torch.embedding, torch.Tensor.__getitem__, torch.gather)
 
 
 def pytest_sessionfinish(session):
-    intercept = sys.modules.get("devassert._intercept")
+    intercept = sys.modules.get("devassert._guard.intercept")
     level = intercept.current_level() if intercept else "not installed"
     # The guard off puts every original object back.
     restored = ORIGINALS == (torch.embedding, torch.Tensor.__getitem__, torch.gather)
@@ -272,14 +272,14 @@ class UnderDevassertRun(unittest.TestCase):
                 def test_level():
                     import torch  # noqa: F401
 
-                    print("LEVEL=" + sys.modules["devassert._intercept"].current_level())
+                    print("LEVEL=" + sys.modules["devassert._guard.intercept"].current_level())
             ''',
             "conftest.py": '''
                 import sys
 
 
                 def pytest_sessionfinish(session):
-                    print("AFTER=" + sys.modules["devassert._intercept"].current_level())
+                    print("AFTER=" + sys.modules["devassert._guard.intercept"].current_level())
             ''',
         }
         with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as runs:
@@ -301,8 +301,8 @@ class OffCostsNothing(unittest.TestCase):
 
         def test_nothing_imported(request):
             assert "torch" not in sys.modules
-            assert "devassert._intercept" not in sys.modules
-            assert "devassert._pytest_guard" not in sys.modules
+            assert "devassert._guard.intercept" not in sys.modules
+            assert "devassert.integrations.pytest_guard" not in sys.modules
             assert request.config.pluginmanager.get_plugin("devassert-guard") is None
             print("PROBE-OK")
     '''
@@ -313,7 +313,7 @@ class OffCostsNothing(unittest.TestCase):
         self.assertIn("PROBE-OK", out)
 
     def test_the_plugin_on_imports_no_torch_for_a_suite_without_it(self):
-        probe = self.PROBE.replace('assert "devassert._pytest_guard" not in sys.modules', "").replace(
+        probe = self.PROBE.replace('assert "devassert.integrations.pytest_guard" not in sys.modules', "").replace(
             'assert request.config.pluginmanager.get_plugin("devassert-guard") is None', 'assert request.config.pluginmanager.get_plugin("devassert-guard") is not None'
         )
         rc, out = run_pytest({"test_probe.py": probe}, "-s", "--devassert")

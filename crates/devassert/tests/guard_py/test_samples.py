@@ -19,7 +19,9 @@ import warnings
 import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
 
-from devassert import _intercept, _samples, _violation
+from devassert._guard import intercept as _intercept
+from devassert._checks import samples as _samples
+from devassert._checks import violation as _violation
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
@@ -41,7 +43,7 @@ class BoundedDiagnostics(unittest.TestCase):
         # take 16 GiB: a MemoryError, not the IndexError torch raises.
         code = """
             import json, sys, time, torch
-            from devassert import _intercept, _violation
+            from devassert._guard import intercept as _intercept; from devassert._checks import violation as _violation
             mode = sys.argv[1] if len(sys.argv) > 1 else MODE
             x = torch.arange(5.0)
             idx = torch.tensor([7]).expand(2**31)

@@ -24,7 +24,10 @@ import torch
 import torch.nn.functional as F
 
 import devassert
-from devassert import _async, _caller, _intercept, _violation
+from devassert._checks import deferred as _async
+from devassert._checks import caller as _caller
+from devassert._guard import intercept as _intercept
+from devassert._checks import violation as _violation
 
 PACKAGE = os.path.dirname(os.path.abspath(devassert.__file__)) + os.sep
 MODES = (("plain", "off", False), ("cpu", "on", False), ("precheck", "on", True), ("async", "async", True))

@@ -1,0 +1,209 @@
+"""Embedding lookups: torch.embedding (F.embedding, nn.Embedding) and
+torch.embedding_bag (F.embedding_bag, nn.EmbeddingBag)."""
+
+import re
+
+import torch
+
+from .._findings.rules import BASE_VOCABS
+from . import report as _report
+from .violation import Found, arg, cause, collapse, index_replace, int_tensor, int_values, is_tensor, outside, precheck, range_mask
+
+_POSITION_HINT = re.compile(r"position|\bwpe\b|pos_emb|positional")
+_TOKEN_TYPE_HINT = re.compile(r"token_type|segment|type_emb")
+_TOKEN_HINT = re.compile(r"input_ids|word_embeddings|embed_tokens|\bwte\b|tok_embeddings|token_embedding")
+
+
+def _frame_text(frames):
+    """Source lines and function names of the calling frames, for name hints."""
+    out = []
+    for f in frames[:6]:
+        loc = _report.where(f)
+        out.append(loc.get("code", "") + " " + loc.get("function", ""))
+    return " ".join(out)
+
+
+def _looks_like_positions(ids):
+    """ids whose last dim counts up by one (arange positions)."""
+    if ids.dim() == 0 or ids.size(-1) < 2:
+        return False
+    return bool((ids.diff(dim=-1) == 1).all())
+
+
+def _trailing(mask):
+    """True when, in every row with bad ids, the bad ids fill the row's end (padding)."""
+    if mask.dim() != 2:
+        return False
+    m = mask[mask.any(dim=1)]
+    if m.numel() == 0:
+        return False
+    first = m.int().argmax(dim=1)
+    return bool((m.sum(dim=1) == m.size(1) - first).all())
+
+
+def _causes(ids, mask, desc, n, frames):
+    hints = _frame_text(frames)
+    vals = int_values(desc)
+    causes = []
+    high = [v for v in vals if v >= n]
+    if any(v < 0 for v in vals):
+        why = f"negative ids ({min(vals)}) reach the embedding"
+        if -100 in vals:
+            why += "; -100 is the label padding value: labels were passed as input ids, or ids were padded with -100"
+        causes.append(cause("negative_index", 0.75, why))
+    if high:
+        top = max(high)
+        if _looks_like_positions(ids):
+            causes.append(cause("seq_len_gt_max_positions", 0.85, f"the ids are positions 0..{top} (a sequence of {ids.size(-1)}) but the table has {n} rows: the input is longer than the model's maximum positions"))
+        elif _POSITION_HINT.search(hints):
+            causes.append(cause("seq_len_gt_max_positions", 0.7, f"a position embedding of {n} rows gets position {top}: the sequence is longer than the model's maximum positions"))
+        if _TOKEN_TYPE_HINT.search(hints) or (n <= 2 and top <= 2):
+            causes.append(cause("type_vocab_size", 0.75 if _TOKEN_TYPE_HINT.search(hints) else 0.5, f"a token-type embedding of {n} row(s) gets type id {top}: the model's type_vocab_size is {n}; pass token_type_ids of zeros or drop them"))
+        if n in BASE_VOCABS and top - n < 1024:
+            causes.append(cause("added_tokens_no_resize", 0.75, f"the table has {n} rows, the size of a common base vocabulary, and the ids go a little past it (to {top}): tokens were added to the tokenizer without resizing the embedding"))
+        if len(high) == 1 and _trailing(mask):
+            causes.append(cause("pad_token_id_out_of_range", 0.6, f"the out-of-range id {high[0]} fills the ends of the rows: the padding id is outside the vocabulary"))
+        conf = 0.6 if _TOKEN_HINT.search(hints) else 0.45
+        causes.append(cause("token_id_ge_vocab", conf, f"ids up to {top} for an embedding of {n} rows: the data was tokenized with a larger vocabulary than the model's, or the model's vocab_size is wrong"))
+    return causes
+
+
+def _fixes(causes, n, frames):
+    """Fixes for the top cause, in the terms of the libraries on the stack."""
+    top = causes[0]["id"] if causes else ""
+    hf = _report.in_stack(frames, "transformers")
+    fixes = []
+    if top == "added_tokens_no_resize":
+        fixes.append("model.resize_token_embeddings(len(tokenizer))" if hf else f"grow the embedding to the tokenizer's size (nn.Embedding(len(tokenizer), dim)); it has {n} rows")
+    elif top == "seq_len_gt_max_positions":
+        if hf:
+            fixes.append(f"truncate inputs to the model's maximum: tokenizer(..., truncation=True, max_length={n})")
+        else:
+            fixes.append(f"crop sequences to the block size before the model: idx[:, -{n}:] (the position table has {n} rows)")
+    elif top == "type_vocab_size":
+        fixes.append("pass token_type_ids with values below type_vocab_size (usually zeros), or none")
+    elif top == "pad_token_id_out_of_range":
+        fixes.append("pad with an id inside the vocabulary" + (" (e.g. tokenizer.pad_token = tokenizer.eos_token)" if hf else ""))
+    elif top == "negative_index":
+        fixes.append("replace negative ids before the lookup (e.g. ids.masked_fill(ids < 0, pad_id)); never pass labels as input ids")
+    fixes.append(f"check `ids.min() >= 0 and ids.max() < {n}` on the batch; devassert scan DATA --vocab {n}")
+    return fixes
+
+
+def _lookup(op, rule, argument, ids, weight, replace, pre, strict):
+    if not int_tensor(ids) or not is_tensor(weight) or weight.dim() == 0:
+        return None
+    if not precheck(ids, pre, strict):
+        return None
+    n = weight.size(0)
+    if pre and not outside(ids, 0, n):
+        return None
+    mask = range_mask(ids, 0, n)
+    if mask is None:
+        return None
+
+    def explain(desc, frames):
+        causes = _causes(collapse(ids), mask, desc, n, frames)
+        return causes, _fixes(sorted(causes, key=lambda c: -c["confidence"]), n, frames)
+
+    return Found(op, argument, ids, mask, rule, {"low": 0, "high": n}, explain, replace)
+
+
+def embedding(args, kwargs, pre, strict):
+    """torch.embedding(weight, indices, ...), which F.embedding calls."""
+    weight = arg(args, kwargs, 0, "weight")
+    ids = arg(args, kwargs, 1, "indices")
+    n = weight.size(0) if is_tensor(weight) and weight.dim() else 0
+    return _lookup("embedding", "DA101", "input", ids, weight, index_replace(1, "indices", 0, n), pre, strict)
+
+
+def embedding_bag(args, kwargs, pre, strict):
+    """torch.embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode,
+    sparse, per_sample_weights, include_last_offset, padding_idx)."""
+    weight = arg(args, kwargs, 0, "weight")
+    ids = arg(args, kwargs, 1, "indices")
+    n = weight.size(0) if is_tensor(weight) and weight.dim() else 0
+    found = _lookup("embedding_bag", "DA102", "input", ids, weight, index_replace(1, "indices", 0, n), pre, strict)
+    if found is not None:
+        return found
+    return _offsets(args, kwargs, ids, pre, strict)
+
+
+def _offsets(args, kwargs, ids, pre, strict):
+    offsets = arg(args, kwargs, 2, "offsets")
+    if not int_tensor(offsets) or not int_tensor(ids) or ids.dim() != 1 or offsets.dim() != 1:
+        return None
+    if not precheck(offsets, pre, strict):
+        return None
+    include_last = bool(arg(args, kwargs, 7, "include_last_offset", False))
+    count = ids.numel()
+    # Before an accelerator launch: what the CUDA kernel asserts on. After the
+    # CPU op raised: what the CPU op rejects.
+    cuda = pre or not offsets.is_cpu
+    o = offsets.detach()
+    mask = _cuda_breaks(o, count, include_last) if cuda else _cpu_breaks(o, count)
+    if mask is None:
+        return None
+    if cuda:
+        contract, asserts = _cuda_contract(count, include_last), True
+    else:
+        asserts = _cuda_breaks(o, count, include_last) is not None
+        on_cuda = _cuda_contract(count, include_last) if asserts else "they pass (offsets[0] is read as 0, the last bag ends at len(input))"
+        contract = f"{_cpu_contract(count)}; on CUDA {on_cuda}"
+
+    def explain(desc, frames):
+        past = any(isinstance(v, int) and v > count for v in int_values(desc))
+        why = "offsets run past the ids, " if past else "offsets do not start at 0 or decrease, "
+        causes = [cause("index_ge_dim_size" if past else "unknown", 0.6, why + "built from unsorted or negative lengths, or taken from another batch than input")]
+        return causes, ["build offsets as a cumulative sum of bag lengths starting at 0: offsets = torch.cat([lengths.new_zeros(1), lengths.cumsum(0)[:-1]])"]
+
+    # No single valid replacement exists for offsets: the CPU error stands.
+    bound = {"low": 0, "high": count, "high_inclusive": True}
+    return Found("embedding_bag", "offsets", offsets, mask, "DA103", bound, explain, None, contract=contract, device_assert=asserts)
+
+
+def _decreases(o):
+    """The mask of o[1:] elements smaller than the one before them."""
+    return o[1:] < o[:-1]
+
+
+def _cuda_breaks(o, count, include_last):
+    """The offsets the CUDA kernel asserts on, or None. Bag b runs from
+    offsets[b] (0 for the first bag: offsets[0] is never read) to offsets[b+1]
+    (`count` for the last bag: with include_last_offset the last offset is
+    never read) and the kernel asserts `end >= begin`."""
+    bags = o.numel() - int(include_last)
+    if bags < 2:
+        return None
+    read = torch.cat([o.new_zeros(1), o[1:bags], o.new_full((1,), count)])
+    bad = _decreases(read)  # bad[b]: bag b ends before it begins
+    if not bool(bad.any()):
+        return None
+    mask = torch.zeros_like(o, dtype=torch.bool)
+    mask[1:bags] = bad[:-1]  # the end of a bag that is not the last
+    mask[bags - 1] |= bad[-1]  # the begin of the last bag (it ends at `count`)
+    return mask
+
+
+def _cpu_breaks(o, count):
+    """The offsets the CPU op rejects, or None: offsets[0] == 0,
+    non-decreasing, offsets[-1] <= count."""
+    if o.numel() == 0:
+        return None
+    mask = torch.zeros_like(o, dtype=torch.bool)
+    mask[0] = o[0] != 0
+    mask[1:] = _decreases(o)
+    mask[-1] |= o[-1] > count
+    return mask if bool(mask.any()) else None
+
+
+def _cuda_contract(count, include_last):
+    ends = "; include_last_offset: the last offset is not read" if include_last else ""
+    return (
+        f"bag b runs from offsets[b] to offsets[b+1] (offsets[0] is read as 0, the last bag ends at len(input) = {count}{ends}) "
+        f"and the CUDA kernel asserts `end >= begin` for each: the offsets it reads must be non-decreasing, within [0, {count}]"
+    )
+
+
+def _cpu_contract(count):
+    return f"offsets[0] == 0, non-decreasing, offsets[-1] <= len(input) = {count} (checked by the CPU op)"
