@@ -42,7 +42,7 @@ import types
 import torch
 import torch.nn.functional as F
 
-from . import _async, _compiled_inside, _faithful, _ops, _report, _violation
+from . import _async, _compiled_inside, _faithful, _ops, _report, _support, _violation
 
 # Ops that give the same values in another shape: checking their input checks their output.
 _VIEWS = frozenset(
@@ -502,7 +502,7 @@ def check(points, inputs, host_only=False):
         # The op runs (on CPU copies, for torch's own error) on real tensors.
         host = _on_host(args, kwargs)
         args, kwargs = p.build(inputs, found.tensor.device)
-        if host and _faithful._attempt(p.original, args, kwargs) is None:
+        if host and not found.cpu_undefined and _faithful._attempt(p.original, args, kwargs) is None:
             continue  # the CPU op accepts these values: eager code goes on too
         _faithful.stop(p.original, p.check, args, kwargs, found, with_callers(p.frames, _report.caller_frames()))
 
@@ -575,6 +575,8 @@ def install(level):
     whether the guard is on when a compiled function is called."""
     if _patched:
         return True
+    if not _support.compiled():
+        return False  # an older torch: compiled regions run unchecked (_support.py)
     for name in ("_TorchCompileInductorWrapper", "_TorchCompileWrapper"):
         cls = getattr(torch, name, None)
         call = getattr(cls, "__call__", None) if cls is not None else None

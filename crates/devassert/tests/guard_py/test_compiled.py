@@ -56,7 +56,15 @@ import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
 import devassert
-from devassert import _async, _check_index, _compiled, _intercept
+from devassert import _async, _check_index, _compiled, _intercept, _support
+
+
+def setUpModule():
+    # An older torch than the compiled checks support: said, never silent.
+    reason = _support.compiled_skip_reason()
+    if reason:
+        raise unittest.SkipTest(reason)
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
