@@ -1,6 +1,9 @@
-.PHONY: test docs example bench bench-scan bench-explain bench-guard bench-preflight bench-pytest bench-fuzz
+.PHONY: test test-oldest docs example bench bench-scan bench-explain bench-guard bench-preflight bench-pytest bench-fuzz
 test:
 	scripts/test
+# The tests that run real PyTorch, on the oldest torch supported (README).
+test-oldest:
+	scripts/test-torch --oldest
 docs:
 	cargo run -q -p devassert -- rule --write-docs docs/rules
 	cargo run -q -p devassert -- rule --write-python python/devassert/_findings/rules.py

@@ -7,6 +7,7 @@ import torch
 
 from .._findings.rules import BASE_VOCABS
 from . import report as _report
+from . import violation as _violation
 from .violation import Found, arg, cause, collapse, index_replace, int_tensor, int_values, is_tensor, outside, precheck, range_mask
 
 _POSITION_HINT = re.compile(r"position|\bwpe\b|pos_emb|positional")
@@ -133,23 +134,36 @@ def _offsets(args, kwargs, ids, pre, strict):
     offsets = arg(args, kwargs, 2, "offsets")
     if not int_tensor(offsets) or not int_tensor(ids) or ids.dim() != 1 or offsets.dim() != 1:
         return None
-    if not precheck(offsets, pre, strict):
+    # A CPU kernel gets these offsets next: it rejects a first offset other
+    # than 0 and a last one past the ids itself, but not a bag that ends
+    # before it begins, so those are checked before it runs, whatever the level.
+    cpu_runs = pre and offsets.is_cpu and not _violation.PRECHECK_CPU
+    if not precheck(offsets, pre, strict, cpu_checks=not cpu_runs):
         return None
     include_last = bool(arg(args, kwargs, 7, "include_last_offset", False))
     count = ids.numel()
-    # Before an accelerator launch: what the CUDA kernel asserts on. After the
-    # CPU op raised: what the CPU op rejects.
-    cuda = pre or not offsets.is_cpu
     o = offsets.detach()
-    mask = _cuda_breaks(o, count, include_last) if cuda else _cpu_breaks(o, count)
+    undefined = _cpu_undefined(o, count) if cpu_runs else None
+    if undefined is not None:
+        mask, cuda = undefined, False
+    elif cpu_runs and not strict:
+        return None
+    else:
+        # Before an accelerator launch (or strict): what the CUDA kernel
+        # asserts on. After the CPU op raised: what the CPU op rejects.
+        cuda = pre
+        mask = _cuda_breaks(o, count, include_last) if cuda else _cpu_breaks(o, count)
     if mask is None:
         return None
+    if not cpu_runs:
+        # Whether the CPU op, run on copies for torch's own error, would be undefined.
+        undefined = _cpu_undefined(o, count)
     if cuda:
         contract, asserts = _cuda_contract(count, include_last), True
     else:
         asserts = _cuda_breaks(o, count, include_last) is not None
         on_cuda = _cuda_contract(count, include_last) if asserts else "they pass (offsets[0] is read as 0, the last bag ends at len(input))"
-        contract = f"{_cpu_contract(count)}; on CUDA {on_cuda}"
+        contract = f"{_cpu_contract(count, undefined is not None)}; on CUDA {on_cuda}"
 
     def explain(desc, frames):
         past = any(isinstance(v, int) and v > count for v in int_values(desc))
@@ -159,7 +173,7 @@ def _offsets(args, kwargs, ids, pre, strict):
 
     # No single valid replacement exists for offsets: the CPU error stands.
     bound = {"low": 0, "high": count, "high_inclusive": True}
-    return Found("embedding_bag", "offsets", offsets, mask, "DA103", bound, explain, None, contract=contract, device_assert=asserts)
+    return Found("embedding_bag", "offsets", offsets, mask, "DA103", bound, explain, None, contract=contract, device_assert=asserts, cpu_undefined=undefined is not None)
 
 
 def _decreases(o):
@@ -205,5 +219,26 @@ def _cuda_contract(count, include_last):
     )
 
 
-def _cpu_contract(count):
-    return f"offsets[0] == 0, non-decreasing, offsets[-1] <= len(input) = {count} (checked by the CPU op)"
+def _cpu_undefined(o, count):
+    """The offsets on which the CPU op's result is undefined, or None: it
+    checks offsets[0] == 0 and offsets[-1] <= len(input) first, but a bag that
+    ends before it begins is read out of bounds, with an outcome that varies
+    with the thread count and memory contents (garbage sums, or one of several
+    errors)."""
+    if o.numel() < 2:
+        return None
+    down = _decreases(o)
+    if not bool(down.any()) or bool(o[0] != 0) or bool(o[-1] > count):
+        return None
+    mask = torch.zeros_like(o, dtype=torch.bool)
+    mask[1:] = down
+    return mask
+
+
+def _cpu_contract(count, undefined=False):
+    checked = (
+        "the CPU op checks the first and the last itself; on a decrease its result is undefined (garbage, or an error that depends on the thread count), so the guard stops it"
+        if undefined
+        else "checked by the CPU op"
+    )
+    return f"offsets[0] == 0, non-decreasing, offsets[-1] <= len(input) = {count} ({checked})"

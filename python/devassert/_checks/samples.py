@@ -292,7 +292,7 @@ def _rows(found, cap=_MAX_ROWS):
         return []
     if mask.size(0) == 1 and t.size(0) > 1:  # expanded along the batch dimension: every row
         return list(range(min(t.size(0), cap)))
-    per_row = mask.any(dim=tuple(range(1, mask.dim()))) if mask.dim() > 1 else mask
+    per_row = mask.flatten(1).any(dim=1) if mask.dim() > 1 else mask  # (any over a tuple of dims: torch 2.2+)
     return per_row.nonzero()[:cap].flatten().tolist()
 
 

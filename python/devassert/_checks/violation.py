@@ -159,11 +159,14 @@ class Found:
     fixes); `replace(args, kwargs)` gives the arguments with every bad value
     made valid, or None when no valid value exists (an empty dimension).
     `contract`: what the values must satisfy, when a range (`bound`) does not
-    say it all; `device_assert`: False for values only the CPU op rejects."""
+    say it all; `device_assert`: False for values only the CPU op rejects;
+    `cpu_undefined`: the CPU kernel does not check these values and what it
+    does with them varies (with the thread count, with memory contents), so
+    the op is never run on them for torch's own error."""
 
-    __slots__ = ("op", "argument", "tensor", "mask", "rule", "bound", "explain", "replace", "desc", "contract", "device_assert")
+    __slots__ = ("op", "argument", "tensor", "mask", "rule", "bound", "explain", "replace", "desc", "contract", "device_assert", "cpu_undefined")
 
-    def __init__(self, op, argument, tensor, mask, rule, bound, explain, replace, desc=None, contract=None, device_assert=True):
+    def __init__(self, op, argument, tensor, mask, rule, bound, explain, replace, desc=None, contract=None, device_assert=True, cpu_undefined=False):
         self.op = op
         self.argument = argument
         self.tensor = tensor
@@ -175,6 +178,7 @@ class Found:
         self.desc = desc
         self.contract = contract
         self.device_assert = device_assert
+        self.cpu_undefined = cpu_undefined
 
 
 def replaced(args, kwargs, i, name, value):
@@ -428,6 +432,8 @@ def message(found, desc, finding_, torch_message):
         lines.append(f"  contract: {found.contract}")
     if found.device_assert:
         lines.append(f"  this would fail a CUDA device-side assert [{found.rule} {finding_['name']}]")
+    elif found.cpu_undefined:
+        lines.append(f"  the CPU op's result is undefined on this; on CUDA it fails no device-side assert [{found.rule} {finding_['name']}]")
     else:
         lines.append(f"  the CPU op rejects this; on CUDA it fails no device-side assert [{found.rule} {finding_['name']}]")
     for s in finding_.get("samples", [])[:3]:

@@ -38,6 +38,7 @@ import time
 
 import torch
 
+from .. import _support
 from .._checks import deferred as _async
 from .._checks import faithful as _faithful
 from .._checks import report as _report
@@ -153,7 +154,7 @@ def check(points, inputs, host_only=False):
         # The op runs (on CPU copies, for torch's own error) on real tensors.
         host = _on_host(args, kwargs)
         args, kwargs = p.build(inputs, found.tensor.device)
-        if host and _faithful._attempt(p.original, args, kwargs) is None:
+        if host and not found.cpu_undefined and _faithful._attempt(p.original, args, kwargs) is None:
             continue  # the CPU op accepts these values: eager code goes on too
         _faithful.stop(p.original, p.check, args, kwargs, found, graph.with_callers(p.frames, _report.caller_frames()))
 
@@ -219,6 +220,8 @@ def install(level):
     whether the guard is on when a compiled function is called."""
     if _patched:
         return True
+    if not _support.compiled():
+        return False  # an older torch: compiled regions run unchecked (_support.py)
     for name in ("_TorchCompileInductorWrapper", "_TorchCompileWrapper"):
         cls = getattr(torch, name, None)
         call = getattr(cls, "__call__", None) if cls is not None else None

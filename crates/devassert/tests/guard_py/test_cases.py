@@ -6,6 +6,7 @@ CPU tensors) and compares.
 Run: python -m unittest test_cases (PYTHONPATH must hold python/).
 """
 
+import contextlib
 import json
 import os
 import pickle
@@ -66,16 +67,27 @@ def _outcome(fn, mode):
     return got
 
 
-def plain_and_guarded(fn):
+def plain_and_guarded(fn, modes=MODES):
     """[(mode, result or exception)] for plain and every guard path."""
     out = []
-    for mode, level, precheck, fake in MODES:
+    for mode, level, precheck, fake in modes:
         _set_mode(level, precheck, fake)
         try:
             out.append((mode, _outcome(fn, mode)))
         finally:
             _set_mode("off", False, False)
     return out
+
+
+@contextlib.contextmanager
+def threads(n):
+    """torch's intra-op thread count set to `n` (what OMP_NUM_THREADS sets at start-up)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def forced(mode):
@@ -227,13 +239,36 @@ class InvalidProgramsFailAsTheyWould(unittest.TestCase):
         w = torch.randn(10, 2)
         ids = torch.tensor([1, 2, 3, 4])
         # A bag that ends before it starts: the CUDA kernel asserts `end >= begin`.
-        for got in self.assert_same_error(lambda: F.embedding_bag(ids, w, torch.tensor([0, 3, 2]))):
-            self.assertEqual((got.rule, got.finding["values"], got.finding["locations"][0]["index"]), ("DA103", [2], 2))
-            self.assertIn("non-decreasing", str(got))
-            self.assertIn("end >= begin", str(got))
-            self.assertNotIn("outside [0, 4]", str(got))
-            self.assertIn("this would fail a CUDA device-side assert", str(got))
-        # The CPU op alone rejects a first offset other than 0 (CUDA reads it as 0).
+        # Plain torch on CPU reads such a bag out of bounds: garbage sums with
+        # one thread (torchrun's default), one of several errors with more,
+        # and never an error in mode="max". Every guard path stops it before
+        # the op, with the same error whatever the thread count.
+        seen = {}
+        for n in (1, 2, 3):
+            with threads(n):
+                for mode, got in plain_and_guarded(lambda: F.embedding_bag(ids, w, torch.tensor([0, 3, 2])), MODES[1:]):
+                    self.assertIsInstance(got, devassert.DeviceAssertPrevented, mode)
+                    self.assertIs(type(got).__mro__[2], RuntimeError, mode)
+                    self.assertEqual((got.rule, got.finding["values"], got.finding["locations"][0]["index"]), ("DA103", [2], 2))
+                    self.assertIn("non-decreasing", str(got))
+                    self.assertIn("end >= begin", str(got))
+                    self.assertNotIn("outside [0, 4]", str(got))
+                    self.assertIn("this would fail a CUDA device-side assert", str(got))
+                    seen.setdefault(mode, set()).add(str(got))
+        self.assertEqual({mode: len(messages) for mode, messages in seen.items()}, dict.fromkeys(GUARDED, 1))
+        self.assertTrue(str(next(iter(seen["cpu"]))).startswith("devassert: embedding_bag"), seen["cpu"])
+        # The last offset is a bag's end only on CPU (CUDA ends the last bag
+        # at len(input)): stopped on the CPU path alone, where it is undefined.
+        with threads(1):
+            last = F.embedding_bag(ids, w, torch.tensor([0, 3, 2]), mode="max", include_last_offset=True)
+            self.assertEqual(last.shape, (2, 2))  # plain torch: no error, whatever the rows hold
+            for mode, got in plain_and_guarded(lambda: F.embedding_bag(ids, w, torch.tensor([0, 3, 2]), mode="max", include_last_offset=True), MODES[1:]):
+                if mode == "cpu":
+                    self.assertIsInstance(got, devassert.DeviceAssertPrevented)
+                    self.assertIn("the CPU op's result is undefined on this; on CUDA it fails no device-side assert", str(got))
+                else:
+                    self.assertNotIsInstance(got, Exception, mode)
+        # The CPU op alone rejects a first offset other than 0 (CUDA reads it as 0), whatever the thread count.
         for got in self.assert_same_error(lambda: F.embedding_bag(ids, w, torch.tensor([1, 2]))):
             self.assertEqual((got.finding["values"], got.finding["locations"][0]["index"]), ([1], 0))
             self.assertIn("offsets[0] == 0", str(got))
