@@ -1,33 +1,11 @@
 //! `TORCH_USE_CUDA_DSA` reports: the fields of the first failure, and a
 //! group for its assertion when no device line printed it.
 
-use super::groups::AssertGroup;
-use super::pos::Pos;
-use super::Reader;
+use super::dsa_report::DsaReport;
+use super::group::AssertGroup;
+use super::state::Reader;
 use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};
 use std::collections::HashSet;
-
-/// `TORCH_USE_CUDA_DSA` report fields (the first failure of the report).
-#[derive(Debug, Clone, Default)]
-pub struct DsaReport {
-    pub message: Option<String>,
-    pub assert_file: Option<String>,
-    pub device_function: Option<String>,
-    pub thread: Option<[u32; 3]>,
-    pub block: Option<[u32; 3]>,
-    pub launch_file: Option<String>,
-    pub launch_function: Option<String>,
-    pub kernel: Option<String>,
-    pub failures: u64,
-    pub first: Pos,
-    pub rank: Option<i64>,
-}
-
-/// Whether a report is being read (its lines may carry no key).
-#[derive(Default)]
-pub(super) struct DsaState {
-    pub(super) open: bool,
-}
 
 impl Reader {
     pub(super) fn dsa_line(&mut self, t: &str, rank: Option<i64>) {

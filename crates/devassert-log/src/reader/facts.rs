@@ -3,18 +3,13 @@
 //! error of each kind, and the catalog's evidence (log patterns, CPU
 //! messages), each bounded.
 
-use super::dsa::DsaReport;
-use super::groups::AssertGroup;
-use super::pos::Pos;
-use super::Reader;
+use super::kept::{CpuHit, HostEvent};
+use super::state::Reader;
 use crate::clean::Stamp;
 use crate::device_line;
 use crate::errors::HostKind;
 use crate::prefilter::Target;
-use crate::ranks::RankSet;
 use crate::traceback::{self, Builder, Step, Traceback};
-use devassert_core::LogHits;
-use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Tracebacks kept.
 const MAX_TRACEBACKS: usize = 48;
@@ -26,68 +21,6 @@ const MAX_OPEN_TRACEBACKS: usize = 256;
 const MAX_CPU: usize = 16;
 /// Statements of values kept from evidence lines.
 const MAX_STATED: usize = 8;
-
-/// The first occurrence of a host error kind, and how often it came.
-#[derive(Debug, Clone)]
-pub struct HostEvent {
-    pub kind: HostKind,
-    pub message: String,
-    pub count: u64,
-    pub ranks: RankSet,
-    pub first: Pos,
-    pub first_time: Option<Stamp>,
-}
-
-#[derive(Debug, Clone)]
-pub struct CpuHit {
-    pub rule: String,
-    pub text: String,
-    pub pos: Pos,
-    pub rank: Option<i64>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct InputStats {
-    pub name: String,
-    pub lines: u64,
-    pub bytes: u64,
-}
-
-/// Everything the reader kept.
-#[derive(Debug, Default)]
-pub struct Facts {
-    pub groups: Vec<AssertGroup>,
-    pub groups_dropped: u64,
-    pub tracebacks: Vec<Traceback>,
-    pub tracebacks_dropped: u64,
-    /// First device-side assert error line (any wrapper).
-    pub device_error: Option<HostEvent>,
-    /// Per kind; the device-side assert error's later repeats included.
-    pub host: Vec<HostEvent>,
-    pub dsa: Option<DsaReport>,
-    pub cpu: Vec<CpuHit>,
-    pub hits: LogHits,
-    /// What the lines that matched catalog log evidence state about the
-    /// offending value and its bound (a pattern captures what its rule
-    /// needs; the line may say more: `index value V exceeds bounds B`).
-    pub stated: Vec<crate::values::Stated>,
-    pub launch_blocking: bool,
-    /// The first IPython / Jupyter traceback place (`Cell In[12], line 3`,
-    /// `<ipython-input-3-…>`): the program is a notebook, not a script.
-    pub notebook: Option<String>,
-    pub inputs: Vec<InputStats>,
-}
-
-/// Tracebacks being read: one per rank, and the ranks whose next one is
-/// chained to the last ("During handling of the above exception").
-#[derive(Default)]
-pub(super) struct OpenTracebacks {
-    pub(super) builders: HashMap<Option<i64>, Builder>,
-    pub(super) chain_pending: HashSet<Option<i64>>,
-    /// The latest tracebacks past the first half of `MAX_TRACEBACKS`
-    /// (appended to `Facts::tracebacks` when the reader finishes).
-    pub(super) latest: VecDeque<Traceback>,
-}
 
 impl Reader {
     pub(super) fn traceback_line(&mut self, text: &str, rank: Option<i64>) {

@@ -4,7 +4,7 @@
 //! terminal cut are joined again (`unwrap`); each line is split into its
 //! segments, prefixes stripped, and a `repr`'d error into its pieces.
 
-use super::Reader;
+use super::state::{Reader, Waiting};
 use crate::clean;
 use crate::prefilter::{Line, Prefilter};
 use crate::unwrap;
@@ -13,47 +13,6 @@ use memchr::{memchr, memrchr};
 
 /// Longest line looked at; the rest of a longer line is dropped.
 pub const MAX_LINE: usize = 256 * 1024;
-
-/// Where the reader is in its inputs, and what it holds of lines not yet read.
-#[derive(Default)]
-pub(super) struct Lines {
-    /// The start of a line the last chunk cut (at most `MAX_LINE` bytes).
-    pub(super) carry: Vec<u8>,
-    /// Whether a cut line is pending (its start may be empty).
-    pub(super) carry_started: bool,
-    /// The input being read: its index in `Facts::inputs`.
-    pub(super) input: usize,
-    /// The number of the last line read in it.
-    pub(super) line_no: u64,
-    /// Rank implied by the input's name (`rank3.log`).
-    pub(super) input_rank: Option<i64>,
-    /// A row cut by the terminal, waiting for the rest of it (see `unwrap`).
-    pub(super) waiting: Option<Waiting>,
-    /// The widest row read so far (a terminal's width, once rows wrap), and
-    /// how many rows were that wide (one wide line is no terminal's width).
-    pub(super) widest: usize,
-    pub(super) widest_rows: usize,
-    /// The last rows before the region being scanned, for a row that was cut
-    /// from its start.
-    pub(super) earlier: Vec<Vec<u8>>,
-    /// The prefix of the last segment read (its rank and time).
-    pub(super) last_prefix: (Option<i64>, Option<crate::clean::Stamp>),
-    /// While the pieces of a glued line are read: the prefix of its first.
-    pub(super) glued_prefix: Option<(Option<i64>, Option<crate::clean::Stamp>)>,
-}
-
-/// A cut row (or rows joined so far) waiting for the next.
-pub(super) struct Waiting {
-    kind: unwrap::Kind,
-    text: String,
-    rows: usize,
-    /// Its rows as read, to be read one by one when they turn out not to be one line.
-    parts: Vec<String>,
-    /// Its first row's number.
-    line_no: u64,
-    /// The rows before its first row, nearest last.
-    before: Vec<Vec<u8>>,
-}
 
 /// The lines of a stretch of whole lines that may matter, found apart from
 /// the reader (so that the next stretch is searched while this one is read).

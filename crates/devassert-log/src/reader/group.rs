@@ -1,0 +1,115 @@
+//! An assertion group (one per kernel, assertion and source), what counting
+//! lines into groups remembers between lines, and the last thread line that
+//! the next ones may repeat (the counting is in `groups`).
+
+use super::pos::Pos;
+use crate::clean::Stamp;
+use crate::device_line;
+use std::collections::{HashMap, HashSet};
+
+#[derive(Debug, Clone)]
+pub struct AssertGroup {
+    pub kernel: Option<String>,
+    pub raw_kernel: Option<String>,
+    pub assertion: String,
+    /// Normalised path, empty when the line did not say.
+    pub file: String,
+    pub line: Option<u64>,
+    pub lines: u64,
+    pub triples: HashSet<(i64, [u32; 3], [u32; 3]), CoordState>,
+    pub triples_capped: bool,
+    pub blocks: HashSet<(i64, [u32; 3]), CoordState>,
+    /// The last (rank, block) counted: the lines of one block come together.
+    pub last_block: Option<(i64, [u32; 3])>,
+    pub ranks: crate::ranks::RankSet,
+    pub first: Pos,
+    pub first_time: Option<Stamp>,
+    pub rocm: bool,
+    pub printf_message: Option<String>,
+    /// From a DSA report rather than a printed line.
+    pub from_dsa: bool,
+}
+
+/// Hashes the (rank, block, thread) coordinates counted for every thread
+/// line: aHash, keyed per process so that a log cannot aim its coordinates
+/// at one bucket (std's SipHash was a tenth of the time spent counting
+/// thread lines).
+pub type CoordState = ahash::RandomState;
+
+impl AssertGroup {
+    pub fn source(&self) -> Option<String> {
+        if self.file.is_empty() {
+            return None;
+        }
+        Some(match self.line {
+            Some(l) => format!("{}:{l}", self.file),
+            None => self.file.clone(),
+        })
+    }
+}
+
+/// What counting lines into groups remembers between lines.
+#[derive(Default)]
+pub(super) struct Groups {
+    pub(super) index: HashMap<(Option<String>, String, String), usize>,
+    /// A source path left at the end of the previous line, for reassembly.
+    pub(super) pending_path: Option<(u64, Option<i64>, String)>,
+    /// The last raw line identity and its group: thousands of identical lines are cheap.
+    pub(super) last_raw: String,
+    pub(super) last_group: Option<usize>,
+    pub(super) scratch: String,
+    /// The last line that was one device assertion and nothing else.
+    pub(super) echo: Option<Echo>,
+    /// Device assertions counted, and the group and rank of the last.
+    pub(super) records: u64,
+    /// (group, rank, whether it had block and thread).
+    pub(super) last_record: Option<(usize, Option<i64>, bool)>,
+}
+
+/// A thread line to compare the next ones with: a failing kernel prints
+/// one line per thread, and lines that differ from it only in their block
+/// and thread numbers are counted into its group without being parsed.
+pub(super) struct Echo {
+    /// Whether `raw` holds "ssertion " once (its repeats then do too: the
+    /// numbers that differ sit between brackets).
+    pub(super) single: bool,
+    pub(super) raw: Vec<u8>,
+    pub(super) block: std::ops::Range<usize>,
+    pub(super) thread: std::ops::Range<usize>,
+    pub(super) group: usize,
+    pub(super) rank: Option<i64>,
+}
+
+impl Echo {
+    /// The block and thread of `raw` when the rest of it is this line's.
+    pub(super) fn repeat(&self, raw: &[u8]) -> Option<([u32; 3], [u32; 3])> {
+        // A repeat at the start of `raw` that ends where `raw` does.
+        match self.repeat_at_start(raw)? {
+            (b, t, end) if end == raw.len() => Some((b, t)),
+            _ => None,
+        }
+    }
+
+    /// The block and thread of the repeat of this line that `rest` starts
+    /// with (glued to more text), and where the repeat ends. Its end must
+    /// be where the line's ended: the debris after `failed` (`.`, `*`) the same.
+    pub(super) fn repeat_at_start(&self, rest: &[u8]) -> Option<([u32; 3], [u32; 3], usize)> {
+        let head = &self.raw[..self.block.start];
+        let mid = &self.raw[self.block.end..self.thread.start];
+        let tail = &self.raw[self.thread.end..];
+        if !rest.starts_with(head) {
+            return None;
+        }
+        let b = device_line::numbers_span(rest, head.len())?;
+        if !rest[b.end..].starts_with(mid) {
+            return None;
+        }
+        let t = device_line::numbers_span(rest, b.end + mid.len())?;
+        let end = t.end + tail.len();
+        if !rest[t.end..].starts_with(tail) || matches!(rest.get(end), Some(b'.' | b'*')) {
+            return None;
+        }
+        let parse = |r: std::ops::Range<usize>| device_line::number_bytes(&rest[r]);
+        Some((parse(b)?, parse(t)?, end))
+    }
+}

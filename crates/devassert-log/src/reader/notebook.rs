@@ -1,0 +1,72 @@
+//! Whether the program was a notebook: the place an IPython / Jupyter
+//! traceback names.
+
+/// The place an IPython / Jupyter traceback names: `Cell In[12], line 3`
+/// (IPython 8.5+; VS Code links the line number: `[line 3](vscode-…)`),
+/// `Input In [3]` (IPython 8.0–8.4), `<ipython-input-3-…>` (older
+/// IPython), or a cell's code file
+/// `/tmp/ipykernel_1234/567.py` (a function defined in a cell), or Python's
+/// frame of a cell IPython named (`File "Cell In[12]", line 3`), cut to what
+/// identifies it.
+pub(super) fn notebook_place(t: &str) -> Option<String> {
+    // Python's own frame of a cell IPython named (`%devassert explain` sends these).
+    let cell = t.strip_prefix("File \"").unwrap_or(t);
+    if let Some(rest) = cell.strip_prefix("Cell In[") {
+        let n = rest.find(']')?;
+        let digits = !rest[..n].is_empty() && rest[..n].bytes().all(|b| b.is_ascii_digit());
+        return digits.then(|| format!("Cell In[{}]", &rest[..n]));
+    }
+    if let Some(rest) = t.strip_prefix("Input In [") {
+        let n = rest.find(']')?;
+        let digits = !rest[..n].is_empty() && rest[..n].bytes().all(|b| b.is_ascii_digit());
+        return digits.then(|| format!("Input In [{}]", &rest[..n]));
+    }
+    if let Some(at) = t.find("<ipython-input-") {
+        let end = t[at..].find('>')?;
+        return Some(t[at..=at + end].to_string());
+    }
+    let at = t.find("/ipykernel_")? + 1;
+    let end = t[at..].find(|c: char| c == '"' || c == ',' || c.is_whitespace());
+    let place = &t[at..end.map_or(t.len(), |e| at + e)];
+    let file = place.strip_prefix("ipykernel_")?;
+    let (pid, rest) = file.split_once('/')?;
+    (pid.bytes().all(|b| b.is_ascii_digit()) && rest.contains(".py")).then(|| place.to_string())
+}
+
+#[cfg(test)]
+mod notebook_tests {
+    use super::notebook_place;
+
+    #[test]
+    fn notebook_places() {
+        let cases = [
+            ("Cell In[12], line 3", Some("Cell In[12]")),
+            (
+                "Cell In[11], [line 13](vscode-notebook-cell:?execution_count=11&line=13)",
+                Some("Cell In[11]"),
+            ),
+            (
+                "<ipython-input-7-3f2a9c1d> in <module>",
+                Some("<ipython-input-7-3f2a9c1d>"),
+            ),
+            (
+                "File \"/tmp/ipykernel_4021/1893452.py\", line 5, in f",
+                Some("ipykernel_4021/1893452.py"),
+            ),
+            (
+                "File /tmp/ipykernel_77/12.py:9, in g(x)",
+                Some("ipykernel_77/12.py:9"),
+            ),
+            ("Input In [12], in <cell line: 7>()", Some("Input In [12]")),
+            (
+                "File \"Cell In[4]\", line 2, in <module>",
+                Some("Cell In[4]"),
+            ),
+            ("Cell In[x], line 3", None),
+            ("File \"train.py\", line 5, in f", None),
+        ];
+        for (line, want) in cases {
+            assert_eq!(notebook_place(line).as_deref(), want, "{line}");
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! Routes each line: a new input, a line looked at or only counted, a
+//! line of assertions glued back to back read in pieces, a repeat of the
+//! last thread line counted from its coordinates, and each cleaned line
+//! handed to the jobs that read it.
+
+use super::group::Echo;
+use super::kept::{Facts, InputStats};
+use super::lines::{rank_from_name, MAX_LINE};
+use super::notebook::notebook_place;
+use super::pos::Pos;
+use super::state::Reader;
+use crate::clean::Stamp;
+use crate::device_line;
+use crate::errors;
+use crate::traceback::Traceback;
+
+/// What a line changed besides assertion groups: a line that changed none
+/// of it can be counted again from its coordinates alone.
+#[derive(PartialEq, Eq)]
+struct Effects {
+    host: (usize, u64),
+    device_error: bool,
+    cpu: usize,
+    hits: usize,
+    tracebacks: (usize, u64),
+    open: (usize, usize, bool, bool),
+    dsa: Option<u64>,
+    launch_blocking: bool,
+    notebook: bool,
+    groups_dropped: u64,
+}
+
+impl Reader {
+    fn effects(&self) -> Effects {
+        let f = &self.facts;
+        Effects {
+            host: (f.host.len(), f.host.iter().map(|e| e.count).sum()),
+            device_error: f.device_error.is_some(),
+            cpu: f.cpu.len(),
+            hits: f.hits.len(),
+            tracebacks: (
+                f.tracebacks.len() + self.tracebacks.latest.len(),
+                f.tracebacks_dropped,
+            ),
+            open: (
+                self.tracebacks.builders.len(),
+                self.tracebacks.chain_pending.len(),
+                self.groups.pending_path.is_some(),
+                self.dsa.open,
+            ),
+            dsa: f.dsa.as_ref().map(|d| d.failures),
+            launch_blocking: f.launch_blocking,
+            notebook: f.notebook.is_some(),
+            groups_dropped: f.groups_dropped,
+        }
+    }
+
+    /// A new input begins: the previous one's last line and tracebacks end.
+    pub fn begin_input(&mut self, name: &str) {
+        if !self.facts.inputs.is_empty() {
+            self.end_input();
+        }
+        self.lines.input = self.facts.inputs.len();
+        self.facts.inputs.push(InputStats {
+            name: name.to_string(),
+            lines: 0,
+            bytes: 0,
+        });
+        self.lines.line_no = 0;
+        self.lines.widest = 0;
+        self.lines.widest_rows = 0;
+        self.lines.input_rank = rank_from_name(name);
+    }
+
+    /// Bytes of the current input not fed (the Unicode spaces made one byte).
+    pub fn count_bytes(&mut self, n: u64) {
+        if let Some(s) = self.facts.inputs.get_mut(self.lines.input) {
+            s.bytes += n;
+        }
+    }
+
+    /// The input being read and the number of the line last taken in it.
+    pub fn position(&self) -> (String, u64) {
+        let name = self.facts.inputs.get(self.lines.input);
+        (
+            name.map_or_else(|| "-".to_string(), |s| s.name.clone()),
+            self.lines.line_no,
+        )
+    }
+
+    /// The names of the inputs read so far.
+    pub fn input_names(&self) -> Vec<String> {
+        self.facts.inputs.iter().map(|s| s.name.clone()).collect()
+    }
+
+    pub(super) fn ensure_input(&mut self) {
+        if self.facts.inputs.is_empty() {
+            self.begin_input("-");
+        }
+    }
+
+    fn end_input(&mut self) {
+        if self.lines.carry_started {
+            self.read_carry();
+        }
+        self.flush_waiting();
+        self.lines.earlier.clear();
+        let builders: Vec<_> = self.tracebacks.builders.drain().collect();
+        let mut done: Vec<Traceback> = builders
+            .into_iter()
+            .filter(|(_, b)| b.has_frames())
+            .map(|(_, b)| b.finish())
+            .collect();
+        done.sort_by_key(|t| t.line);
+        for tb in done {
+            self.push_traceback(tb);
+        }
+        self.tracebacks.chain_pending.clear();
+        self.groups.pending_path = None;
+        self.dsa.open = false;
+        self.groups.echo = None;
+        if let Some(s) = self.facts.inputs.get_mut(self.lines.input) {
+            s.lines = self.lines.line_no;
+        }
+    }
+
+    pub fn finish(mut self) -> Facts {
+        self.ensure_input();
+        self.end_input();
+        self.dsa_group();
+        self.facts
+            .tracebacks
+            .extend(self.tracebacks.latest.drain(..));
+        self.facts
+    }
+
+    pub(super) fn wants_every_line(&self) -> bool {
+        !self.tracebacks.builders.is_empty()
+            || self.groups.pending_path.is_some()
+            || self.lines.waiting.is_some()
+            || self.dsa.open
+            || self.pre.looks_at_everything()
+    }
+
+    pub(super) fn take_line(&mut self, raw: &[u8], look: bool) {
+        self.lines.line_no += 1;
+        if !look {
+            return;
+        }
+        #[cfg(feature = "test-hooks")]
+        crate::crash::injected_panic(raw);
+        let raw = &raw[..raw.len().min(MAX_LINE)];
+        match glued(raw) {
+            Some((line, first)) => self.take_glued(line, first),
+            None => self.take_piece(raw),
+        }
+    }
+
+    /// A line of assertions printed back to back (threads writing to one
+    /// unbuffered stream): read piece by piece, each assertion with the text
+    /// before it, so that a piece repeating the last but for its block and
+    /// thread is counted from those alone, as a repeated line is (parsing
+    /// every assertion of every such line ran at a tenth of the speed of
+    /// other lines). The pieces share the line's number and its prefix's
+    /// rank and time, as the assertions of the whole line would.
+    fn take_glued(&mut self, line: &str, first: usize) {
+        let mut ends = device_line::Ends::default();
+        let mut at = 0;
+        let mut end = first;
+        loop {
+            self.take_piece(&line.as_bytes()[at..end]);
+            if at == 0 {
+                self.lines.glued_prefix = Some(self.lines.last_prefix);
+            }
+            at = end;
+            while let Some(e) = self.groups.echo.as_ref() {
+                let Some((block, thread, n)) = e.repeat_at_start(&line.as_bytes()[at..]) else {
+                    break;
+                };
+                let (group, rank) = (e.group, e.rank);
+                self.count(group, rank, Some(block), Some(thread));
+                at += n;
+            }
+            if at >= line.len() {
+                break;
+            }
+            end = ends.next(line, at).unwrap_or(line.len());
+        }
+        self.lines.glued_prefix = None;
+    }
+
+    /// No traceback, dangling path or DSA report is being read: a line
+    /// that repeats the last thread line is only counted.
+    fn quiet(&self) -> bool {
+        self.tracebacks.builders.is_empty() && self.groups.pending_path.is_none() && !self.dsa.open
+    }
+
+    /// A whole line that repeats the last thread line but for its block and
+    /// thread: counted as [`Reader::take_line`] would count it, without
+    /// comparing it twice. False when it must be read.
+    pub(super) fn take_repeat(&mut self, raw: &[u8]) -> bool {
+        let Some(e) = self.groups.echo.as_ref() else {
+            return false;
+        };
+        // One marker in the echo, one in its repeats: no glued line.
+        if !(e.single && raw.len() < MAX_LINE && self.quiet()) {
+            return false;
+        }
+        let Some((block, thread)) = e.repeat(raw) else {
+            return false;
+        };
+        let (group, rank) = (e.group, e.rank);
+        self.lines.line_no += 1;
+        self.count(group, rank, Some(block), Some(thread));
+        true
+    }
+
+    /// One line, or one piece of a glued line, read whole.
+    fn take_piece(&mut self, raw: &[u8]) {
+        let quiet = self.quiet();
+        if let Some(e) = self.groups.echo.as_ref().filter(|_| quiet) {
+            if let Some((block, thread)) = e.repeat(raw) {
+                let (group, rank) = (e.group, e.rank);
+                self.count(group, rank, Some(block), Some(thread));
+                return;
+            }
+        }
+        let before = (self.effects(), self.groups.records);
+        self.read_line(raw);
+        // One assertion and nothing else: the next lines may repeat it.
+        self.groups.echo = None;
+        if quiet && self.groups.records == before.1 + 1 && self.effects() == before.0 {
+            if let (Some((b, t)), Some((group, rank, true))) =
+                (device_line::coordinate_spans(raw), self.groups.last_record)
+            {
+                let single = MARKER
+                    .find(raw)
+                    .is_some_and(|i| MARKER.find(&raw[i + 1..]).is_none());
+                self.groups.echo = Some(Echo {
+                    single,
+                    raw: raw.to_vec(),
+                    block: b,
+                    thread: t,
+                    group,
+                    rank,
+                });
+            }
+        }
+    }
+
+    pub(super) fn pos(&self) -> Pos {
+        Pos {
+            input: self.lines.input,
+            line: self.lines.line_no,
+        }
+    }
+
+    /// One cleaned line of text.
+    pub(super) fn text_line(&mut self, text: &str, rank: Option<i64>, time: Option<Stamp>) {
+        let t = text.trim();
+        self.traceback_line(text, rank);
+        self.device_lines(text, rank, time);
+        if self.pre.has_trigger(t) {
+            if let Some((kind, device)) = errors::classify(t) {
+                self.host_event(kind, device, t, rank, time);
+            }
+        }
+        if self.dsa.open || t.contains(" = ") || t.contains("assertion failure") {
+            self.dsa_line(t, rank);
+        }
+        if !self.facts.launch_blocking
+            && (t.contains("CUDA_LAUNCH_BLOCKING") || t.contains("AMD_SERIALIZE_KERNEL"))
+            && errors::sets_launch_blocking(t)
+        {
+            self.facts.launch_blocking = true;
+        }
+        if self.facts.notebook.is_none() {
+            self.facts.notebook = notebook_place(t);
+        }
+        self.evidence(t, rank);
+    }
+}
+
+/// What [`glued`] looks for first: every assertion marker holds it.
+static MARKER: device_line::Searcher = device_line::searcher!(b"ssertion ");
+
+/// A line that [`Reader::take_glued`] reads in pieces, and where its first
+/// assertion ends: plain text (no carriage return, escape, or escaped line
+/// break, which are cleaned from the whole line first) holding a second
+/// assertion after the first.
+fn glued(raw: &[u8]) -> Option<(&str, usize)> {
+    use device_line::{searcher, Searcher};
+    static ESCAPED_BREAK: Searcher = searcher!(b"\\n");
+    static CARET_M: Searcher = searcher!(b"^M");
+    static ESC: Searcher = searcher!(b"ESC[");
+    // Most lines hold no assertion and stop at the first search.
+    let marker = MARKER.find(raw)?;
+    if MARKER.find(&raw[marker + 9..]).is_none()
+        || memchr::memchr2(b'\r', 0x1b, raw).is_some()
+        || ESCAPED_BREAK.find(raw).is_some()
+        || CARET_M.find(raw).is_some()
+        || ESC.find(raw).is_some()
+    {
+        return None;
+    }
+    let line = std::str::from_utf8(raw).ok()?;
+    let first = device_line::Ends::default().next(line, 0)?;
+    MARKER.find(&raw[first..])?;
+    Some((line, first))
+}

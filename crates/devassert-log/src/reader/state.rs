@@ -1,0 +1,88 @@
+//! The reader's state between lines, grouped by the job that needs it:
+//! [`Reader`] itself, and where it is in its inputs ([`Lines`]). Its
+//! methods are in the files of those jobs.
+
+use super::dsa_report::DsaState;
+use super::group::Groups;
+use super::kept::{Facts, OpenTracebacks};
+use crate::clean::Stamp;
+use crate::prefilter::{Prefilter, Target};
+use crate::unwrap;
+use devassert_core::Catalog;
+
+/// Reads one crash (one or more inputs) into [`Facts`]; what it holds
+/// between lines is grouped by the job that needs it.
+pub struct Reader {
+    pub(super) catalog: &'static Catalog,
+    pub(super) pre: &'static Prefilter,
+    pub facts: Facts,
+    /// Where it is, the partial line, rows waiting to be joined.
+    pub(super) lines: Lines,
+    /// Tracebacks still being read.
+    pub(super) tracebacks: OpenTracebacks,
+    /// Assertion groups' index, the last thread line, a dangling path.
+    pub(super) groups: Groups,
+    /// Whether a DSA report is being read.
+    pub(super) dsa: DsaState,
+    /// The catalog patterns a line matched (kept to reuse its allocation).
+    pub(super) matched: Vec<Target>,
+    /// The memory all rank sets may take for ranks past their ranges.
+    pub(super) rank_budget: crate::ranks::RankBudget,
+}
+
+impl Reader {
+    pub fn new(catalog: &'static Catalog) -> Self {
+        Reader {
+            catalog,
+            pre: Prefilter::shared(catalog),
+            facts: Facts::default(),
+            lines: Lines::default(),
+            tracebacks: OpenTracebacks::default(),
+            groups: Groups::default(),
+            dsa: DsaState::default(),
+            matched: Vec::new(),
+            rank_budget: Default::default(),
+        }
+    }
+}
+
+/// Where the reader is in its inputs, and what it holds of lines not yet read.
+#[derive(Default)]
+pub(super) struct Lines {
+    /// The start of a line the last chunk cut (at most `MAX_LINE` bytes).
+    pub(super) carry: Vec<u8>,
+    /// Whether a cut line is pending (its start may be empty).
+    pub(super) carry_started: bool,
+    /// The input being read: its index in `Facts::inputs`.
+    pub(super) input: usize,
+    /// The number of the last line read in it.
+    pub(super) line_no: u64,
+    /// Rank implied by the input's name (`rank3.log`).
+    pub(super) input_rank: Option<i64>,
+    /// A row cut by the terminal, waiting for the rest of it (see `unwrap`).
+    pub(super) waiting: Option<Waiting>,
+    /// The widest row read so far (a terminal's width, once rows wrap), and
+    /// how many rows were that wide (one wide line is no terminal's width).
+    pub(super) widest: usize,
+    pub(super) widest_rows: usize,
+    /// The last rows before the region being scanned, for a row that was cut
+    /// from its start.
+    pub(super) earlier: Vec<Vec<u8>>,
+    /// The prefix of the last segment read (its rank and time).
+    pub(super) last_prefix: (Option<i64>, Option<Stamp>),
+    /// While the pieces of a glued line are read: the prefix of its first.
+    pub(super) glued_prefix: Option<(Option<i64>, Option<Stamp>)>,
+}
+
+/// A cut row (or rows joined so far) waiting for the next.
+pub(super) struct Waiting {
+    pub(super) kind: unwrap::Kind,
+    pub(super) text: String,
+    pub(super) rows: usize,
+    /// Its rows as read, to be read one by one when they turn out not to be one line.
+    pub(super) parts: Vec<String>,
+    /// Its first row's number.
+    pub(super) line_no: u64,
+    /// The rows before its first row, nearest last.
+    pub(super) before: Vec<Vec<u8>>,
+}
