@@ -28,6 +28,17 @@ pub struct Panic {
     pub place: Option<String>,
 }
 
+/// The message, then where it happened when known: "msg (at file:line)".
+impl std::fmt::Display for Panic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        match &self.place {
+            Some(place) => write!(f, " (at {place})"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Run `f`; a panic inside it becomes `Err(message)`.
 pub fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     catch(f).map_err(|p| p.message)
@@ -82,6 +93,7 @@ mod tests {
         let p = super::catch(|| panic!("{}", "at a place")).unwrap_err();
         assert_eq!(p.message, "at a place");
         assert_eq!(p.place, Some(format!("{}:{line}", file!())));
+        assert_eq!(p.to_string(), format!("at a place (at {}:{line})", file!()));
         // Resumed from another thread: the message, no place.
         let p = super::catch(|| {
             if let Err(e) = std::thread::spawn(|| panic!("elsewhere")).join() {
@@ -89,6 +101,7 @@ mod tests {
             }
         })
         .unwrap_err();
+        assert_eq!(p.to_string(), "elsewhere");
         assert_eq!((p.message.as_str(), p.place), ("elsewhere", None));
     }
 }

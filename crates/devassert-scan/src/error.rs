@@ -10,7 +10,7 @@ pub enum ScanError {
     #[error("cannot tell the file format (pass --input-format: {0})")]
     UnknownFormat(String),
     /// A panic while scanning: a bug of devassert's, never a clean file.
-    #[error("{INTERNAL}: {}{}; this is a bug in devassert: please report it", .0.message, .0.place.as_ref().map_or(String::new(), |p| format!(" (at {p})")))]
+    #[error("{INTERNAL}: {0}; this is a bug in devassert: please report it")]
     Internal(devassert_core::contain::Panic),
 }
 

@@ -42,11 +42,9 @@ fn main() {
             2
         }
         Err(p) => {
-            let place = p.place.map_or(String::new(), |p| format!(" (at {p})"));
             output::print_error(
                 &anyhow::anyhow!(
-                    "internal error: {}{place}; this is a bug in devassert: please report it",
-                    p.message
+                    "internal error: {p}; this is a bug in devassert: please report it"
                 ),
                 &global,
                 command,

@@ -37,10 +37,8 @@ pub fn run(args: CheckArgs, g: &Global) -> anyhow::Result<i32> {
         })
     })
     .map_err(|p| {
-        let place = p.place.map_or(String::new(), |p| format!(" (at {p})"));
         anyhow::anyhow!(
-            "internal error checking {dir}: {}{place}; this is a bug in devassert: please report it",
-            p.message
+            "internal error checking {dir}: {p}; this is a bug in devassert: please report it"
         )
     })?;
     let (findings, model) = checked?;
