@@ -134,6 +134,21 @@ def _relevant(args, kwargs):
     return out
 
 
+class _ParsedBy(torch.overrides.TorchFunctionMode):
+    """Entered around the original C function on the __torch_function__ path:
+    torch's own parser reads the arguments first, so a call that matches no
+    signature raises its TypeError before any handler runs (as plain torch
+    does, whatever the version decides about list items); a call it accepts
+    comes here, and is dispatched with what the user called."""
+
+    def __init__(self, guarded):
+        super().__init__()
+        self.guarded = guarded
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return _dispatch(self.guarded, args, kwargs or {})
+
+
 def _dispatch(guarded, args, kwargs):
     """torch.overrides' dispatch, failing with the message torch's C dispatch gives."""
     relevant = _relevant(args, kwargs)
@@ -178,7 +193,10 @@ def _wrap(original, check, dispatch_here):
                 # Subclasses, duck types and modes: one __torch_function__
                 # call, before any attribute of theirs is read, with what the
                 # user called as `func`.
-                return _dispatch(guarded, args, kwargs) if dispatch_here else original(*args, **kwargs)
+                if not dispatch_here:
+                    return original(*args, **kwargs)
+                with _ParsedBy(guarded):
+                    return original(*args, **kwargs)
             first = args[0] if args else None
             fast = cpu_checks and type(first) in _TENSOR_TYPES and _level != STRICT and first.is_cpu and not _violation.PRECHECK_CPU
             if fast:

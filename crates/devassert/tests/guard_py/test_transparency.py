@@ -214,7 +214,8 @@ def _arguments(func, override, make):
         return [make() for _ in params], {}
     simple = {
         "Tensor": make, "TensorList": lambda: [make(), make()], "ITensorListRef": lambda: [make(), make()],
-        "c10::List<::std::optional<Tensor>>": lambda: [make(), make()], "int64_t": lambda: 1, "SymInt": lambda: 1,
+        "c10::List<::std::optional<Tensor>>": lambda: [make(), make()], "c10::List<c10::optional<Tensor>>": lambda: [make(), make()],
+        "int64_t": lambda: 1, "SymInt": lambda: 1,
         "double": lambda: 1.0, "bool": lambda: False, "IntArrayRef": lambda: [1, 2], "SymIntArrayRef": lambda: [1, 2],
         "Scalar": lambda: 3.5, "ScalarType": lambda: torch.float32, "c10::string_view": lambda: "sum",
         "Dimname": lambda: "a", "DimnameList": lambda: ["a"], "Generator": lambda: None, "Layout": lambda: torch.strided,
@@ -301,6 +302,28 @@ class TorchFunctionConformance(unittest.TestCase):
         for name in ("cpu", "precheck", "async"):
             self.assertEqual(comparable(results[name]), comparable(results["plain"]), name)
         self.assertEqual(results["plain"][0], "mine")
+
+    def test_a_call_torch_cannot_parse_reaches_no_handler(self):
+        # torch parses the arguments before any __torch_function__ runs: a
+        # call that matches no signature is a TypeError and no handler sees
+        # it. Which calls match differs between versions (2.2 wants a list of
+        # indices, later ones take a lone duck type), so the guard asks torch.
+        def run():
+            out = []
+            for args in ((Recording(), None, Recording()), (Recording(), Recording(), Recording()), (Recording(), [Recording()], Recording())):
+                Recording.seen.clear()
+                try:
+                    result = torch.index_put(*args)
+                except TypeError as e:
+                    result = ("TypeError", str(e))
+                out.append((result, [f is torch.index_put for f in Recording.seen]))
+            return out
+
+        results = each_mode(run)
+        for name in ("cpu", "precheck", "async"):
+            self.assertEqual(comparable(results[name]), comparable(results["plain"]), name)
+        self.assertEqual(results["plain"][0][1], [])
+        self.assertEqual(results["plain"][2], (-1, [True]))
 
 
 class Partial(torch.Tensor):
