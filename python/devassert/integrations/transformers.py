@@ -42,7 +42,9 @@ class DevassertCallback(TrainerCallback):
     def on_train_begin(self, args, state, control, model=None, processing_class=None, train_dataloader=None, **kwargs):
         trainer = _trainer_on_stack()
         data = _datasets(trainer, args, train_dataloader)
-        self._session.begin(logger, model, tokenizer_of(processing_class), data, "DevassertCallback, transformers.Trainer")
+        # transformers before 4.46 hands the tokenizer as `tokenizer`.
+        tokenizer = processing_class if processing_class is not None else kwargs.get("tokenizer")
+        self._session.begin(logger, model, tokenizer_of(tokenizer), data, "DevassertCallback, transformers.Trainer")
 
     def on_train_end(self, args, state, control, **kwargs):
         self._session.end()

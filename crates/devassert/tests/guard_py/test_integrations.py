@@ -4,6 +4,7 @@ guard on during the run and back off after) and stopped before its first
 step by a planted mismatch (the finding logged, PreflightError raised);
 `warn_only` logs and trains. Needs the devassert binary on PATH."""
 
+import inspect
 import logging
 import os
 import tempfile
@@ -54,7 +55,9 @@ class HFTrainer(unittest.TestCase):
     def trainer(self, train, callback, eval_dataset=None):
         args = tf.TrainingArguments(output_dir=self.tmp, max_steps=2, per_device_train_batch_size=4, report_to=[], use_cpu=True, save_strategy="no", logging_strategy="no", disable_tqdm=True)
         steps = Steps()
-        t = tf.Trainer(model=self.model, args=args, train_dataset=train, eval_dataset=eval_dataset, processing_class=self.tok, data_collator=tf.DataCollatorWithPadding(self.tok), callbacks=[callback, steps])
+        # The tokenizer's keyword: `processing_class` since transformers 4.46.
+        tok = {"processing_class" if "processing_class" in inspect.signature(tf.Trainer).parameters else "tokenizer": self.tok}
+        t = tf.Trainer(model=self.model, args=args, train_dataset=train, eval_dataset=eval_dataset, data_collator=tf.DataCollatorWithPadding(self.tok), callbacks=[callback, steps], **tok)
         return t, steps
 
     def test_valid_setup_trains_with_the_guard_on_and_off_after(self):

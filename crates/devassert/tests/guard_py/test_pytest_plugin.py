@@ -193,7 +193,15 @@ class FailingSuite(unittest.TestCase):
             "more: devassert rule DA101",
         ):
             self.assertIn(text, section)
-        self.assertEqual(out.count("- devassert: op stopped by the guard -"), 1, out)
+        # One section per printed report. pytest 8.0-8.1 also prints the
+        # reports of xfailed tests under -rA (later versions only with
+        # --xfail-tb): each holds its own section once, never the failure's.
+        blocks = re.split(r"\n_{3,} (test_\w+) _{3,}\n", out)
+        printed = dict(zip(blocks[1::2], blocks[2::2]))
+        self.assertIn("test_lookup", printed, out)
+        for name, block in printed.items():
+            self.assertEqual(block.count("- devassert: op stopped by the guard -"), 1, (name, out))
+        self.assertLessEqual(set(printed), {"test_lookup", "test_known_bad_label", "test_xfail_raises_index_error"}, out)
 
     def test_the_summary_lists_every_stopped_op_per_test(self):
         summary = self.out.split("devassert: 4 ops stopped by the guard in 4 tests")[1].split("short test summary")[0]
