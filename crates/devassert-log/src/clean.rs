@@ -208,6 +208,10 @@ fn parse_i64(s: &str) -> Option<i64> {
     s.parse().ok()
 }
 
+/// The most digits a rank may have: every such number fits an `i64` (the
+/// rank sets count any of them in bounded memory, see `ranks`).
+const RANK_DIGITS: usize = 18;
+
 /// `[rank3]:`, `[Rank 3]:`, `[default0]:`.
 fn bracket_rank(t: &str) -> Option<(&str, Option<i64>)> {
     let rest = t.strip_prefix('[')?;
@@ -216,7 +220,7 @@ fn bracket_rank(t: &str) -> Option<(&str, Option<i64>)> {
         .find(|w| rest.starts_with(w))?;
     let rest = rest[word.len()..].trim_start();
     let n = digits(rest);
-    if n == 0 || n > 6 {
+    if n == 0 || n > RANK_DIGITS {
         return None;
     }
     let after = rest[n..].strip_prefix("]:")?;
@@ -232,7 +236,7 @@ fn mpi_prefix(t: &str) -> Option<(&str, i64)> {
     let a = digits(rest);
     let rest = rest.get(a..)?.strip_prefix(',')?;
     let b = digits(rest);
-    if a == 0 || b == 0 || b > 6 {
+    if a == 0 || b == 0 || b > RANK_DIGITS {
         return None;
     }
     let rank = parse_i64(&rest[..b])?;
