@@ -102,7 +102,7 @@ pub fn may_start(t: &str) -> bool {
         || t.starts_with("Cell In[")
         || t.starts_with("Input In [")
         || t.starts_with("<ipython-input-")
-        || t.contains("Traceback (most recent call last)")
+        || ipython::holds_header(t)
 }
 
 /// `File "x.py", line 12, in f` (trimmed).
