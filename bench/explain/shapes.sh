@@ -4,7 +4,7 @@
 # the page cache. Prints MB/s per tool and explain's time ratios.
 # usage: bench/explain/shapes.sh [SIZE_BYTES] [SHAPE...]
 #   SIZE_BYTES  per log (default 256 MiB; the logs go to bench/out/)
-#   SHAPE       progress, tracebacks, glued, warnings (default: all; see make_shapes.py)
+#   SHAPE       progress, tracebacks, glued, separate, warnings, huge (default: all; see make_shapes.py)
 #   BEFORE=BIN  also times another devassert binary (a change's before).
 #   REPEAT=N    runs per tool, the fastest kept (default 3).
 set -euo pipefail
