@@ -107,8 +107,9 @@ pub fn may_start(t: &str) -> bool {
 
 /// `File "x.py", line 12, in f` (trimmed).
 pub fn parse_frame(t: &str) -> Option<Frame> {
+    static LINE: crate::device_line::Searcher = crate::device_line::searcher!(b"\", line ");
     let rest = t.strip_prefix("File \"")?;
-    let q = rest.find("\", line ")?;
+    let q = LINE.find(rest.as_bytes())?;
     let file = &rest[..q];
     let after = &rest[q + "\", line ".len()..];
     let n = after.bytes().take_while(u8::is_ascii_digit).count();

@@ -196,8 +196,14 @@ impl Reader {
         // no `: [`: of the markers, only `ssertion` may be in it.
         let device = if self.lines.plain {
             SSERTION.find(cur.as_bytes()).is_some()
+        } else if self.unmarked.contains(&cur) {
+            false
         } else {
-            unwrap::has_marker(&cur)
+            let marked = unwrap::has_marker(&cur);
+            if !marked {
+                self.unmarked.insert(&cur);
+            }
+            marked
         };
         if device && unwrap::path_may_be_cut(&cur) {
             let before = unwrap::rows_before(region, start, &self.lines.earlier);
@@ -222,7 +228,7 @@ impl Reader {
             let prefixed = width == self.lines.widest
                 && (self.lines.widest_rows > 1 || cur.ends_with(' '))
                 && unwrap::prefixed_cut(&cur);
-            let kind = match unwrap::cut(&cur, in_tb) {
+            let kind = match unwrap::cut_marked(&cur, in_tb, device) {
                 None | Some(unwrap::Kind::Code) if prefixed => Some(unwrap::Kind::Prefixed(width)),
                 k => k,
             };

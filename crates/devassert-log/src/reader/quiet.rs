@@ -3,7 +3,8 @@
 //! (the frames of a traceback it logged and went on from, thousands of
 //! times), and those checks are functions of the line's text whose "nothing
 //! found" stays so (the evidence a line could add only shrinks as hits are
-//! kept). A repeat is looked up instead of searched again.
+//! kept). A repeat is looked up instead of searched again. The same set
+//! keeps the rows known to hold no device marker.
 
 use std::collections::HashSet;
 

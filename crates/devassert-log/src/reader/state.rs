@@ -30,6 +30,9 @@ pub struct Reader {
     pub(super) rank_budget: crate::ranks::RankBudget,
     /// Lines that said nothing to the costly checks (see `quiet`).
     pub(super) quiet_lines: super::quiet::QuietLines,
+    /// Rows known to hold no device marker (`unwrap::has_marker`, a
+    /// function of the row alone), kept the same way.
+    pub(super) unmarked: super::quiet::QuietLines,
 }
 
 impl Reader {
@@ -45,6 +48,7 @@ impl Reader {
             matched: Vec::new(),
             rank_budget: Default::default(),
             quiet_lines: Default::default(),
+            unmarked: Default::default(),
         }
     }
 }
