@@ -191,3 +191,37 @@ fn check_refuses_impossible_config_values() {
     let (code, err) = check(r#"{"vocab_size": 8.0, "pad_token_id": -1}"#);
     assert!(matches!(code, Some(0 | 1)), "{err}");
 }
+
+/// The guard's own reports (`guard-<pid>.jsonl`, `exit-<pid>.json`) are
+/// 0600 under umask 000 too: they hold the program's values.
+#[cfg(unix)]
+#[test]
+fn the_guards_reports_are_private_under_umask_000() {
+    use std::os::unix::fs::MetadataExt;
+    let d = tempfile::tempdir().expect("tempdir");
+    let code =
+        "from devassert._checks import report\nreport.emit({'rule': 'DA101', 'evidence': {}})\n";
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("umask 000 && exec \"$0\" -c \"$1\"")
+        .arg(common::python())
+        .arg(code)
+        .env("PYTHONPATH", common::repo_root().join("python"))
+        .env("DEVASSERT_REPORT_DIR", d.path())
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files: Vec<_> = std::fs::read_dir(d.path())
+        .expect("reports")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    for f in files {
+        let mode = std::fs::metadata(&f).expect("stat").mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", f.display());
+    }
+}
