@@ -13,6 +13,8 @@ that explain's speed can be compared with grep's and ripgrep's per shape:
               the peer that glued lines are measured against
   warnings    mostly unrelated warnings (UserWarning / FutureWarning lines
               with their source line)
+  huge        one huge line: a tqdm bar redrawn with carriage returns only
+              (stderr captured to a file, no newline until the job dies)
 
 usage: make_shapes.py OUT_DIR [SIZE_BYTES] [SHAPE...]   (default 256 MiB, all shapes)
 Writes OUT_DIR/explain-SHAPE-SIZE.log; deterministic (seeded).
@@ -106,7 +108,13 @@ def warning(rng, step):
     return f"[step {step}] " + w if rng.random() < 0.3 else w
 
 
-SHAPES = {"progress": progress, "tracebacks": handled_traceback, "glued": glued, "separate": separate, "warnings": warning}
+def huge(_rng, step):
+    pct = step % 100
+    return f"\r{pct:3d}%|{'#' * (pct // 10):<10}| {step}/40000000 [{step // 3600 % 100:02d}:{step // 60 % 60:02d}<41:{step % 60:02d}, 5.{step % 100:02d}it/s]"
+
+
+SHAPES = {"progress": progress, "tracebacks": handled_traceback, "glued": glued, "separate": separate, "warnings": warning,
+          "huge": huge}
 
 
 def write(path, size, make):
@@ -122,7 +130,10 @@ def write(path, size, make):
             chunk = "".join(buf)
             f.write(chunk)
             written += len(chunk.encode("utf-8"))
-        # The crash: a burst of thread lines, the traceback, the fallout.
+        # The crash: a burst of thread lines, the traceback, the fallout
+        # (on a line of its own, after a huge line too).
+        if not chunk.endswith("\n"):
+            f.write("\n")
         for t in range(32, 160):
             f.write(ASSERT.format(b=7, t=t) + "\n")
         f.write(CRASH)

@@ -4,7 +4,7 @@
 # the page cache. Prints MB/s per tool and explain's time ratios.
 # usage: bench/explain/shapes.sh [SIZE_BYTES] [SHAPE...]
 #   SIZE_BYTES  per log (default 256 MiB; the logs go to bench/out/)
-#   SHAPE       progress, tracebacks, glued, warnings (default: all; see make_shapes.py)
+#   SHAPE       progress, tracebacks, glued, separate, warnings, huge (default: all; see make_shapes.py)
 #   BEFORE=BIN  also times another devassert binary (a change's before).
 #   REPEAT=N    runs per tool, the fastest kept (default 3).
 set -euo pipefail
@@ -34,7 +34,7 @@ best() { # fastest of $repeat runs: prints "seconds cpu_seconds"
   done
   echo "$b $c"
 }
-printf '%-11s %8s | %-16s | %-16s | %-16s | %s\n' shape MiB "grep -c (MB/s)" "rg -c (MB/s)" "explain (MB/s)" "explain/grep explain/rg  finding"
+printf '%-11s %8s | %-16s | %-16s | %-16s | %s\n' shape MiB "grep -c (MB/s)" "rg -c (MB/s)" "explain (MB/s)" "explain/grep explain/rg  cpu: explain/grep explain/rg  finding"
 for log in "${logs[@]}"; do
   shape=$(basename "$log" | sed -E 's/^explain-(.*)-[0-9]+\.log$/\1/')
   bytes=$(stat -L -c %s "$log")
@@ -48,11 +48,13 @@ for log in "${logs[@]}"; do
     read -r b_s _ < <(best "$BEFORE" explain --format json "$log")
     extra=$(python3 -c "print(f'  before {$bytes / 1e6 / max($b_s, 0.001):.0f} MB/s ({$b_s}s)')")
   fi
-  python3 - "$shape" "$bytes" "$g_s" "$r_s" "$e_s" "$finding" "$extra" <<'EOF'
+  python3 - "$shape" "$bytes" "$g_s" "$r_s" "$e_s" "$g_c" "$r_c" "$e_c" "$finding" "$extra" <<'EOF'
 import sys
-shape, n, g, r, e, finding, extra = sys.argv[1], int(sys.argv[2]), *map(float, sys.argv[3:6]), sys.argv[6], sys.argv[7]
+shape, n, (g, r, e, gc, rc, ec), finding, extra = sys.argv[1], int(sys.argv[2]), map(float, sys.argv[3:9]), sys.argv[9], sys.argv[10]
 mbs = lambda s: n / 1e6 / max(s, 0.001)
+# CPU time (user + system, all threads) beside wall time: on a loaded machine
+# the wall time measures the load as much as the tool.
 print(f"{shape:<11} {n / 2**20:8.0f} | {g:6.2f}s {mbs(g):6.0f}  | {r:6.2f}s {mbs(r):6.0f}  | {e:6.2f}s {mbs(e):6.0f}  | "
-      f"{e / max(g, 0.001):8.2f}x {e / max(r, 0.001):8.2f}x  {finding}{extra}")
+      f"{e / max(g, 0.001):8.2f}x {e / max(r, 0.001):8.2f}x  {ec / max(gc, 0.01):8.2f}x {ec / max(rc, 0.01):8.2f}x  {finding}{extra}")
 EOF
 done

@@ -3,7 +3,9 @@
 //! The serde shape of these types *is* the `devassert/1` JSON contract.
 
 use crate::place::{is_false, Bound, DataLocation, Scalar, SourceLocation};
-use crate::sections::{Command, DataScans, InputSummary, ModelSummary, RunSection, ScanSection};
+use crate::sections::{
+    Command, DataScans, InputSummary, ModelSummary, RunSection, ScanSection, SkippedInput,
+};
 use crate::vocabulary::{OpFamily, Severity};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -220,6 +222,10 @@ pub struct Report {
     /// `check`: what was read from the model directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelSummary>,
+    /// `explain`: what it was given but left out, in part or whole (a
+    /// folder's entry it cannot read, a folder walk that reached its bound).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedInput>,
 }
 
 /// The exit code of the contract, the same for every command (the linters'
@@ -250,6 +256,7 @@ impl Report {
             scan: None,
             inputs: None,
             model: None,
+            skipped: Vec::new(),
         }
     }
 }

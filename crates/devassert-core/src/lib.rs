@@ -24,6 +24,7 @@ pub use render::{render, Format, RenderOptions};
 pub use rule_id::{ids, RuleId, UnknownRule};
 pub use sections::{
     Child, Command, DataScans, FileError, FileSummary, InputSummary, ModelSummary, RunSection,
-    ScanBound, ScanRun, ScanSection, SourcedValue, TensorRole, TokenizerSummary, WeightsSummary,
+    ScanBound, ScanRun, ScanSection, SkippedInput, SourcedValue, TensorRole, TokenizerSummary,
+    WeightsSummary,
 };
 pub use vocabulary::{OpFamily, Severity, CAUSE_IDS};

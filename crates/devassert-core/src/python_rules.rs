@@ -5,6 +5,7 @@
 
 use crate::advice::{ESTABLISHED_SHARE, UNLISTED_SHARE};
 use crate::catalog::Catalog;
+use crate::render::inert::{LINE_MAX, UNSAFE_RANGES};
 use crate::vocab::BASE_VOCABS;
 use std::fmt::Write;
 
@@ -74,6 +75,18 @@ pub fn module(catalog: &Catalog) -> String {
          # causes together; left free for a cause nobody listed when no `unknown` is.\n\
          ESTABLISHED_SHARE = {ESTABLISHED_SHARE:?}\n\
          UNLISTED_SHARE = {UNLISTED_SHARE:?}\n"
+    );
+    let ranges: Vec<String> = UNSAFE_RANGES
+        .iter()
+        .map(|(lo, hi)| format!("(0x{lo:04x}, 0x{hi:04x})"))
+        .collect();
+    let _ = write!(
+        s,
+        "\n# Characters text quoted from an input must not print raw (render/inert.rs):\n\
+         # inclusive code point ranges; and the most bytes one quoted text prints.\n\
+         UNSAFE_RANGES = ({},)\n\
+         LINE_MAX = {LINE_MAX}\n",
+        ranges.join(", ")
     );
     s
 }

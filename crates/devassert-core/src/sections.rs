@@ -50,6 +50,14 @@ pub struct InputSummary {
     pub name: String,
 }
 
+/// An input, or part of one, that `explain` left out (`skipped[]`): the
+/// path and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedInput {
+    pub path: String,
+    pub why: String,
+}
+
 /// What a scan read: every array, every file it could not read, and the
 /// scan's settings and totals (`files`, `errors`, `scan` in the JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

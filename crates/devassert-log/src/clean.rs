@@ -22,6 +22,11 @@ pub struct Stamp {
     pub value: u64,
 }
 
+// Looked for in every line read: searchers built once (`str::contains`
+// builds one per call).
+static CARET_M: crate::device_line::Searcher = crate::device_line::searcher!(b"^M");
+static ESC_TEXT: crate::device_line::Searcher = crate::device_line::searcher!(b"ESC[");
+
 /// `raw` as text, as `String::from_utf8_lossy` gives it, checked with the
 /// faster validation first (lossy's own walk was 7 % of reading glued lines).
 pub fn lossy(raw: &[u8]) -> Cow<'_, str> {
@@ -36,7 +41,7 @@ pub fn lossy(raw: &[u8]) -> Cow<'_, str> {
 /// Empty segments are dropped.
 pub fn segments(raw: &str) -> Vec<Cow<'_, str>> {
     let mut out = Vec::new();
-    let has_caret = raw.contains("^M");
+    let has_caret = CARET_M.find(raw.as_bytes()).is_some();
     if !raw.contains('\r') && !has_caret {
         let s = tidy(raw);
         if !s.trim().is_empty() {
@@ -119,7 +124,7 @@ fn tidy(seg: &str) -> Cow<'_, str> {
 /// (`ESC]…BEL`), two-byte escapes, and the `ESC[A` text that pasting a
 /// terminal capture leaves.
 pub fn strip_escapes(s: &str) -> Cow<'_, str> {
-    if !s.contains('\x1b') && !s.contains("ESC[") {
+    if !s.contains('\x1b') && ESC_TEXT.find(s.as_bytes()).is_none() {
         return Cow::Borrowed(s);
     }
     let b = s.as_bytes();
@@ -208,6 +213,10 @@ fn parse_i64(s: &str) -> Option<i64> {
     s.parse().ok()
 }
 
+/// The most digits a rank may have: every such number fits an `i64` (the
+/// rank sets count any of them in bounded memory, see `ranks`).
+const RANK_DIGITS: usize = 18;
+
 /// `[rank3]:`, `[Rank 3]:`, `[default0]:`.
 fn bracket_rank(t: &str) -> Option<(&str, Option<i64>)> {
     let rest = t.strip_prefix('[')?;
@@ -216,7 +225,7 @@ fn bracket_rank(t: &str) -> Option<(&str, Option<i64>)> {
         .find(|w| rest.starts_with(w))?;
     let rest = rest[word.len()..].trim_start();
     let n = digits(rest);
-    if n == 0 || n > 6 {
+    if n == 0 || n > RANK_DIGITS {
         return None;
     }
     let after = rest[n..].strip_prefix("]:")?;
@@ -232,7 +241,7 @@ fn mpi_prefix(t: &str) -> Option<(&str, i64)> {
     let a = digits(rest);
     let rest = rest.get(a..)?.strip_prefix(',')?;
     let b = digits(rest);
-    if a == 0 || b == 0 || b > 6 {
+    if a == 0 || b == 0 || b > RANK_DIGITS {
         return None;
     }
     let rank = parse_i64(&rest[..b])?;

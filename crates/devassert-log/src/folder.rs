@@ -68,8 +68,32 @@ impl State<'_> {
         });
     }
 
+    /// The walk stops at its bound of entries: said once, at the folder
+    /// where it stopped.
+    fn stop(&mut self, dir: &Path) {
+        if self.entries <= self.walk.max_entries {
+            self.entries = self.walk.max_entries.saturating_add(1);
+        }
+        if !self.found.truncated {
+            let why = format!(
+                "more than {} entries: the walk stopped in this folder, and what it had not reached was not read",
+                self.walk.max_entries
+            );
+            self.skip(dir, why);
+        }
+        self.found.truncated = true;
+    }
+
     fn walk(&mut self, dir: &Path, depth: usize) {
+        if self.entries > self.walk.max_entries {
+            return;
+        }
         if depth > self.walk.max_depth {
+            let why = format!(
+                "more than {} folders deep: not entered",
+                self.walk.max_depth
+            );
+            self.skip(dir, why);
             self.found.truncated = true;
             return;
         }
@@ -77,8 +101,15 @@ impl State<'_> {
             Ok(rd) => rd,
             Err(e) => return self.skip(dir, format!("cannot read the folder: {e}")),
         };
+        // At most the entries left to the bound (and one to know it is
+        // passed) are held: a folder of millions is not listed whole.
+        let room =
+            (self.walk.max_entries - self.entries.min(self.walk.max_entries)).saturating_add(1);
         let mut entries: Vec<PathBuf> = Vec::new();
         for e in rd {
+            if entries.len() >= room {
+                break;
+            }
             match e {
                 Ok(e)
                     if self.walk.skip_hidden
@@ -89,11 +120,10 @@ impl State<'_> {
         }
         entries.sort();
         for p in entries {
-            self.entries += 1;
-            if self.entries > self.walk.max_entries {
-                self.found.truncated = true;
-                return;
+            if self.entries >= self.walk.max_entries {
+                return self.stop(dir);
             }
+            self.entries += 1;
             let link = match std::fs::symlink_metadata(&p) {
                 Ok(m) => m.file_type().is_symlink(),
                 Err(e) => {

@@ -102,13 +102,14 @@ pub fn may_start(t: &str) -> bool {
         || t.starts_with("Cell In[")
         || t.starts_with("Input In [")
         || t.starts_with("<ipython-input-")
-        || t.contains("Traceback (most recent call last)")
+        || ipython::holds_header(t)
 }
 
 /// `File "x.py", line 12, in f` (trimmed).
 pub fn parse_frame(t: &str) -> Option<Frame> {
+    static LINE: crate::device_line::Searcher = crate::device_line::searcher!(b"\", line ");
     let rest = t.strip_prefix("File \"")?;
-    let q = rest.find("\", line ")?;
+    let q = LINE.find(rest.as_bytes())?;
     let file = &rest[..q];
     let after = &rest[q + "\", line ".len()..];
     let n = after.bytes().take_while(u8::is_ascii_digit).count();

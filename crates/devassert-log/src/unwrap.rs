@@ -157,11 +157,18 @@ fn frame_done(s: &str) -> bool {
     traceback::parse_frame(body.trim()).is_some_and(|f| !f.function.is_empty())
 }
 
+/// [`cut_marked`], finding the device marker itself.
+#[cfg(test)]
+pub fn cut(cur: &str, in_traceback: bool) -> Option<Kind> {
+    cut_marked(cur, in_traceback, has_marker(cur))
+}
+
 /// Whether row `cur` may go on in the next row, and as what: it is as wide
 /// as a terminal and does not parse alone. `in_traceback`: a traceback is
-/// being read (a code row is only waited on inside one).
-pub fn cut(cur: &str, in_traceback: bool) -> Option<Kind> {
-    if has_marker(cur) {
+/// being read (a code row is only waited on inside one). `marked`: whether
+/// it holds a device marker ([`has_marker`]; the reader knows already).
+pub fn cut_marked(cur: &str, in_traceback: bool, marked: bool) -> Option<Kind> {
+    if marked {
         let last = device_line::parse_last(cur);
         if last.as_ref().is_some_and(|d| !whole(d)) {
             return Some(Kind::Placeless);

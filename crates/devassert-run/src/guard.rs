@@ -87,6 +87,22 @@ impl GuardDir {
         GuardDir::create_in(&crate::runs::runs_root()?)
     }
 
+    /// [`GuardDir::create`], or, when the folder of runs cannot be written
+    /// (a read-only cache, a full disk, a file in the way), a run folder in
+    /// the private temporary folder: the job is not stopped for want of a
+    /// record of it. The error, if any, says why the record is not where the
+    /// user keeps runs; the first error is returned when neither works.
+    pub fn create_or_temporary() -> Result<(GuardDir, Option<RunError>), RunError> {
+        let e = match crate::runs::runs_root().and_then(|r| GuardDir::create_in(&r)) {
+            Ok(g) => return Ok((g, None)),
+            Err(e) => e,
+        };
+        match crate::runs::temporary_runs_root().and_then(|r| GuardDir::create_in(&r)) {
+            Ok(g) => Ok((g, Some(e))),
+            Err(_) => Err(e),
+        }
+    }
+
     /// The same under a given folder of runs.
     pub fn create_in(runs: &Path) -> Result<GuardDir, RunError> {
         let g = GuardDir {
@@ -106,8 +122,10 @@ impl GuardDir {
 
     fn write(&self) -> Result<(), RunError> {
         let pkg = self.site().join("devassert");
+        // 0700 folders, 0600 files whatever the umask: the reports hold the
+        // program's values, and nobody else may swap the guard it imports.
         for d in [&pkg, &self.reports()] {
-            std::fs::create_dir_all(d).map_err(|source| RunError::WriteGuard {
+            crate::private::create_dir_all(d).map_err(|source| RunError::WriteGuard {
                 path: d.display().to_string(),
                 source,
             })?;
@@ -116,7 +134,7 @@ impl GuardDir {
         for (name, text) in PACKAGE {
             let path = pkg.join(name);
             if let Some(parent) = path.parent().filter(|p| *p != pkg) {
-                std::fs::create_dir_all(parent).map_err(|source| RunError::WriteGuard {
+                crate::private::create_dir_all(parent).map_err(|source| RunError::WriteGuard {
                     path: parent.display().to_string(),
                     source,
                 })?;
@@ -135,10 +153,13 @@ impl Drop for GuardDir {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), RunError> {
-    std::fs::write(path, text).map_err(|source| RunError::WriteGuard {
-        path: path.display().to_string(),
-        source,
-    })
+    use std::io::Write as _;
+    crate::private::create_file(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|source| RunError::WriteGuard {
+            path: path.display().to_string(),
+            source,
+        })
 }
 
 #[cfg(test)]

@@ -28,8 +28,14 @@ pub fn runs_root() -> Result<PathBuf, RunError> {
     match cache {
         Some(c) => Ok(c.join("devassert").join("runs")),
         // No home (a bare container): a private per-user folder in the temp dir.
-        None => Ok(private_temp_dir()?.join("runs")),
+        None => temporary_runs_root(),
     }
+}
+
+/// The folder of runs in the private temporary folder: where runs go
+/// without a home, or when the usual folder cannot be written.
+pub fn temporary_runs_root() -> Result<PathBuf, RunError> {
+    Ok(private_temp_dir()?.join("runs"))
 }
 
 /// `$TMPDIR/devassert-<uid>`, made with mode 0700, or checked to be a real

@@ -204,3 +204,66 @@ fn labels_from_the_config_classes() {
         "3 classes; the log's label 3 is >= 3",
     );
 }
+
+/// `--data` naming a folder with nothing devassert reads in it: said on
+/// stderr and in the JSON (`data`'s `errors`), exit 2 as `scan` and `check`
+/// give, though the log's failure is still explained.
+#[test]
+fn data_with_nothing_readable_is_said() {
+    let dir = common::fixtures().join("projects/data-tokens");
+    let empty = tempfile::tempdir().expect("tempdir");
+    std::fs::write(empty.path().join("notes.txt"), "not data\n").expect("write");
+    let run = |format: &str| {
+        common::bin()
+            .current_dir(&dir)
+            .args([
+                "explain",
+                "crash.log",
+                "--vocab",
+                "1000",
+                "--format",
+                format,
+                "--data",
+            ])
+            .arg(empty.path())
+            .output()
+            .expect("run devassert")
+    };
+    let out = run("json");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("devassert: error: --data"), "{err}");
+    assert!(err.contains(&empty.path().display().to_string()), "{err}");
+    common::assert_contract(&[&out.stdout]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["exit_code"], 2);
+    assert_eq!(v["findings"][0]["rule"], "DA101", "the log is explained");
+    let errors = v["data"]["tokens"]["errors"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(errors.len(), 1, "{v:#}");
+    assert_eq!(errors[0]["file"], empty.path().display().to_string());
+    let human = run("human");
+    assert_eq!(human.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&human.stderr);
+    assert!(err.contains("devassert: error: --data"), "{err}");
+    // Readable data is no error, and its scan is in the report as well.
+    let ok = common::bin()
+        .current_dir(&dir)
+        .args([
+            "explain",
+            "crash.log",
+            "--vocab",
+            "1000",
+            "--format",
+            "json",
+            "--data",
+            "tokens.npy",
+        ])
+        .output()
+        .expect("run devassert");
+    assert_eq!(ok.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&ok.stdout).expect("json");
+    assert_eq!(v["data"]["tokens"]["errors"], serde_json::json!([]));
+}

@@ -236,3 +236,90 @@ fn an_inductor_dir_that_is_not_a_folder_is_unusable_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("embed.py"));
 }
+
+/// A folder past the walk's 100,000 entries: said on stderr and in the
+/// JSON (`skipped`), and the advice does not name the very folder again.
+#[test]
+fn a_folder_past_its_entries_is_said_and_not_advised_again() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // The cache folder the crash's wrapper names, holding the bound's
+    // worth of files that are not Inductor's code, and one more.
+    let cache = tmp.path().join("torchinductor/tmpmfb5vncz");
+    std::fs::create_dir_all(&cache).expect("mkdir");
+    for i in 0..=100_000 {
+        std::fs::File::create(cache.join(format!("f{i:06}.txt"))).expect("create");
+    }
+    let log = std::fs::read_to_string(dir().join("embed.plain.log"))
+        .expect("log")
+        .replace(
+            "/tmp/torchinductor_root",
+            &format!("{}/torchinductor", tmp.path().display()),
+        );
+    let log_path = tmp.path().join("crash.log");
+    std::fs::write(&log_path, log).expect("write log");
+    let named = cache;
+    let out = common::bin()
+        .args([
+            "explain",
+            "--format",
+            "json",
+            "--no-source",
+            "--inductor-dir",
+        ])
+        .arg(&named)
+        .arg(&log_path)
+        .output()
+        .expect("run devassert");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("more than 100000 entries"), "{err}");
+    common::assert_contract(&[&out.stdout]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let skipped = v["skipped"].as_array().cloned().unwrap_or_default();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert!(skipped[0]["why"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("100000 entries"));
+    let fix = v["findings"][0]["fixes"][0].as_str().unwrap_or_default();
+    assert!(fix.contains("read only in part"), "{fix}");
+    assert!(
+        !fix.contains(&format!("--inductor-dir {}", named.display())),
+        "{fix}"
+    );
+}
+
+/// Generated code past the 512 MiB read from a folder in all: the file
+/// where the read stopped is named, with the bound.
+#[test]
+fn the_total_read_from_a_folder_is_said() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // Seventeen files of 32 MiB (sparse: no disk is used): the seventeenth
+    // is past 512 MiB.
+    for i in 0..17 {
+        let f = std::fs::File::create(tmp.path().join(format!("m{i:02}.py"))).expect("create");
+        f.set_len(32 << 20).expect("set_len");
+    }
+    let out = common::bin()
+        .current_dir(dir())
+        .args([
+            "explain",
+            "--format",
+            "json",
+            "--no-source",
+            "--inductor-dir",
+        ])
+        .arg(tmp.path())
+        .arg("embed.plain.log")
+        .output()
+        .expect("run devassert");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("m16.py") && err.contains("512 MiB"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let skipped = v["skipped"].as_array().cloned().unwrap_or_default();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert!(skipped[0]["path"]
+        .as_str()
+        .unwrap_or_default()
+        .ends_with("m16.py"));
+}

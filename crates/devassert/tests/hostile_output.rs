@@ -358,3 +358,28 @@ fn the_header_counts_scattered_ranks_and_says_what_it_did_not_count() {
         (&1040.into(), &983_041.into())
     );
 }
+
+/// Ranks of a million and more in launcher prefixes are ranks: counted,
+/// listed, the prefix taken off (a job of that many ranks is rare; a rank
+/// id that large in a prefix is not).
+#[test]
+fn ranks_of_a_million_and_more_are_ranks() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let mut log = String::new();
+    for r in [1_000_000i64, 4_000_000_000, 123_456_789_012] {
+        log.push_str(&format!(
+            "[rank{r}]:/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1422: indexSelectLargeIndex: block: [3,0,0], thread: [7,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n"
+        ));
+    }
+    log.push_str("[rank1000000]: RuntimeError: CUDA error: device-side assert triggered\n");
+    std::fs::write(d.path().join("big.log"), &log).expect("write log");
+    let (code, json, err) = run(d.path(), &["explain", "--format", "json", "big.log"]);
+    assert_eq!(code, Some(1), "{err}");
+    let v: Value = serde_json::from_str(&json).expect("JSON");
+    let e = &v["findings"][0]["evidence"];
+    assert_eq!(
+        e["ranks"],
+        serde_json::json!([1_000_000i64, 4_000_000_000i64, 123_456_789_012i64]),
+        "{e}"
+    );
+}

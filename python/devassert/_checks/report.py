@@ -188,10 +188,17 @@ def emit(finding):
     _install_exit_hooks()
     try:
         path = os.path.join(directory, f"guard-{os.getpid()}.jsonl")
-        with _lock, open(path, "a", encoding="utf-8") as fh:
+        with _lock, _private(path, os.O_APPEND) as fh:
             fh.write(json.dumps(finding, allow_nan=False, default=str) + "\n")
     except (OSError, ValueError, TypeError):
         pass
+
+
+def _private(path, flags):
+    """`path` opened for writing, made 0600 whatever the umask (the values it
+    records are the user's), never through a symbolic link."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    return os.fdopen(fd, "a" if flags & os.O_APPEND else "w", encoding="utf-8")
 
 
 def watch_uncaught():
@@ -245,7 +252,7 @@ def _write_exit_record():
         return
     try:
         path = os.path.join(directory, f"exit-{os.getpid()}.json")
-        with open(path, "w", encoding="utf-8") as fh:
+        with _private(path, os.O_TRUNC) as fh:
             json.dump({"pid": os.getpid(), "uncaught": _uncaught}, fh)
     except OSError:
         pass

@@ -453,3 +453,8 @@ BASE_VOCABS = frozenset({
 # causes together; left free for a cause nobody listed when no `unknown` is.
 ESTABLISHED_SHARE = 0.9
 UNLISTED_SHARE = 0.05
+
+# Characters text quoted from an input must not print raw (render/inert.rs):
+# inclusive code point ranges; and the most bytes one quoted text prints.
+UNSAFE_RANGES = ((0x0000, 0x0008), (0x000a, 0x001f), (0x007f, 0x009f), (0x061c, 0x061c), (0x200b, 0x200f), (0x2028, 0x202e), (0x2060, 0x2069), (0xfeff, 0xfeff),)
+LINE_MAX = 1024

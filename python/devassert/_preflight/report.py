@@ -5,6 +5,7 @@ for a notebook."""
 import html
 import json
 
+from .._findings import inert
 from .._findings.findings import by_severity, calibrate, cause_lines
 
 SCHEMA = "devassert/1"
@@ -74,7 +75,8 @@ class PreflightReport:
             if notes or f.get("severity") != "note":
                 lines.append("")
                 lines += finding_lines(f)
-        return "\n".join(lines)
+        # Names, tokens and values come from the user's files: each line inert.
+        return "\n".join(inert.line(line) for line in lines)
 
     def read_lines(self):
         """One line each for the model, the tokenizer and each data source read."""
@@ -102,7 +104,7 @@ class PreflightReport:
             extra = f"; {d['partial']}" if d.get("partial") else ""
             extra += f"; {d['skipped']}" if d.get("skipped") else ""
             out.append(f"data       {d['name']}: {d['kind']}, {rows}, checked {cols} ({d.get('read', 'not read')}){extra}")
-        return out
+        return [inert.line(line) for line in out]
 
     def _repr_html_(self):
         head = f"<b>devassert preflight</b>: {html.escape(_counts(self.findings) or 'no findings')}"
@@ -114,13 +116,14 @@ class PreflightReport:
             c = f.get("causes") or []
             why = f"{c[0]['id']}: {c[0]['why']}" if c else ""
             fix = (f.get("fixes") or [""])[0]
-            places = "<br>".join(html.escape(location_str(loc)) for loc in (f.get("locations") or [])[:3])
-            values = ", ".join(str(v) for v in (f.get("values") or [])[:8])
+            places = "<br>".join(html.escape(inert.line(location_str(loc))) for loc in (f.get("locations") or [])[:3])
+            values = inert.line(", ".join(str(v) for v in (f.get("values") or [])[:8]))
+            why, fix = inert.line(why), inert.line(fix)
             rows.append(
                 "<tr>"
                 f"<td>{html.escape(f.get('severity', 'error'))}</td>"
                 f"<td><code>{html.escape(f['rule'])}</code> {html.escape(f['name'])}</td>"
-                f"<td>{html.escape(f['summary'])}<br><small>{html.escape(why)}</small></td>"
+                f"<td>{html.escape(inert.line(f['summary']))}<br><small>{html.escape(why)}</small></td>"
                 f"<td>{html.escape(values)}{' outside ' + html.escape(bound_str(f['bound'])) if f.get('bound') else ''}<br><small>{places}</small></td>"
                 f"<td><code>{html.escape(fix)}</code></td>"
                 "</tr>"

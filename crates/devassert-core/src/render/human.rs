@@ -60,7 +60,11 @@ pub(super) fn render(report: &Report, opts: &RenderOptions) -> String {
     };
     let src = src.as_deref();
     let mut out = sections(report, opts);
-    let unread = report.exit_code == 2 && matches!(report.command, Command::Scan | Command::Check);
+    let unread = report.exit_code == 2
+        && matches!(
+            report.command,
+            Command::Scan | Command::Check | Command::Explain
+        );
     // The scan table has said "nothing scanned" already: no second summary.
     let said_nothing_scanned = !opts.quiet
         && report

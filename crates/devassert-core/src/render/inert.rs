@@ -17,20 +17,29 @@ use std::fmt::Write as _;
 /// The most bytes one quoted text prints (escapes included), before it is cut.
 pub const LINE_MAX: usize = 1024;
 
-/// Characters a terminal would interpret or that change how the line reads:
-/// C0 controls but tab, DEL, C1 controls (U+0080–U+009F: U+009B is an
-/// 8-bit CSI), line and paragraph separators, zero-width characters and the
-/// bidi embeddings, overrides, isolates and marks.
+/// Characters a terminal would interpret or that change how the line reads,
+/// as inclusive ranges of code points: C0 controls but tab, DEL, C1
+/// controls (U+0080–U+009F: U+009B is an 8-bit CSI), line and paragraph
+/// separators, zero-width characters and the bidi embeddings, overrides,
+/// isolates and marks. The one table: the Python package's copy
+/// (`python/devassert/_findings/rules.py`, `UNSAFE_RANGES`) is generated
+/// from it.
+pub const UNSAFE_RANGES: [(u32, u32); 8] = [
+    (0x00, 0x08),
+    (0x0a, 0x1f),
+    (0x7f, 0x9f),
+    (0x061c, 0x061c),
+    (0x200b, 0x200f),
+    (0x2028, 0x202e),
+    (0x2060, 0x2069),
+    (0xfeff, 0xfeff),
+];
+
+/// Whether `c` is one of [`UNSAFE_RANGES`].
 pub fn is_unsafe(c: char) -> bool {
-    (c.is_control() && c != '\t')
-        || matches!(
-            c,
-            '\u{061c}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{2069}'
-                | '\u{feff}'
-        )
+    let c = c as u32;
+    // Printable ASCII, most of any text, first.
+    !(0x20..0x7f).contains(&c) && UNSAFE_RANGES.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
 }
 
 /// `c` written as an escape: `\n`, `\r`, `\x1b` for ASCII controls,
@@ -95,6 +104,7 @@ pub fn report(report: &Report) -> Report {
     r.scan = None;
     r.inputs = None;
     r.model = None;
+    r.skipped = Vec::new();
     r
 }
 
@@ -173,6 +183,24 @@ mod tests {
         );
         assert_eq!(line("two\nlines\r"), r"two\nlines\r");
         assert_eq!(line("\u{7f}"), r"\x7f");
+    }
+
+    /// The table says what it said before it was a table: controls but
+    /// tab (Rust's `is_control`, Unicode's Cc), and the listed format marks.
+    #[test]
+    fn the_table_is_the_controls_and_the_marks() {
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            let before = (c.is_control() && c != '\t')
+                || matches!(
+                    c,
+                    '\u{061c}'
+                        | '\u{200b}'..='\u{200f}'
+                        | '\u{2028}'..='\u{202e}'
+                        | '\u{2060}'..='\u{2069}'
+                        | '\u{feff}'
+                );
+            assert_eq!(is_unsafe(c), before, "U+{:04X}", c as u32);
+        }
     }
 
     #[test]

@@ -97,3 +97,22 @@ fn escapes_and_progress_bars_go() {
         "/pytorch/a.cu:1: k: Assertion **`x` failed**."
     );
 }
+
+#[test]
+fn ranks_of_any_size_are_ranks() {
+    assert_eq!(
+        strip("[rank1000000]: RuntimeError: x"),
+        ("RuntimeError: x".into(), Some(1_000_000))
+    );
+    assert_eq!(
+        strip("[rank123456789012345678]: y"),
+        ("y".into(), Some(123_456_789_012_345_678))
+    );
+    assert_eq!(
+        strip("[1,2000000]<stderr>:z"),
+        ("z".into(), Some(2_000_000))
+    );
+    // Past what an i64 holds it is no rank prefix (nor any rank at all).
+    let huge = format!("[rank{}]: w", "9".repeat(19));
+    assert_eq!(strip(&huge), (huge.clone(), None));
+}

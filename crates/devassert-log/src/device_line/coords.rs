@@ -116,7 +116,8 @@ pub fn coordinate_spans(raw: &[u8]) -> Option<(Range<usize>, Range<usize>)> {
 pub fn without_coordinates(line: &str) -> Cow<'_, str> {
     const WORDS: [&str; 4] = ["block: [", "thread: [", "global id: [", "local id: ["];
     // Every word ends in ": [": most lines are turned away by one search.
-    if !line.contains(": [") || !WORDS.iter().any(|w| line.contains(w)) {
+    static COLON: Searcher = searcher!(b": [");
+    if COLON.find(line.as_bytes()).is_none() || !WORDS.iter().any(|w| line.contains(w)) {
         return Cow::Borrowed(line);
     }
     let raw = line.as_bytes();

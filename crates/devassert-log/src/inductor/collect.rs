@@ -331,6 +331,10 @@ fn read_bounded(
         });
         None
     };
+    if *total > DIR_LIMIT {
+        // Past the total: said once, at the first file left out.
+        return None;
+    }
     let f = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) => return skip(skipped, format!("cannot open it: {e}")),
@@ -347,7 +351,14 @@ fn read_bounded(
     }
     if *total + len > DIR_LIMIT {
         *truncated = true;
-        return None;
+        *total = DIR_LIMIT + 1;
+        return skip(
+            skipped,
+            format!(
+                "past the {} MiB of generated code read from a folder in all: this file and the ones after it were not read",
+                DIR_LIMIT >> 20
+            ),
+        );
     }
     let mut buf = Vec::with_capacity(len as usize);
     if let Err(e) = f.take(FILE_LIMIT).read_to_end(&mut buf) {

@@ -424,6 +424,15 @@ fn origin_text(gen: &Generated) -> String {
     }
 }
 
+/// Whether two paths name one folder (as given, or where they lead).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
 /// No generated code: say which flag or folder would give it.
 fn missing(f: &mut Finding, launch: Option<&(String, Vec<String>, String)>, gen: &Generated) {
     let mut how = String::from(
@@ -431,25 +440,38 @@ fn missing(f: &mut Finding, launch: Option<&(String, Vec<String>, String)>, gen:
     );
     let mut info = Map::new();
     info.insert("from".into(), Value::Null);
+    let used = match &gen.origin {
+        Origin::Dir(d) => Some(d.as_path()),
+        Origin::Log => None,
+    };
     if let Some((name, _, wrapper)) = launch {
         info.insert("kernel".into(), json!(name));
         // The cache folder of this very crash, while it is still there.
         let cache = Path::new(wrapper).parent().and_then(Path::parent);
         if let Some(dir) = cache.filter(|_| wrapper.contains("torchinductor")) {
-            how = format!(
-                "{how}; this run's wrapper {wrapper} is in Inductor's cache: `--inductor-dir {}` reads its kernel {name} (ops, bound) while the cache is kept",
-                dir.display()
-            );
+            // Not the folder just read: advising it again would say nothing.
+            if !used.is_some_and(|u| same_dir(u, dir)) {
+                how = format!(
+                    "{how}; this run's wrapper {wrapper} is in Inductor's cache: `--inductor-dir {}` reads its kernel {name} (ops, bound) while the cache is kept",
+                    dir.display()
+                );
+            }
             info.insert("cache_dir".into(), json!(dir.display().to_string()));
         }
     }
-    if let Origin::Dir(d) = &gen.origin {
-        how = format!(
-            "{} holds no Inductor output code (output_code.py, or a cached wrapper starting `# AOT ID:`); {how}",
-            d.display()
-        );
-    }
-    if gen.truncated {
+    if let Some(d) = used {
+        how = if gen.truncated {
+            format!(
+                "{} was read only in part (a bound of the read was reached; see the warnings) and what was read holds no Inductor output code: name the folder of this compile alone (its torch_compile_debug/run_*/ folder, or the cache's subfolder holding the wrapper) as --inductor-dir; or {how}",
+                d.display()
+            )
+        } else {
+            format!(
+                "{} holds no Inductor output code (output_code.py, or a cached wrapper starting `# AOT ID:`); {how}",
+                d.display()
+            )
+        };
+    } else if gen.truncated {
         how.push_str(" (some generated code was past the read limit)");
     }
     info.insert("how".into(), json!(how));

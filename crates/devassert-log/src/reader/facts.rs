@@ -136,8 +136,9 @@ impl Reader {
     }
 
     /// The catalog's evidence in a line: `log` patterns (their first
-    /// captures) and host-side CPU messages.
-    pub(super) fn evidence(&mut self, t: &str, rank: Option<i64>) {
+    /// captures) and host-side CPU messages. Whether the line matched any
+    /// (of those still wanted).
+    pub(super) fn evidence(&mut self, t: &str, rank: Option<i64>) -> bool {
         // Block and thread numbers are not values the evidence may read.
         let c = device_line::without_coordinates(t);
         let hits = &self.facts.hits;
@@ -160,6 +161,7 @@ impl Reader {
                 Target::Cpu(k) => cpu_first = Some(cpu_first.map_or(k, |f: usize| f.min(k))),
             }
         }
+        let any = !matched.is_empty();
         self.matched = matched;
         if evidence_line && self.facts.stated.len() < MAX_STATED {
             let s = crate::values::stated(&c);
@@ -176,5 +178,6 @@ impl Reader {
             };
             self.facts.cpu.push(hit);
         }
+        any
     }
 }

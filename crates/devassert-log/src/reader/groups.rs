@@ -34,13 +34,15 @@ impl Reader {
             _ => None,
         };
         let line: &str = joined.as_deref().unwrap_or(text);
-        if line.contains("ssertion ") {
+        static MARKER: device_line::Searcher = device_line::searcher!(b"ssertion ");
+        static CU: device_line::Searcher = device_line::searcher!(b".cu");
+        if MARKER.find(line.as_bytes()).is_some() {
             let found = device_line::parse_all(line);
             for d in found {
                 self.record(&d, rank, time);
             }
         }
-        if text.contains(".cu") {
+        if CU.find(text.as_bytes()).is_some() {
             if let Some(p) = device_line::dangling_path(text) {
                 self.groups.pending_path = Some((line_no, rank, p.to_string()));
             }

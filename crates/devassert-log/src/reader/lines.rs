@@ -109,15 +109,19 @@ impl Reader {
         let mut p = 0;
         let mut next = 0;
         while p < region.len() {
-            if self.wants_every_line() {
-                let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
-                self.take_row(region, p, e);
-                p = e + 1;
-                continue;
-            }
             // Lines an every-line stretch already took are skipped.
             while lines.get(next).is_some_and(|l| l.start < p) {
                 next += 1;
+            }
+            if self.wants_every_line() {
+                let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
+                let found = lines.get(next).is_some_and(|l| l.start == p);
+                let row = &region[p..e.min(p + MAX_LINE)];
+                self.lines.plain = !found && !self.pre.looks_at_everything() && plain_row(row);
+                self.take_row(region, p, e);
+                self.lines.plain = false;
+                p = e + 1;
+                continue;
             }
             let Some(l) = lines.get(next) else { break };
             self.lines.line_no = base + l.before;
@@ -134,6 +138,8 @@ impl Reader {
     pub(super) fn take_row(&mut self, region: &[u8], start: usize, end: usize) {
         let raw = &region[start..end];
         if let Some(w) = self.lines.waiting.take() {
+            // Rows joined with this one are more than it: read in full.
+            self.lines.plain = false;
             let next = unwrap::row(raw);
             // A row holding a host error message alone is a line of its own
             // (a line keeps one such message: glued, one would be lost),
@@ -186,10 +192,23 @@ impl Reader {
             return;
         }
         let cur = unwrap::row(raw);
-        let device = unwrap::has_marker(&cur);
+        // A plain row holds no trigger (`.cu`, `block: [`, `' failed`…) and
+        // no `: [`: of the markers, only `ssertion` may be in it.
+        let device = if self.lines.plain {
+            SSERTION.find(cur.as_bytes()).is_some()
+        } else if self.unmarked.contains(&cur) {
+            false
+        } else {
+            let marked = unwrap::has_marker(&cur);
+            if !marked {
+                self.unmarked.insert(&cur);
+            }
+            marked
+        };
         if device && unwrap::path_may_be_cut(&cur) {
             let before = unwrap::rows_before(region, start, &self.lines.earlier);
             if let Some(text) = unwrap::backward(&before, &cur) {
+                self.lines.plain = false;
                 self.take_line(text.as_bytes(), true);
                 return;
             }
@@ -209,7 +228,7 @@ impl Reader {
             let prefixed = width == self.lines.widest
                 && (self.lines.widest_rows > 1 || cur.ends_with(' '))
                 && unwrap::prefixed_cut(&cur);
-            let kind = match unwrap::cut(&cur, in_tb) {
+            let kind = match unwrap::cut_marked(&cur, in_tb, device) {
                 None | Some(unwrap::Kind::Code) if prefixed => Some(unwrap::Kind::Prefixed(width)),
                 k => k,
             };
@@ -274,6 +293,25 @@ impl Reader {
     }
 }
 
+/// What `take_row` looks for in a plain row instead of every marker.
+static SSERTION: crate::device_line::Searcher = crate::device_line::searcher!(b"ssertion");
+
+/// Whether a row the search did not find is also read as it is: no escape
+/// sequence (taking one out can join a word), no carriage return (a segment
+/// can end a line where the row did not) and no coordinates (taking them out
+/// joins text): what is read of it is then pieces of the row, and holds no
+/// literal the row does not.
+fn plain_row(row: &[u8]) -> bool {
+    use crate::device_line::{searcher, Searcher};
+    static ESC: Searcher = searcher!(b"ESC[");
+    static CARET_M: Searcher = searcher!(b"^M");
+    static COORDS: Searcher = searcher!(b": [");
+    memchr::memchr2(0x1b, b'\r', row).is_none()
+        && ESC.find(row).is_none()
+        && CARET_M.find(row).is_none()
+        && COORDS.find(row).is_none()
+}
+
 /// A rank in a per-rank file's name: `rank3.log`, `log_rank_3.txt`,
 /// torchrun's `…/attempt_0/3/stderr.log`.
 pub fn rank_from_name(name: &str) -> Option<i64> {
@@ -303,9 +341,8 @@ pub fn rank_from_name(name: &str) -> Option<i64> {
 /// A line holding a `repr`'d error or traceback (`RuntimeError('CUDA error: …\nCUDA kernel errors…')`,
 /// `'Traceback (most recent call last):\n  File …'`): its pieces, unescaped.
 fn unescape_repr(body: &str) -> Option<Vec<String>> {
-    if !body.contains("\\n") {
-        return None;
-    }
+    static ESCAPED_BREAK: crate::device_line::Searcher = crate::device_line::searcher!(b"\\n");
+    ESCAPED_BREAK.find(body.as_bytes())?;
     let interesting = [
         "Traceback",
         "device-side assert",

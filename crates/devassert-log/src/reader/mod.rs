@@ -24,6 +24,7 @@ mod kept;
 mod lines;
 mod notebook;
 mod pos;
+mod quiet;
 mod route;
 mod state;
 

@@ -21,11 +21,15 @@ pub(super) fn notebook_place(t: &str) -> Option<String> {
         let digits = !rest[..n].is_empty() && rest[..n].bytes().all(|b| b.is_ascii_digit());
         return digits.then(|| format!("Input In [{}]", &rest[..n]));
     }
-    if let Some(at) = t.find("<ipython-input-") {
+    use crate::device_line::{searcher, Searcher};
+    // Built once: a `find` builds its searcher on every line read.
+    static INPUT: Searcher = searcher!(b"<ipython-input-");
+    static KERNEL: Searcher = searcher!(b"/ipykernel_");
+    if let Some(at) = INPUT.find(t.as_bytes()) {
         let end = t[at..].find('>')?;
         return Some(t[at..=at + end].to_string());
     }
-    let at = t.find("/ipykernel_")? + 1;
+    let at = KERNEL.find(t.as_bytes())? + 1;
     let end = t[at..].find(|c: char| c == '"' || c == ',' || c.is_whitespace());
     let place = &t[at..end.map_or(t.len(), |e| at + e)];
     let file = place.strip_prefix("ipykernel_")?;

@@ -257,19 +257,35 @@ impl Reader {
 
     /// One cleaned line of text.
     pub(super) fn text_line(&mut self, text: &str, rank: Option<i64>, time: Option<Stamp>) {
+        use device_line::{searcher, Searcher};
+        static EQUALS: Searcher = searcher!(b" = ");
+        static DSA: Searcher = searcher!(b"assertion failure");
+        static BLOCKING: Searcher = searcher!(b"CUDA_LAUNCH_BLOCKING");
+        static SERIALIZE: Searcher = searcher!(b"AMD_SERIALIZE_KERNEL");
         let t = text.trim();
         self.traceback_line(text, rank);
         self.device_lines(text, rank, time);
-        if self.pre.has_trigger(t) {
+        // A plain line (no literal of the search in it) holds no trigger
+        // word, none of the words below that hold one (`CUDA`,
+        // `AMD_SERIALIZE`), and no literal set a catalog regex requires: of
+        // these checks it needs only the ones that do not rest on them.
+        // A line known to say nothing to the host-error table and the
+        // evidence is not searched again.
+        let plain = self.lines.plain || self.quiet_lines.contains(t);
+        let mut said = false;
+        if !plain && self.pre.has_trigger(t) {
             if let Some((kind, device)) = errors::classify(t) {
                 self.host_event(kind, device, t, rank, time);
+                said = true;
             }
         }
-        if self.dsa.open || t.contains(" = ") || t.contains("assertion failure") {
+        let b = t.as_bytes();
+        if self.dsa.open || EQUALS.find(b).is_some() || DSA.find(b).is_some() {
             self.dsa_line(t, rank);
         }
-        if !self.facts.launch_blocking
-            && (t.contains("CUDA_LAUNCH_BLOCKING") || t.contains("AMD_SERIALIZE_KERNEL"))
+        if !plain
+            && !self.facts.launch_blocking
+            && (BLOCKING.find(b).is_some() || SERIALIZE.find(b).is_some())
             && errors::sets_launch_blocking(t)
         {
             self.facts.launch_blocking = true;
@@ -277,7 +293,12 @@ impl Reader {
         if self.facts.notebook.is_none() {
             self.facts.notebook = notebook_place(t);
         }
-        self.evidence(t, rank);
+        if !plain {
+            said |= self.evidence(t, rank);
+            if !said {
+                self.quiet_lines.insert(t);
+            }
+        }
     }
 }
 

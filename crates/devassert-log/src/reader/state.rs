@@ -28,6 +28,11 @@ pub struct Reader {
     pub(super) matched: Vec<Target>,
     /// The memory all rank sets may take for ranks past their ranges.
     pub(super) rank_budget: crate::ranks::RankBudget,
+    /// Lines that said nothing to the costly checks (see `quiet`).
+    pub(super) quiet_lines: super::quiet::QuietLines,
+    /// Rows known to hold no device marker (`unwrap::has_marker`, a
+    /// function of the row alone), kept the same way.
+    pub(super) unmarked: super::quiet::QuietLines,
 }
 
 impl Reader {
@@ -42,6 +47,8 @@ impl Reader {
             dsa: DsaState::default(),
             matched: Vec::new(),
             rank_budget: Default::default(),
+            quiet_lines: Default::default(),
+            unmarked: Default::default(),
         }
     }
 }
@@ -72,6 +79,11 @@ pub(super) struct Lines {
     pub(super) last_prefix: (Option<i64>, Option<Stamp>),
     /// While the pieces of a glued line are read: the prefix of its first.
     pub(super) glued_prefix: Option<(Option<i64>, Option<Stamp>)>,
+    /// The line being read is a row the search found none of its literals
+    /// in (see `lines::plain_row`): read only because a traceback, a
+    /// dangling path or a DSA report is open, it cannot hold a trigger word
+    /// or what a catalog regex requires.
+    pub(super) plain: bool,
 }
 
 /// A cut row (or rows joined so far) waiting for the next.

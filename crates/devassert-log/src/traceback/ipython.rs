@@ -35,7 +35,7 @@ pub fn cell_of_file(file: &str) -> Option<String> {
 /// `RuntimeError                              Traceback (most recent call last)`:
 /// the exception's name, padded, before Python's header words.
 pub fn is_header(t: &str) -> bool {
-    let Some(at) = t.find("Traceback (most recent call last)") else {
+    let Some(at) = HEADER.find(t.as_bytes()) else {
         return false;
     };
     let name = t[..at].trim_end();
@@ -44,6 +44,15 @@ pub fn is_header(t: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+}
+
+/// Asked of every line a traceback reads: the searcher is built once.
+static HEADER: crate::device_line::Searcher =
+    crate::device_line::searcher!(b"Traceback (most recent call last)");
+
+/// Whether `t` holds Python's header anywhere (IPython puts a name before it).
+pub fn holds_header(t: &str) -> bool {
+    HEADER.find(t.as_bytes()).is_some()
 }
 
 /// The dashes IPython prints above the header.

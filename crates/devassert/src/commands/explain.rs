@@ -7,7 +7,7 @@ use anyhow::Context;
 use clap::Args;
 use devassert_core::render::{inert, rank_list, RanksBeyond};
 use devassert_core::source::SourceRoot;
-use devassert_core::{Catalog, OpFamily, Report};
+use devassert_core::{Catalog, OpFamily, Report, SkippedInput};
 use devassert_model::ModelDir;
 use devassert_scan::{Bounds, ScanOptions, Target};
 use serde_json::Value;
@@ -80,10 +80,12 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         Some(dir) => Some(ModelDir::read(dir).context("--model")?),
         None => None,
     };
+    let mut left_out = Vec::new();
     let generated = match &args.inductor_dir {
         Some(dir) => {
             let (code, skipped) = devassert_log::inductor::read_dir(dir)?;
             warn_skipped(&skipped);
+            left_out.extend(skipped);
             Some(code)
         }
         None => None,
@@ -95,6 +97,14 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
     // Said per entry; the rest of the folder was read.
     warn_skipped(&skipped);
     nothing_read(&report)?;
+    report.skipped = skipped
+        .iter()
+        .chain(&left_out)
+        .map(|s| SkippedInput {
+            path: s.path.display().to_string(),
+            why: s.why.clone(),
+        })
+        .collect();
     if g.format == FormatArg::Human && !g.quiet {
         let mut text = header(&report);
         if g.verbose {
@@ -148,6 +158,9 @@ fn establish(
             &data_options(args, model, family)?,
         ))
     };
+    if let Some(scan) = data.as_ref().and_then(|d| d.scan.as_ref()) {
+        said_unusable(report, scan);
+    }
     crate::establish::establish(
         report,
         &crate::establish::Facts {
@@ -158,6 +171,28 @@ fn establish(
         },
     );
     Ok(())
+}
+
+/// `--data` inputs that could not be used are said, as `scan` says them,
+/// and kept in the report (`data`): the result rests on less than was
+/// named, so the exit code is 2, as scan's and check's are.
+fn said_unusable(report: &mut Report, scan: &devassert_core::ScanSection) {
+    for e in &scan.errors {
+        output::eprint(&format!(
+            "devassert: error: --data {}: {}\n",
+            inert::line(&e.file),
+            inert::line(&e.error)
+        ));
+    }
+    let mut data = devassert_core::DataScans::default();
+    match scan.scan.target.as_str() {
+        "labels" => data.labels = Some(scan.clone()),
+        _ => data.tokens = Some(scan.clone()),
+    }
+    report.data = Some(data);
+    if !scan.errors.is_empty() {
+        report.exit_code = 2;
+    }
 }
 
 /// What the data must hold: --vocab / --classes, else the model's sizes for

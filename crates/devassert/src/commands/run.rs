@@ -88,7 +88,15 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         Some(path) => Some(PendingReport::create(path)?),
         None => None,
     };
-    let dir = GuardDir::create()?;
+    let (dir, unrecorded) = GuardDir::create_or_temporary()?;
+    if let Some(e) = unrecorded {
+        // The job runs anyway: a record is no reason to stop it.
+        output::eprint(&format!(
+            "devassert: warning: no run record could be written ({}); this run's log and guard reports are in {} instead\n",
+            devassert_core::render::inert::line(&e.to_string()),
+            devassert_core::render::inert::line(&dir.root.display().to_string())
+        ));
+    }
     let level = match args.guard {
         Some(l) => l.level(),
         None => GuardLevel::from_env_value(&std::env::var("DEVASSERT_GUARD").unwrap_or_default()),

@@ -352,6 +352,24 @@ class Report(unittest.TestCase):
         self.assertIn("<code>DA101</code>", r._repr_html_())
         self.assertFalse(bool(r))
 
+    def test_text_from_the_users_objects_is_inert(self):
+        # A split named with an OSC title escape, a BEL and a bidi override:
+        # printed raw they would drive the terminal and reorder the line.
+        name = "train\x1b]0;pwned\x07\u202efdp.exe"
+        data = {name: datasets.Dataset.from_dict({"input_ids": [[1, 2, 50300]]})}
+        r = preflight(gpt2_lm(gpt2_tokenizer()), gpt2_tokenizer(), data)
+        for shown in (r.text(), str(r), r._repr_html_(), "\n".join(r.read_lines())):
+            for raw in ("\x1b", "\x07", "\u202e"):
+                self.assertNotIn(raw, shown)
+        self.assertIn("train\\x1b]0;pwned\\x07\\u{202e}fdp.exe", r.text())
+        # The JSON keeps the name as it is (its escaping is JSON's).
+        self.assertEqual(json.loads(r.to_json())["preflight"]["data"][0]["name"], name)
+        # Long text is cut as the CLI cuts it, with what was left.
+        from devassert._findings import inert
+
+        self.assertEqual(inert.line("é" * 600), "é" * 512 + "… [176 more bytes]")
+        self.assertEqual(inert.line("a\tb\x9bc\r\n"), "a\tb\\u{9b}c\\r\\n")
+
     def test_the_schema_check_rejects_what_the_contract_does_not_name(self):
         from contract_check import valid
 
