@@ -41,8 +41,10 @@ import torch
 from .. import _support
 from .._checks import deferred as _async
 from .._checks import faithful as _faithful
+from .._checks import notes as _notes
 from .._checks import report as _report
 from .._checks import violation as _violation
+from . import cache as _cache
 from . import graph
 from . import inside as _compiled_inside
 
@@ -215,13 +217,19 @@ _skip = None
 _patched = []  # (class, original __call__)
 
 
-def install(level):
+def install(level, identities=()):
     """Wrap the __call__ of torch.compile's backend wrappers; `level()` says
-    whether the guard is on when a compiled function is called."""
+    whether the guard is on when a compiled function is called. Code dynamo
+    compiled while the guard was off is compiled again, and toggling the
+    guard recompiles nothing (`cache.py`; `identities`: what it wraps)."""
     if _patched:
         return True
     if not _support.compiled():
         return False  # an older torch: compiled regions run unchecked (_support.py)
+    _cache.keep_identities(identities)
+    if _cache.hook_optimize not in _notes.before_compile:
+        _notes.before_compile.append(_cache.hook_optimize)
+    _cache.invalidate_unchecked()
     for name in ("_TorchCompileInductorWrapper", "_TorchCompileWrapper"):
         cls = getattr(torch, name, None)
         call = getattr(cls, "__call__", None) if cls is not None else None
@@ -241,6 +249,11 @@ def install(level):
 
 
 def uninstall():
+    if _patched:
+        _cache.went_off()
     while _patched:
         cls, call = _patched.pop()
         cls.__call__ = call
+    _cache.unhook_optimize()
+    if _cache.hook_optimize in _notes.before_compile:
+        _notes.before_compile.remove(_cache.hook_optimize)

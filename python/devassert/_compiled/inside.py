@@ -59,6 +59,7 @@ from .._checks import faithful as _faithful
 from .._checks import report as _report
 from .._checks import violation as _violation
 from . import graph as _graph
+from . import table as _table
 
 BUFFER = "_devassert_inside"
 _BIG = 2**63 - 1
@@ -174,12 +175,9 @@ def _caller(site):
 
 
 def _adapter(node):
-    """Node arguments -> the check's (those of the C op an F function calls)."""
-    _, _, adapters = _graph._lookup_tables()
-    if node.op == "call_function" and id(node.target) in adapters:
-        _, _, sig, adapt = adapters[id(node.target)]
-        return lambda args, kwargs: _graph.adapted_args(sig, adapt, args, kwargs)
-    return lambda args, kwargs: (tuple(args), dict(kwargs))
+    """Node arguments -> the check's (an F function's: its C op's)."""
+    found = _table.match(node)
+    return found[3] if found is not None else (lambda args, kwargs: (tuple(args), dict(kwargs)))
 
 
 def _template(gm):
@@ -370,7 +368,7 @@ def _insert(gm, todo):
     sites = []
     row = 0
     for _, (node, (original, check, _a, _k), n, _d) in todo:
-        call = node.target if node.op == "call_function" else original
+        call = _table.callable_of(node, original)
         templates = _pytree.tree_map(_template(gm), (tuple(node.args), dict(node.kwargs)))
         site = _Site(call, original, check, _adapter(node), row, n, _graph._frames(node.meta.get("stack_trace")), templates)
         row += n

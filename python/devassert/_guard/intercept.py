@@ -169,7 +169,8 @@ def _wrap(original, check, dispatch_here):
     cpu_checks = check.cpu_checks and not check.strict_only
 
     def guarded(*args, **kwargs):
-        if _level == OFF or _is_dynamo():
+        # Dynamo reads no level here (no guard on it: a level change recompiles nothing).
+        if _is_dynamo() or _level == OFF:
             return original(*args, **kwargs)
         caller = _getframe(1)
         fast = False
@@ -261,7 +262,6 @@ def install():
     original = _notes.hook_compile(torch)
     if original is not None:
         _installed.append((torch, "compile", original, True))
-    _notes.boundary = _compiled.install(_boundary_level)
     _slots.save()
     for owner, attr, check in _ops.entry_points():
         original = getattr(owner, attr, None)
@@ -276,6 +276,19 @@ def install():
         _installed.append((owner, attr, original, owned))
         _register_for_torchscript(wrapper, original)
     _slots.keep()
+    _notes.boundary = _compiled.install(_boundary_level, _identities())
+
+
+def _identities():
+    """What dynamo may guard the identity of in a frame calling a guarded
+    entry point: the originals, the wrappers and the wrappers' code."""
+    out = []
+    for owner, attr, original, _ in _installed:
+        wrapper = getattr(owner, attr, None)
+        if getattr(wrapper, "__devassert_original__", None) is not original or attr == "compile":
+            continue
+        out += [id(original), id(wrapper), id(wrapper.__code__)]
+    return out
 
 
 _wrappers = {}  # id(original) -> wrapper: the same object every time the guard goes on
