@@ -6,8 +6,6 @@ import sys
 _said = set()
 # True when compiled regions are checked at their boundary (`_compiled/boundary.py`).
 boundary = False
-# Called before each torch.compile while the guard is installed (`_compiled/cache.py`).
-before_compile = []
 
 
 def once(key, text):
@@ -63,8 +61,6 @@ def hook_compile(torch):
     @functools.wraps(original)
     def compile(*args, **kwargs):
         compiled()
-        for prepare in before_compile:
-            prepare()
         return original(*args, **kwargs)
 
     compile.__devassert_original__ = original

@@ -41,7 +41,6 @@ import torch
 from .. import _support
 from .._checks import deferred as _async
 from .._checks import faithful as _faithful
-from .._checks import notes as _notes
 from .._checks import report as _report
 from .._checks import violation as _violation
 from . import cache as _cache
@@ -217,18 +216,14 @@ _skip = None
 _patched = []  # (class, original __call__)
 
 
-def install(level, identities=()):
+def install(level):
     """Wrap the __call__ of torch.compile's backend wrappers; `level()` says
     whether the guard is on when a compiled function is called. Code dynamo
-    compiled while the guard was off is compiled again, and toggling the
-    guard recompiles nothing (`cache.py`; `identities`: what it wraps)."""
+    compiled while the guard was off is compiled again (`cache.py`)."""
     if _patched:
         return True
     if not _support.compiled():
         return False  # an older torch: compiled regions run unchecked (_support.py)
-    _cache.keep_identities(identities)
-    if _cache.hook_optimize not in _notes.before_compile:
-        _notes.before_compile.append(_cache.hook_optimize)
     _cache.invalidate_unchecked()
     for name in ("_TorchCompileInductorWrapper", "_TorchCompileWrapper"):
         cls = getattr(torch, name, None)
@@ -237,6 +232,8 @@ def install(level, identities=()):
             continue
 
         def __call__(self, model_, inputs_, *rest, _original=call, **kw):
+            if level():
+                _cache.compiled_checked = True
             points = plan(model_) if level() else []
             region = _compiled_inside.instrument(model_, level() == 2) if level() else None
             compiled = _original(self, model_, inputs_, *rest, **kw)
@@ -254,6 +251,3 @@ def uninstall():
     while _patched:
         cls, call = _patched.pop()
         cls.__call__ = call
-    _cache.unhook_optimize()
-    if _cache.hook_optimize in _notes.before_compile:
-        _notes.before_compile.remove(_cache.hook_optimize)

@@ -46,6 +46,7 @@ from .._checks import ops as _ops
 from .._checks import samples as _samples
 from .._checks import violation as _violation
 from .._compiled import boundary as _compiled
+from .._compiled import cache as _compiled_cache
 from . import slots as _slots
 
 OFF, ON, STRICT, ASYNC = 0, 1, 2, 3
@@ -54,6 +55,7 @@ _NAMES = {"off": OFF, "on": ON, "strict": STRICT, "async": ASYNC}
 # The level of the whole process (one global read on the fast path).
 _level = OFF
 _installed = []  # (owner, attribute, original, owned) for uninstall(); owned: it was in owner.__dict__
+_inert = []  # the same, for wrappers unguard() left in place (see uninstall)
 
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
 # Constant True while dynamo traces, `return False` in eager: the cheap test
@@ -258,6 +260,8 @@ def install():
     """Replace every guarded entry point by its wrapper (once per process)."""
     if _installed:
         return
+    _installed.extend(_inert)  # left in place by the last uninstall()
+    _inert.clear()
     _samples.install()
     original = _notes.hook_compile(torch)
     if original is not None:
@@ -276,19 +280,7 @@ def install():
         _installed.append((owner, attr, original, owned))
         _register_for_torchscript(wrapper, original)
     _slots.keep()
-    _notes.boundary = _compiled.install(_boundary_level, _identities())
-
-
-def _identities():
-    """What dynamo may guard the identity of in a frame calling a guarded
-    entry point: the originals, the wrappers and the wrappers' code."""
-    out = []
-    for owner, attr, original, _ in _installed:
-        wrapper = getattr(owner, attr, None)
-        if getattr(wrapper, "__devassert_original__", None) is not original or attr == "compile":
-            continue
-        out += [id(original), id(wrapper), id(wrapper.__code__)]
-    return out
+    _notes.boundary = _compiled.install(_boundary_level)
 
 
 _wrappers = {}  # id(original) -> wrapper: the same object every time the guard goes on
@@ -323,8 +315,16 @@ def uninstall():
     global _level
     _level = OFF
     _compiled.uninstall()
+    # Dynamo guards the identity of the module functions a compiled frame
+    # looked up: once a region was compiled with the guard on, their wrappers
+    # stay, inert, so that neither unguard() nor guard() recompiles it.
+    keep = _compiled_cache.compiled_checked
     while _installed:
-        owner, attr, original, owned = _installed.pop()
+        entry = _installed.pop()
+        owner, attr, original, owned = entry
+        if keep and owner is not torch.Tensor and attr != "compile":
+            _inert.append(entry)
+            continue
         wrapper = getattr(owner, attr, None)
         if owned:
             setattr(owner, attr, original)
