@@ -63,7 +63,7 @@ from . import table as _table
 
 BUFFER = "_devassert_inside"
 _BIG = 2**63 - 1
-_FIXED = 3  # count, min, max; the argument's sizes follow
+_FIXED = 3  # count, min, max; the sizes of the node's tensor arguments follow
 
 # Guarded nodes checked inside regions (tests and bench/guard read it).
 stats = {"sites": 0}
@@ -78,8 +78,8 @@ class _Meta:
         self.shape = tuple(s if type(s) is int else None for s in v.shape)
         self.dtype = v.dtype
 
-    def meta(self):
-        return torch.empty([1 if s is None else s for s in self.shape], dtype=self.dtype, device="meta")
+    def meta(self, sizes):
+        return torch.empty(sizes, dtype=self.dtype, device="meta")
 
 
 class _Shown:
@@ -106,9 +106,12 @@ def _leaves(args, kwargs):
     return _pytree.tree_flatten((tuple(args), dict(kwargs)))
 
 
-def _record(counter, row, found):
+def _record(counter, row, found, leaves):
     """Add the count, min and max of `found`'s bad values to `counter[row]`,
-    and write the argument's sizes; all on the device."""
+    and write the sizes of every tensor argument (`leaves`: the node's
+    arguments; the bound the finding names is read from them at run time,
+    not from the traced shapes, which are symbolic under dynamic shapes);
+    all on the device."""
     v = _violation.collapse(found.tensor).to(torch.int64)
     mask = found.mask
     t = found.tensor
@@ -122,7 +125,8 @@ def _record(counter, row, found):
     elif v.numel() == 0:
         return
     cur = counter.select(0, row)
-    sizes = [torch.scalar_tensor(s, dtype=torch.int64, device=counter.device) for s in found.tensor.shape]
+    dims = [s for x in leaves if isinstance(x, torch.Tensor) for s in x.shape]
+    sizes = [torch.scalar_tensor(s, dtype=torch.int64, device=counter.device) for s in dims]
     width = counter.size(1)
     parts = [cur[0] + bad, torch.minimum(cur[1], low.amin()), torch.maximum(cur[2], high.amax())] + sizes
     parts += [cur[i] for i in range(len(parts), width)]
@@ -160,7 +164,7 @@ def _made_safe(site, counter, args, kwargs):
         safe = made
         swap[at] = fixed
         site.bad[site.row + k] = at
-        _record(counter, site.row + k, found)
+        _record(counter, site.row + k, found, leaves)
     if not swap:
         return args, kwargs
     return _pytree.tree_unflatten([swap.get(i, x) for i, x in enumerate(leaves)], spec)
@@ -266,19 +270,25 @@ def _exception(site, row, values, device):
     # trace did not run in this process (a compiled artifact from a cache).
     at = site.bad.get(row)
     ints = [i for i, x in enumerate(leaves) if isinstance(x, _Meta) and not x.dtype.is_floating_point and x.dtype is not torch.bool]
+    # Each tensor argument's sizes at the call, as recorded.
+    shapes, k = {}, _FIXED
+    for i, x in enumerate(leaves):
+        if isinstance(x, _Meta):
+            shapes[i] = values[k : k + len(x.shape)]
+            k += len(x.shape)
     found = None
     for at in [at] if at is not None else ints:
         # The check runs on the bad values themselves; every other tensor
         # stands in as a meta tensor of its traced shape (values never read).
         probe = torch.tensor(distinct, dtype=leaves[at].dtype)
-        filled = [probe if i == at else (x.meta() if isinstance(x, _Meta) else x) for i, x in enumerate(leaves)]
+        filled = [probe if i == at else (x.meta(shapes[i]) if isinstance(x, _Meta) else x) for i, x in enumerate(leaves)]
         args, kwargs = _pytree.tree_unflatten(filled, spec)
         found = site.check.before(*site.adapt(args, kwargs), True)
         if found is not None:
             break
     if found is None:  # not expected: a range check given its own bad values
         raise RuntimeError(f"devassert: a guarded op inside a compiled region got {count} bad value(s) (min {low}, max {high})")
-    sizes = values[_FIXED : _FIXED + len(leaves[at].shape)]
+    sizes = shapes[at]
     found.tensor = _Shown(sizes, probe.dtype, torch.device(device))
     found.desc = {
         "values": distinct if low == high else [],
@@ -334,9 +344,10 @@ def _plan(gm, sync_free):
         e = _graph.entry(node)
         if e is None or not e[1].deferrable or e[1].strict_only:
             continue
-        ints = []
-        torch.fx.node.map_arg((node.args, node.kwargs), lambda n: ints.append(_graph._example(n)))
-        ints = [v for v in ints if v is not None and _violation.int_tensor(v)]
+        tensors = []
+        torch.fx.node.map_arg((node.args, node.kwargs), lambda n: tensors.append(_graph._example(n)))
+        tensors = [v for v in tensors if v is not None]
+        ints = [v for v in tensors if _violation.int_tensor(v)]
         if not ints:
             continue
         here = ints[0].device
@@ -347,7 +358,7 @@ def _plan(gm, sync_free):
             device = here
         if here != device:
             continue  # one counter per graph, on one device
-        todo.append((node, e, len(ints), max(v.dim() for v in ints)))
+        todo.append((node, e, len(ints), sum(v.dim() for v in tensors)))
     return [(device, t) for t in todo]
 
 
