@@ -19,14 +19,16 @@
 """
 
 import sys
+import weakref
 
 import torch
 
 from .._checks import notes as _notes
 
-# How many code objects dynamo had seen when the guard last went off (0:
-# never on). Those seen later were compiled unchecked.
-_off_since = 0
+# What dynamo had compiled when the guard last went off: the compiled code of
+# every cache entry, by id (weakly held: an id is reused once its code is
+# freed; empty: never on). An entry made since was compiled unchecked.
+_compiled_while_on = weakref.WeakValueDictionary()
 # Set when a region was compiled with the guard on: dynamo's cache holds
 # code whose guards name the wrappers.
 compiled_checked = False
@@ -54,9 +56,9 @@ def invalidate_unchecked():
         return 0
     done = 0
     with convert_frame.compile_lock:
-        for ref in list(convert_frame.input_codes.seen[_off_since:]):
+        for ref in list(convert_frame.input_codes.seen):
             code = ref()
-            if code is not None and entries(code):
+            if code is not None and any(not _was_on(getattr(e, "code", None)) for e in entries(code)):
                 reset(code)
                 done += 1
     if done:
@@ -70,6 +72,21 @@ def invalidate_unchecked():
 
 def went_off():
     """The guard is off: what dynamo compiles from now on is unchecked."""
-    global _off_since
+    global _compiled_while_on
     found = _dynamo()
-    _off_since = len(found[0].input_codes.seen) if found is not None else 0
+    if found is None:
+        return
+    entries = getattr(found[1], "_debug_get_cache_entry_list", None)
+    codes = [ref() for ref in found[0].input_codes.seen]
+    if entries is None:
+        return
+    _compiled_while_on = weakref.WeakValueDictionary()
+    for c in codes:
+        for e in entries(c) if c is not None else ():
+            compiled = getattr(e, "code", None)
+            if compiled is not None:
+                _compiled_while_on[id(compiled)] = compiled
+
+
+def _was_on(compiled):
+    return compiled is not None and _compiled_while_on.get(id(compiled)) is compiled

@@ -415,6 +415,56 @@ class Table(unittest.TestCase):
             _intercept.set_level("off")
 
 
+# --- the guard going on and off ------------------------------------------------------
+
+
+class _Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Embedding(10, 4)
+
+    def forward(self, x, i):
+        return self.table(i + 0).sum() + torch.gather(x, 1, i).sum() + torch.index_select(x, 1, i[0]).sum()
+
+
+class OnAndOff(unittest.TestCase):
+    def tearDown(self):
+        _intercept.set_level("off")
+
+    def _stopped(self, fn):
+        return isinstance(_run(fn, [x45(), t([0, 9], [1, 2])]), devassert.DeviceAssertPrevented)
+
+    def test_a_model_class_compiled_before_the_guard_is_checked_after(self):
+        # Dynamo reuses the shared forward's cache entry for a new instance:
+        # it is compiled again when the guard goes on, once.
+        _intercept.set_level("off")
+        torch._dynamo.reset()
+        first = torch.compile(_Model(), backend="aot_eager")
+        _run(first, [x45(), t([0, 1], [1, 2])])
+        _intercept.set_level("on")
+        second = torch.compile(_Model(), backend="aot_eager")
+        self.assertTrue(self._stopped(second))
+        self.assertTrue(self._stopped(first))
+
+    def test_turning_the_guard_off_and_on_recompiles_nothing(self):
+        for compiled_first in (False, True):
+            with self.subTest(compiled_before_the_guard=compiled_first):
+                _intercept.set_level("off")
+                torch._dynamo.reset()
+                model = torch.compile(_Model(), backend="aot_eager")
+                valid = [x45(), t([0, 1], [1, 2])]
+                if compiled_first:
+                    _run(model, valid)
+                _intercept.set_level("on")
+                _run(model, valid)
+                before = _counts()
+                for level in ("off", "on", "off", "on"):
+                    _intercept.set_level(level)
+                    _run(model, valid)
+                    self.assertEqual(self._stopped(model), level == "on", level)
+                self.assertEqual(_counts(), before)
+
+
 # --- a real transformers model: RoBERTa's positions computed in the region ---------
 
 
