@@ -243,8 +243,6 @@ def install(level):
             continue
 
         def __call__(self, model_, inputs_, *rest, _original=call, **kw):
-            if level():
-                _cache.compiled_checked = True
             points = plan(model_) if level() else []
             region = _compiled_inside.instrument(model_, level() == 2) if level() else None
             compiled = _original(self, model_, inputs_, *rest, **kw)

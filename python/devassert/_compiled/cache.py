@@ -8,14 +8,18 @@
   reset once (``reset_code``), with a one-line note: their next call
   compiles them again, checked.
 - Dynamo guards the identity of what a compiled frame looked up:
-  ``torch.gather`` is the guard's wrapper while it is on, so putting the
-  builtin back would fail that guard and recompile. Once a region has been
-  compiled with the guard on (`compiled_checked`), ``unguard()`` leaves the
-  wrappers of module-level functions (torch.*, F.*) in place, inert (they
-  call the op at once while the guard is off), and ``guard()`` finds them
-  there: nothing recompiles either way. (Dynamo's ``guard_filter_fn`` could
-  drop those guards instead, but building guards twice, as a filter makes
-  it, fails on numpy inputs in torch 2.15.)
+  ``torch.gather`` is the guard's wrapper while it is on and torch's
+  builtin while it is off (``unguard()`` puts every original back), so the
+  first call of a region after the guard goes off compiles it once more,
+  unchecked, beside its checked entry; from then on each state finds its
+  own entry (the wrappers are the same objects every time the guard goes
+  on) and toggling recompiles nothing. A code object with a checked entry
+  is therefore not reset when the guard goes on again; only code compiled
+  while the guard was off, and never with it on, is.
+  (Dynamo's ``guard_filter_fn`` could drop the identity guards instead, but
+  building guards twice, as a filter makes it, fails on numpy inputs in
+  torch 2.15; leaving the wrappers in place while off breaks the promise
+  that ``unguard()`` gives plain torch back.)
 """
 
 import sys
@@ -29,9 +33,6 @@ from .._checks import notes as _notes
 # every cache entry, by id (weakly held: an id is reused once its code is
 # freed; empty: never on). An entry made since was compiled unchecked.
 _compiled_while_on = weakref.WeakValueDictionary()
-# Set when a region was compiled with the guard on: dynamo's cache holds
-# code whose guards name the wrappers.
-compiled_checked = False
 
 
 def _dynamo():
@@ -58,7 +59,8 @@ def invalidate_unchecked():
     with convert_frame.compile_lock:
         for ref in list(convert_frame.input_codes.seen):
             code = ref()
-            if code is not None and any(not _was_on(getattr(e, "code", None)) for e in entries(code)):
+            made = [_was_on(getattr(e, "code", None)) for e in entries(code)] if code is not None else []
+            if made and not any(made):  # compiled while off only
                 reset(code)
                 done += 1
     if done:

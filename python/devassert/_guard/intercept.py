@@ -46,7 +46,6 @@ from .._checks import ops as _ops
 from .._checks import samples as _samples
 from .._checks import violation as _violation
 from .._compiled import boundary as _compiled
-from .._compiled import cache as _compiled_cache
 from . import slots as _slots
 
 OFF, ON, STRICT, ASYNC = 0, 1, 2, 3
@@ -55,7 +54,6 @@ _NAMES = {"off": OFF, "on": ON, "strict": STRICT, "async": ASYNC}
 # The level of the whole process (one global read on the fast path).
 _level = OFF
 _installed = []  # (owner, attribute, original, owned) for uninstall(); owned: it was in owner.__dict__
-_inert = []  # the same, for wrappers unguard() left in place (see uninstall)
 
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
 # Constant True while dynamo traces, `return False` in eager: the cheap test
@@ -171,7 +169,7 @@ def _wrap(original, check, dispatch_here):
     cpu_checks = check.cpu_checks and not check.strict_only
 
     def guarded(*args, **kwargs):
-        # Dynamo reads no level here (no guard on it: a level change recompiles nothing).
+        # Dynamo reads no level here: a change of level recompiles nothing.
         if _is_dynamo() or _level == OFF:
             return original(*args, **kwargs)
         caller = _getframe(1)
@@ -260,8 +258,6 @@ def install():
     """Replace every guarded entry point by its wrapper (once per process)."""
     if _installed:
         return
-    _installed.extend(_inert)  # left in place by the last uninstall()
-    _inert.clear()
     _samples.install()
     original = _notes.hook_compile(torch)
     if original is not None:
@@ -315,16 +311,8 @@ def uninstall():
     global _level
     _level = OFF
     _compiled.uninstall()
-    # Dynamo guards the identity of the module functions a compiled frame
-    # looked up: once a region was compiled with the guard on, their wrappers
-    # stay, inert, so that neither unguard() nor guard() recompiles it.
-    keep = _compiled_cache.compiled_checked
     while _installed:
-        entry = _installed.pop()
-        owner, attr, original, owned = entry
-        if keep and owner is not torch.Tensor and attr != "compile":
-            _inert.append(entry)
-            continue
+        owner, attr, original, owned = _installed.pop()
         wrapper = getattr(owner, attr, None)
         if owned:
             setattr(owner, attr, original)

@@ -377,7 +377,7 @@ class Compiled(unittest.TestCase):
                 outcome(self.compiled[name], valid())
         self.assertEqual(dict(counters["frames"]), frames)
         self.assertEqual(counters["stats"]["unique_graphs"], graphs)
-        # (Turning the guard off and on recompiles nothing either:
+        # (Turning the guard off recompiles once, then toggling nothing:
         # test_compiled_forms.OnAndOff.)
 
     def test_boundary_programs_are_one_graph_with_every_guarded_op_checked(self):
