@@ -15,7 +15,9 @@
   own entry (the wrappers are the same objects every time the guard goes
   on) and toggling recompiles nothing. A code object with a checked entry
   is therefore not reset when the guard goes on again; only code compiled
-  while the guard was off, and never with it on, is.
+  while the guard was off, and never with it on, is, and each code object
+  once at most (a region the program runs with the guard off, beside
+  guarded ones, is not recompiled at every toggle).
   (Dynamo's ``guard_filter_fn`` could drop the identity guards instead, but
   building guards twice, as a filter makes it, fails on numpy inputs in
   torch 2.15; leaving the wrappers in place while off breaks the promise
@@ -33,6 +35,8 @@ from .._checks import notes as _notes
 # every cache entry, by id (weakly held: an id is reused once its code is
 # freed; empty: never on). An entry made since was compiled unchecked.
 _compiled_while_on = weakref.WeakValueDictionary()
+# Code objects reset so far (by id, weakly held): each is reset once at most.
+_reset = weakref.WeakValueDictionary()
 
 
 def _dynamo():
@@ -59,9 +63,12 @@ def invalidate_unchecked():
     with convert_frame.compile_lock:
         for ref in list(convert_frame.input_codes.seen):
             code = ref()
-            made = [_was_on(getattr(e, "code", None)) for e in entries(code)] if code is not None else []
+            if code is None or _reset.get(id(code)) is code:
+                continue  # reset once at most: a region kept unguarded is not recompiled at every toggle
+            made = [_was_on(getattr(e, "code", None)) for e in entries(code)]
             if made and not any(made):  # compiled while off only
                 reset(code)
+                _reset[id(code)] = code
                 done += 1
     if done:
         _notes.once(
