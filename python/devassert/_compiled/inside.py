@@ -13,7 +13,9 @@ inside the compiled program, with no host sync (the async level's mechanism,
   first runs the op's own check (`check.before` with `_violation.deferring`
   set: the mask of bad elements, no sync), puts a valid value where the mask
   is set (the check's own `replace`: ``torch.where``; on valid inputs the op
-  gets the user's values, so results are bit-identical), and adds the count,
+  gets the user's values, through an opaque copy, `_opaque`, so that
+  Inductor fuses the op's arithmetic as without the check and results are
+  bit-identical), and adds the count,
   min and max of the bad values (and the argument's sizes) to a row of a
   per-graph counter. AOTAutograd traces that call into aten ops and Inductor
   fuses them into the kernel that computes the index;
@@ -39,12 +41,13 @@ inside the compiled program, with no host sync (the async level's mechanism,
 Covered: every guarded op whose check is a range test with a valid
 substitute (`Check.deferrable`, not strict-only), the ops the boundary checks
 too: embedding, cross_entropy / nll_loss targets, gather / scatter*,
-index_select / index_add / index_copy / index_fill, take / put, one_hot,
-bincount, repeat_interleave, multi_margin_loss, x[idx] / x[idx] = v /
-index_put. Not in regions: embedding_bag, binary_cross_entropy, ctc_loss,
-multinomial, bernoulli, poisson, take_along_dim (their checks need a host
-sync, have no valid substitute, or are strict-only), and an argument the
-check reads in another form than the node passes it (not found by identity).
+index_select / index_add / index_copy / index_fill, take / put /
+take_along_dim, one_hot, bincount, repeat_interleave, multi_margin_loss,
+x[idx] / x[idx] = v / index_put, in every form (`table.py`). Not in regions:
+embedding_bag, binary_cross_entropy, ctc_loss, multinomial, bernoulli,
+poisson (their checks need a host sync or have no valid substitute), and an
+argument the check reads in another form than the node passes it (not found
+by identity).
 """
 
 import collections
