@@ -15,7 +15,10 @@
 //! the same findings from programs compiled by Inductor, checked at the compiled
 //! region's boundary or, for ops dynamo breaks the graph on, by the eager guard
 //! (`guard_py/test_compiled.py`), and indices computed inside the region,
-//! checked in the compiled graph (`guard_py/test_compiled_inside.py`).
+//! checked in the compiled graph (`guard_py/test_compiled_inside.py`); every
+//! guarded op in every form, compiled, against plain compiled code and the
+//! eager finding (`guard_py/test_compiled_forms.py`, the equivalence harness;
+//! `DEVASSERT_FULL_MATRIX=1` runs its whole matrix).
 
 mod common;
 
@@ -106,5 +109,11 @@ fn compiled_programs_give_the_eager_findings() {
 #[test]
 fn indices_computed_inside_compiled_regions_are_checked_there() {
     let text = run_python(&["-m", "unittest", "-v", "test_compiled_inside"]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn every_guarded_op_in_every_form_compiled_matches_plain_and_eager() {
+    let text = run_python(&["-m", "unittest", "-v", "test_compiled_forms"]);
     assert!(text.contains("\nOK"), "{text}");
 }

@@ -68,23 +68,23 @@ def dim_index(op, rule, negatives_legal):
     return find
 
 
-def flat_index(op, argument="index", strict_only=False):
-    """take / put / take_along_dim: flat (or per-dim) indices in [-n, n)."""
+def flat_index(op, argument="index", along_dim=False):
+    """take / put / take_along_dim: flat (or, `along_dim`, per-dim) indices in [-n, n)."""
 
     def find(args, kwargs, pre, strict):
         x = arg(args, kwargs, 0, "input")
         idx = arg(args, kwargs, 1, argument)
         if not is_tensor(x) or not int_tensor(idx):
             return None
-        dim = as_int(arg(args, kwargs, 2, "dim"), None) if strict_only else None
+        dim = as_int(arg(args, kwargs, 2, "dim"), None) if along_dim else None
         n = x.numel() if dim is None else dim_size(x, dim)
         what = "flattened tensor" if dim is None else f"dimension {dim}"
-        if strict_only:
-            fix = f"indices must lie in [-{n}, {n}); current PyTorch wraps them silently, older releases fail a gather device assert"
+        if along_dim:
+            fix = f"indices must lie in [-{n}, {n}); PyTorch's CPU kernel wraps them silently, its CUDA kernel fails gather's device assert"
         else:
             fix = f"flat indices must lie in [-{n}, {n}) (the tensor's numel)"
         # take_along_dim's CPU kernel wraps instead of raising: checked before the op.
-        return _bounded(op, "DA112", argument, idx, -n, n, what, fix, index_replace(1, argument, -n, n), pre, strict, cpu_checks=not strict_only)
+        return _bounded(op, "DA112", argument, idx, -n, n, what, fix, index_replace(1, argument, -n, n), pre, strict, cpu_checks=not along_dim)
 
     return find
 

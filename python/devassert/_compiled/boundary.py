@@ -39,10 +39,12 @@ import time
 import torch
 
 from .. import _support
+from .._checks import caller as _caller
 from .._checks import deferred as _async
 from .._checks import faithful as _faithful
 from .._checks import report as _report
 from .._checks import violation as _violation
+from . import cache as _cache
 from . import graph
 from . import inside as _compiled_inside
 
@@ -154,7 +156,9 @@ def check(points, inputs, host_only=False):
         # The op runs (on CPU copies, for torch's own error) on real tensors.
         host = _on_host(args, kwargs)
         args, kwargs = p.build(inputs, found.tensor.device)
-        if host and not found.cpu_undefined and _faithful._attempt(p.original, args, kwargs) is None:
+        # A CPU kernel that does not check these values (take_along_dim
+        # wraps them) is not asked: eager code stops before it too.
+        if host and p.check.cpu_checks and not found.cpu_undefined and _faithful._attempt(p.original, args, kwargs) is None:
             continue  # the CPU op accepts these values: eager code goes on too
         _faithful.stop(p.original, p.check, args, kwargs, found, graph.with_callers(p.frames, _report.caller_frames()))
 
@@ -175,13 +179,21 @@ def guarded(compiled, points, level, region=None):
     def run(*args):
         on = level()
         if on and not torch.compiler.is_compiling():
-            if _compiled_inside._pending:
-                _compiled_inside.poll()
-            # While a CUDA graph is captured a sync would break the capture.
-            check(points, args, on == 2 or _async.capturing())
+            try:
+                if _compiled_inside._pending:
+                    _compiled_inside.poll()
+                # While a CUDA graph is captured a sync would break the capture.
+                check(points, args, on == 2 or _async.capturing())
+            except Exception as stop:
+                _caller.trim(stop)  # as from an eager op: no frame of the guard
+                raise
         out = compiled(*args)
         if region is not None and on:
-            region.after()
+            try:
+                region.after()
+            except Exception as stop:
+                _caller.trim(stop)
+                raise
         return out
 
     return run
@@ -217,11 +229,13 @@ _patched = []  # (class, original __call__)
 
 def install(level):
     """Wrap the __call__ of torch.compile's backend wrappers; `level()` says
-    whether the guard is on when a compiled function is called."""
+    whether the guard is on when a compiled function is called. Code dynamo
+    compiled while the guard was off is compiled again (`cache.py`)."""
     if _patched:
         return True
     if not _support.compiled():
         return False  # an older torch: compiled regions run unchecked (_support.py)
+    _cache.invalidate_unchecked()
     for name in ("_TorchCompileInductorWrapper", "_TorchCompileWrapper"):
         cls = getattr(torch, name, None)
         call = getattr(cls, "__call__", None) if cls is not None else None
@@ -241,6 +255,8 @@ def install(level):
 
 
 def uninstall():
+    if _patched:
+        _cache.went_off()
     while _patched:
         cls, call = _patched.pop()
         cls.__call__ = call

@@ -1,23 +1,20 @@
 """Reading dynamo's FX graph for the guard: which node calls a guarded op
-(`entry`: its target, or an F-level function adapted to its C op's
-arguments), where each argument comes from (`at_boundary`: a graph input
+(`entry`: its target matched on the one table of guarded ATen ops,
+`table.py`, in any form), where each argument comes from (`at_boundary`: a graph input
 through views and integer casts, a constant, or a tensor computed in the
 region, of static shape), and the user's frames dynamo recorded for it.
 The boundary check (`boundary.py`) and the in-region checks (`inside.py`)
 both read graphs through here.
 """
 
-import inspect
-import operator
 import re
 import types
 
 import torch
-import torch.nn.functional as F
 
-from .._checks import ops as _ops
 from .._checks import report as _report
 from .._checks import violation as _violation
+from . import table as _table
 
 # Ops that give the same values in another shape: checking their input checks their output.
 _VIEWS = frozenset(
@@ -53,78 +50,6 @@ def _frames(stack_trace):
     out = [_Frame(m[1], int(m[2]), m[3]) for m in found if not _report._is_internal(m[1])]
     out.reverse()
     return out
-
-
-def _functional_adapters():
-    """F-level functions dynamo keeps in its graphs, and how their arguments
-    become those of the C op the guard's check is written for."""
-
-    def embedding(b):
-        return (b["weight"], b["input"]), {}
-
-    def cross_entropy(b):
-        return (b["input"], b["target"], b.get("weight"), 1, b.get("ignore_index", -100), b.get("label_smoothing", 0.0)), {}
-
-    def nll_loss(b):
-        return (b["input"], b["target"], b.get("weight"), 1, b.get("ignore_index", -100)), {}
-
-    def multi_margin_loss(b):
-        return (b["input"], b["target"], b["p"], b["margin"], b["weight"], 1), {}
-
-    def embedding_bag(b):
-        # F.embedding_bag flattens a 2-D input into bags itself: only the
-        # 1-D form (ids and offsets) is the C op's.
-        ids = b["input"]
-        if not isinstance(ids, torch.fx.Node) or _example(ids) is None or _example(ids).dim() != 1:
-            return None
-        mode = {"sum": 0, "mean": 1, "max": 2}.get(b["mode"])
-        if mode is None:
-            return None
-        return (b["weight"], ids, b["offsets"], b["scale_grad_by_freq"], mode, b["sparse"], b["per_sample_weights"], b["include_last_offset"], b["padding_idx"]), {}
-
-    def binary_cross_entropy(b):
-        # The weight only scales the loss: the check and torch's error read input and target.
-        return (b["input"], b["target"], None, 1), {}
-
-    nn = torch._C._nn
-    return {
-        id(F.embedding): (F.embedding, torch, "embedding", embedding),
-        id(F.embedding_bag): (F.embedding_bag, torch, "embedding_bag", embedding_bag),
-        id(F.cross_entropy): (F.cross_entropy, nn, "cross_entropy_loss", cross_entropy),
-        id(F.nll_loss): (F.nll_loss, nn, "nll_loss_nd", nll_loss),
-        id(F.multi_margin_loss): (F.multi_margin_loss, nn, "multi_margin_loss", multi_margin_loss),
-        id(F.binary_cross_entropy): (F.binary_cross_entropy, nn, "binary_cross_entropy", binary_cross_entropy),
-    }
-
-
-_tables = None
-
-
-def _lookup_tables():
-    """(by id of the original callable, by Tensor method name, F adapters):
-    the guarded entry points, but those checked at the strict level only."""
-    global _tables
-    if _tables is None:
-        by_obj, by_method = {}, {}
-        for owner, attr, check in _ops.entry_points():
-            if check.strict_only:
-                continue
-            fn = getattr(owner, attr, None)
-            original = getattr(fn, "__devassert_original__", fn)
-            if original is None:
-                continue
-            by_obj.setdefault(id(original), (original, check))
-            if owner is torch.Tensor:
-                by_method.setdefault(attr, (original, check))
-        adapters = {}
-        for key, (fn, owner, attr, adapt) in _functional_adapters().items():
-            entry = next(((o, a, c) for o, a, c in _ops.entry_points() if o is owner and a == attr), None)
-            if entry is not None:
-                wrapper = getattr(owner, attr)
-                original = getattr(wrapper, "__devassert_original__", wrapper)
-                adapters[key] = (original, entry[2], inspect.signature(fn), adapt)
-        _tables = (by_obj, by_method, adapters)
-    return _tables
 
 
 class _Input:
@@ -294,43 +219,9 @@ def _has_input(t, any_dtype=False, consts=True):
 
 
 def entry(node):
-    """(original, check, args, kwargs) of a node that calls a guarded op, its
-    arguments as the check reads them (an F-level function's become its C
-    op's), or None."""
-    by_obj, by_method, adapters = _lookup_tables()
-    args, kwargs = node.args, dict(node.kwargs)
-    entry = None
-    if node.op == "call_function":
-        if node.target is operator.getitem:
-            entry = by_method.get("__getitem__")
-        elif node.target is operator.setitem:
-            entry = by_method.get("__setitem__")
-        elif id(node.target) in adapters:
-            original, check, sig, adapt = adapters[id(node.target)]
-            try:
-                adapted = adapted_args(sig, adapt, args, kwargs)
-            except TypeError:
-                return None
-            if adapted is None:
-                return None
-            args, kwargs = adapted
-            entry = (original, check)
-        else:
-            entry = by_obj.get(id(node.target))
-    elif node.op == "call_method":
-        entry = by_method.get(node.target)
-    if entry is None:
-        return None
-    return entry[0], entry[1], args, kwargs
-
-
-def adapted_args(sig, adapt, args, kwargs):
-    """An F-level function's arguments as its C op's (what the check reads),
-    or None when the adapter leaves the call unchecked; TypeError when they
-    do not bind."""
-    bound = sig.bind(*args, **kwargs)
-    bound.apply_defaults()
-    return adapt(bound.arguments)
+    """(original, check, args, kwargs) of a node that calls a guarded op, in
+    any form, its arguments as the check reads them, or None (`table.py`)."""
+    return _table.entry(node)
 
 
 def placeholders_of(gm):

@@ -13,7 +13,9 @@ inside the compiled program, with no host sync (the async level's mechanism,
   first runs the op's own check (`check.before` with `_violation.deferring`
   set: the mask of bad elements, no sync), puts a valid value where the mask
   is set (the check's own `replace`: ``torch.where``; on valid inputs the op
-  gets the user's values, so results are bit-identical), and adds the count,
+  gets the user's values, through an opaque copy, `_opaque`, so that
+  Inductor fuses the op's arithmetic as without the check and results are
+  bit-identical), and adds the count,
   min and max of the bad values (and the argument's sizes) to a row of a
   per-graph counter. AOTAutograd traces that call into aten ops and Inductor
   fuses them into the kernel that computes the index;
@@ -39,12 +41,13 @@ inside the compiled program, with no host sync (the async level's mechanism,
 Covered: every guarded op whose check is a range test with a valid
 substitute (`Check.deferrable`, not strict-only), the ops the boundary checks
 too: embedding, cross_entropy / nll_loss targets, gather / scatter*,
-index_select / index_add / index_copy / index_fill, take / put, one_hot,
-bincount, repeat_interleave, multi_margin_loss, x[idx] / x[idx] = v /
-index_put. Not in regions: embedding_bag, binary_cross_entropy, ctc_loss,
-multinomial, bernoulli, poisson, take_along_dim (their checks need a host
-sync, have no valid substitute, or are strict-only), and an argument the
-check reads in another form than the node passes it (not found by identity).
+index_select / index_add / index_copy / index_fill, take / put /
+take_along_dim, one_hot, bincount, repeat_interleave, multi_margin_loss,
+x[idx] / x[idx] = v / index_put, in every form (`table.py`). Not in regions:
+embedding_bag, binary_cross_entropy, ctc_loss, multinomial, bernoulli,
+poisson (their checks need a host sync or have no valid substitute), and an
+argument the check reads in another form than the node passes it (not found
+by identity).
 """
 
 import collections
@@ -59,10 +62,11 @@ from .._checks import faithful as _faithful
 from .._checks import report as _report
 from .._checks import violation as _violation
 from . import graph as _graph
+from . import table as _table
 
 BUFFER = "_devassert_inside"
 _BIG = 2**63 - 1
-_FIXED = 3  # count, min, max; the argument's sizes follow
+_FIXED = 3  # count, min, max; the sizes of the node's tensor arguments follow
 
 # Guarded nodes checked inside regions (tests and bench/guard read it).
 stats = {"sites": 0}
@@ -77,8 +81,8 @@ class _Meta:
         self.shape = tuple(s if type(s) is int else None for s in v.shape)
         self.dtype = v.dtype
 
-    def meta(self):
-        return torch.empty([1 if s is None else s for s in self.shape], dtype=self.dtype, device="meta")
+    def meta(self, sizes):
+        return torch.empty(sizes, dtype=self.dtype, device="meta")
 
 
 class _Shown:
@@ -105,9 +109,12 @@ def _leaves(args, kwargs):
     return _pytree.tree_flatten((tuple(args), dict(kwargs)))
 
 
-def _record(counter, row, found):
+def _record(counter, row, found, leaves):
     """Add the count, min and max of `found`'s bad values to `counter[row]`,
-    and write the argument's sizes; all on the device."""
+    and write the sizes of every tensor argument (`leaves`: the node's
+    arguments; the bound the finding names is read from them at run time,
+    not from the traced shapes, which are symbolic under dynamic shapes);
+    all on the device."""
     v = _violation.collapse(found.tensor).to(torch.int64)
     mask = found.mask
     t = found.tensor
@@ -121,7 +128,8 @@ def _record(counter, row, found):
     elif v.numel() == 0:
         return
     cur = counter.select(0, row)
-    sizes = [torch.scalar_tensor(s, dtype=torch.int64, device=counter.device) for s in found.tensor.shape]
+    dims = [s for x in leaves if isinstance(x, torch.Tensor) for s in x.shape]
+    sizes = [torch.scalar_tensor(s, dtype=torch.int64, device=counter.device) for s in dims]
     width = counter.size(1)
     parts = [cur[0] + bad, torch.minimum(cur[1], low.amin()), torch.maximum(cur[2], high.amax())] + sizes
     parts += [cur[i] for i in range(len(parts), width)]
@@ -157,12 +165,45 @@ def _made_safe(site, counter, args, kwargs):
         if fixed is None:
             continue
         safe = made
-        swap[at] = fixed
+        swap[at] = _opaque(fixed)
         site.bad[site.row + k] = at
-        _record(counter, site.row + k, found)
+        _record(counter, site.row + k, found, leaves)
     if not swap:
         return args, kwargs
     return _pytree.tree_unflatten([swap.get(i, x) for i, x in enumerate(leaves)], spec)
+
+
+_barrier = None
+
+
+def _opaque(t):
+    """`t` through an op Inductor cannot see into (a copy): the guarded op
+    reads the made-safe index as a buffer, so Inductor fuses the op's own
+    arithmetic (a loss, its gradient) as it does without the check, and
+    valid inputs give plain compiled code's results bit for bit."""
+    global _barrier
+    if _barrier is None:
+        _barrier = _make_barrier() or False
+    return _barrier(t) if _barrier else t
+
+
+def _make_barrier():
+    custom_op = getattr(getattr(torch, "library", None), "custom_op", None)
+    if custom_op is None:
+        return None
+    try:
+
+        @custom_op("devassert::safe_index", mutates_args=())
+        def safe_index(t: torch.Tensor) -> torch.Tensor:
+            return t.clone()
+
+        @safe_index.register_fake
+        def _(t):
+            return torch.empty_like(t)
+
+    except Exception:  # noqa: BLE001 - another torch: the check runs without the barrier
+        return None
+    return safe_index
 
 
 def _caller(site):
@@ -174,12 +215,9 @@ def _caller(site):
 
 
 def _adapter(node):
-    """Node arguments -> the check's (those of the C op an F function calls)."""
-    _, _, adapters = _graph._lookup_tables()
-    if node.op == "call_function" and id(node.target) in adapters:
-        _, _, sig, adapt = adapters[id(node.target)]
-        return lambda args, kwargs: _graph.adapted_args(sig, adapt, args, kwargs)
-    return lambda args, kwargs: (tuple(args), dict(kwargs))
+    """Node arguments -> the check's (an F function's: its C op's)."""
+    found = _table.match(node)
+    return found[3] if found is not None else (lambda args, kwargs: (tuple(args), dict(kwargs)))
 
 
 def _template(gm):
@@ -268,19 +306,25 @@ def _exception(site, row, values, device):
     # trace did not run in this process (a compiled artifact from a cache).
     at = site.bad.get(row)
     ints = [i for i, x in enumerate(leaves) if isinstance(x, _Meta) and not x.dtype.is_floating_point and x.dtype is not torch.bool]
+    # Each tensor argument's sizes at the call, as recorded.
+    shapes, k = {}, _FIXED
+    for i, x in enumerate(leaves):
+        if isinstance(x, _Meta):
+            shapes[i] = values[k : k + len(x.shape)]
+            k += len(x.shape)
     found = None
     for at in [at] if at is not None else ints:
         # The check runs on the bad values themselves; every other tensor
         # stands in as a meta tensor of its traced shape (values never read).
         probe = torch.tensor(distinct, dtype=leaves[at].dtype)
-        filled = [probe if i == at else (x.meta() if isinstance(x, _Meta) else x) for i, x in enumerate(leaves)]
+        filled = [probe if i == at else (x.meta(shapes[i]) if isinstance(x, _Meta) else x) for i, x in enumerate(leaves)]
         args, kwargs = _pytree.tree_unflatten(filled, spec)
         found = site.check.before(*site.adapt(args, kwargs), True)
         if found is not None:
             break
     if found is None:  # not expected: a range check given its own bad values
         raise RuntimeError(f"devassert: a guarded op inside a compiled region got {count} bad value(s) (min {low}, max {high})")
-    sizes = values[_FIXED : _FIXED + len(leaves[at].shape)]
+    sizes = shapes[at]
     found.tensor = _Shown(sizes, probe.dtype, torch.device(device))
     found.desc = {
         "values": distinct if low == high else [],
@@ -336,9 +380,10 @@ def _plan(gm, sync_free):
         e = _graph.entry(node)
         if e is None or not e[1].deferrable or e[1].strict_only:
             continue
-        ints = []
-        torch.fx.node.map_arg((node.args, node.kwargs), lambda n: ints.append(_graph._example(n)))
-        ints = [v for v in ints if v is not None and _violation.int_tensor(v)]
+        tensors = []
+        torch.fx.node.map_arg((node.args, node.kwargs), lambda n: tensors.append(_graph._example(n)))
+        tensors = [v for v in tensors if v is not None]
+        ints = [v for v in tensors if _violation.int_tensor(v)]
         if not ints:
             continue
         here = ints[0].device
@@ -349,7 +394,7 @@ def _plan(gm, sync_free):
             device = here
         if here != device:
             continue  # one counter per graph, on one device
-        todo.append((node, e, len(ints), max(v.dim() for v in ints)))
+        todo.append((node, e, len(ints), sum(v.dim() for v in tensors)))
     return [(device, t) for t in todo]
 
 
@@ -370,7 +415,7 @@ def _insert(gm, todo):
     sites = []
     row = 0
     for _, (node, (original, check, _a, _k), n, _d) in todo:
-        call = node.target if node.op == "call_function" else original
+        call = _table.callable_of(node, original)
         templates = _pytree.tree_map(_template(gm), (tuple(node.args), dict(node.kwargs)))
         site = _Site(call, original, check, _adapter(node), row, n, _graph._frames(node.meta.get("stack_trace")), templates)
         row += n

@@ -184,7 +184,8 @@ def _wrap(original, check, dispatch_here):
     cpu_checks = check.cpu_checks and not check.strict_only
 
     def guarded(*args, **kwargs):
-        if _level == OFF or _is_dynamo():
+        # Dynamo reads no level here: a change of level recompiles nothing.
+        if _is_dynamo() or _level == OFF:
             return original(*args, **kwargs)
         caller = _getframe(1)
         fast = False
@@ -279,7 +280,6 @@ def install():
     original = _notes.hook_compile(torch)
     if original is not None:
         _installed.append((torch, "compile", original, True))
-    _notes.boundary = _compiled.install(_boundary_level)
     _slots.save()
     for owner, attr, check in _ops.entry_points():
         original = getattr(owner, attr, None)
@@ -294,6 +294,7 @@ def install():
         _installed.append((owner, attr, original, owned))
         _register_for_torchscript(wrapper, original)
     _slots.keep()
+    _notes.boundary = _compiled.install(_boundary_level)
 
 
 _wrappers = {}  # id(original) -> wrapper: the same object every time the guard goes on

@@ -45,8 +45,8 @@ def guard(level=None):
     a CUDA tensor the check runs on the device with no host sync and the op
     runs on values made safe; a violation is raised at a later guarded op or
     at exit, naming the line that launched it; on CPU tensors as "on"), "strict" (also
-    ops with no device assert on current PyTorch: take_along_dim values, CTC
-    targets equal to blank; and checks CPU tensors before the op, as on a GPU)
+    ops with no device assert on current PyTorch: CTC targets equal to
+    blank; and checks CPU tensors before the op, as on a GPU)
     or "off". Returns a handle; ``with devassert.guard():`` restores the
     previous state at the end of the block.
     """

@@ -44,8 +44,8 @@ GUARDED = {
     "nn.functional.multi_margin_loss", "nn.functional.one_hot",
 }
 RANDOM = {"multinomial", "bernoulli"}
-# Checked only at the strict level, where wrapping negative indices is flagged.
-STRICT_ONLY = {"take_along_dim"}
+# Checked only at the strict level (none since take_along_dim is checked at every level).
+STRICT_ONLY = set()
 PREFERRED = (torch.float32, torch.int64, torch.float64, torch.bfloat16, torch.uint8, torch.bool)
 MAX_DTYPES = 3
 

@@ -377,8 +377,8 @@ class Compiled(unittest.TestCase):
                 outcome(self.compiled[name], valid())
         self.assertEqual(dict(counters["frames"]), frames)
         self.assertEqual(counters["stats"]["unique_graphs"], graphs)
-        # (Turning the guard off recompiles once: dynamo guards the identity
-        # of torch.gather & co, which the guard's wrappers replace.)
+        # (Turning the guard off recompiles once, then toggling nothing:
+        # test_compiled_forms.OnAndOff.)
 
     def test_boundary_programs_are_one_graph_with_every_guarded_op_checked(self):
         # Guarded calls whose checked argument is a graph input or constant:
