@@ -1,0 +1,98 @@
+"""A bad value at a guarded op in training, under ``on_bad_batch="skip"``.
+
+The op runs on values made safe (what the async level does: `found.replace`
+puts a valid value where the mask is set), the finding is kept and the
+samples it names go to the quarantine file, and the step is marked bad: the
+optimizer step will change nothing (`step.py`). Outside training (no grad:
+evaluation, inference) there is no step to skip, so the guard raises as under
+"raise".
+"""
+
+import os
+import time
+
+import torch
+
+from .._checks import caller as _caller
+from .._checks import faithful as _faithful
+from .._checks import report as _report
+from . import state as _state
+from . import step as _step
+
+# index_put's indices: at most this many bad arguments are made safe in turn.
+_MAX_ARGUMENTS = 8
+
+
+def applies():
+    """Whether a violation now is absorbed: the policy is "skip" and a
+    training step is being computed."""
+    return _state.skipping and torch.is_grad_enabled()
+
+
+def run(original, check, args, kwargs, found, caller, strict):
+    """The op of `found`, run on safe values; the finding kept. Raises as under
+    "raise" when no valid value exists, or the op fails whatever the values are."""
+    error = None if found.cpu_undefined else _faithful._attempt(original, args, kwargs)
+    if _faithful._fails_anyway(original, args, kwargs, found, error):
+        return _caller.call(caller, original, args, kwargs)  # the op's own shape error
+    safe = _made_safe(check, args, kwargs, found, strict)
+    if safe is None:
+        _faithful.stop(original, check, args, kwargs, found)
+        return _caller.call(caller, original, args, kwargs)
+    exc = _faithful.build(found, error, _report.caller_frames())
+    keep(exc)
+    return _caller.call(caller, original, *safe)
+
+
+def _made_safe(check, args, kwargs, found, strict):
+    """(args, kwargs) with every bad argument's bad values made valid, or None."""
+    for _ in range(_MAX_ARGUMENTS):
+        if found.replace is None:
+            return None
+        safe = found.replace(args, kwargs, found)
+        if safe is None:
+            return None
+        args, kwargs = safe
+        found = check.before(args, kwargs, strict)
+        if found is None:
+            return args, kwargs
+    return None
+
+
+def keep(exc, emitted=False):
+    """Record the guard exception `exc` (its op already ran on safe values):
+    the report (unless `emitted` already), the quarantine file, the bad mark."""
+    finding = exc.finding
+    finding["evidence"]["skipped"] = True
+    exc.args = (exc.args[0] + "\n  on_bad_batch=skip: the op ran on these values made valid; this step's update is skipped",) + tuple(exc.args[1:])
+    if not emitted:
+        _report.emit(finding)
+    _state.mark(finding, exc)
+    rank = _report.rank()
+    base = {
+        "split": "train",
+        "rank": rank,
+        "pid": os.getpid(),
+        "step": _step.current_step(),
+        "op": finding["evidence"].get("op"),
+        "argument": finding["evidence"].get("argument"),
+        "rule": finding.get("rule"),
+        "values": finding.get("values"),
+        "bound": finding.get("bound"),
+        "location": finding.get("location"),
+        "certain": bool(finding.get("samples_certain")),
+        "time": round(time.time(), 3),
+        "message": str(exc.args[0]),
+    }
+    samples = finding.get("samples") or [{"dataset_index": None, "row": None}]
+    for s in samples:
+        _state.quarantine_line({"dataset_index": s.get("dataset_index"), "row": s.get("row"), **base})
+
+
+def sink(exc):
+    """The async level's later report of a violation (its op already ran on
+    safe values): kept instead of raised when the policy applies."""
+    if not _state.skipping:
+        return False
+    keep(exc, emitted=True)
+    return True
