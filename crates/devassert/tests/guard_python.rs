@@ -16,6 +16,8 @@
 //! region's boundary or, for ops dynamo breaks the graph on, by the eager guard
 //! (`guard_py/test_compiled.py`), and indices computed inside the region,
 //! checked in the compiled graph (`guard_py/test_compiled_inside.py`).
+//! `on_bad_batch="skip"` in real training loops (AdamW, accumulation, GradScaler,
+//! DDP over 2 gloo ranks under torchrun, the Trainer callbacks: `guard_py/test_skip.py`).
 
 mod common;
 
@@ -82,6 +84,12 @@ fn preflight_and_its_callbacks_on_real_libraries() {
         "test_preflight",
         "test_integrations",
     ]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn skip_policy_leaves_a_bad_batchs_step_out_on_every_rank() {
+    let text = run_python(&["-m", "unittest", "-v", "test_skip"]);
     assert!(text.contains("\nOK"), "{text}");
 }
 

@@ -317,5 +317,119 @@ class DDP(unittest.TestCase):
         self.assertEqual((r["rank"], r["step"], r["values"]), (1, 2, [15]))
 
 
+class Tiny(torch.nn.Module):
+    """A model the Trainer takes (a dict with the loss), built here: no download."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = net()
+
+    def forward(self, input_ids, labels=None):
+        logits = self.net(input_ids)
+        return {"loss": logits.square().mean(), "logits": logits}
+
+
+class Rows(torch.utils.data.Dataset):
+    """dataset() as dicts, for the Trainer's collator."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.data[i][0]}
+
+
+class HFTrainer(unittest.TestCase):
+    def setUp(self):
+        import transformers as tf
+
+        self.tf = tf
+        self.tmp = tempfile.mkdtemp(prefix="devassert-skip-trainer-")
+        self.path = os.path.join(self.tmp, "quarantine.jsonl")
+
+    def tearDown(self):
+        devassert.guard("off", on_bad_batch="raise")
+
+    def train(self, data, callbacks=()):
+        tf = self.tf
+
+        class InOrder(tf.Trainer):
+            def _get_train_sampler(self, *args, **kwargs):
+                return torch.utils.data.SequentialSampler(self.train_dataset)
+
+        args = tf.TrainingArguments(
+            output_dir=self.tmp, num_train_epochs=1, per_device_train_batch_size=BATCH, learning_rate=0.05, lr_scheduler_type="constant",
+            report_to=[], use_cpu=True, save_strategy="no", logging_strategy="no", disable_tqdm=True, remove_unused_columns=False,
+        )  # fmt: skip
+        model = Tiny()
+        trainer = InOrder(model=model, args=args, train_dataset=Rows(data), callbacks=list(callbacks))
+        trainer.train()
+        return trainer, model
+
+    def test_trainer_skips_the_bad_batchs_update(self):
+        from devassert.integrations.transformers import DevassertCallback
+
+        clean = dataset(bad=())
+        reference = torch.utils.data.Subset(clean, [i for i in range(N) if i // BATCH != BAD_INDEX // BATCH])
+        _, ref_model = self.train(reference)
+        cb = DevassertCallback(warn_only=True, on_bad_batch="skip", quarantine=self.path, max_skips=3)
+        with self.assertLogs("transformers.trainer", level="WARNING") as logs, contextlib.redirect_stderr(io.StringIO()):
+            trainer, model = self.train(dataset(), [cb])
+        for a, b in zip(model.parameters(), ref_model.parameters()):
+            self.assertTrue(torch.equal(a, b))
+        # The Trainer counts the skipped step, and its scheduler stepped.
+        self.assertEqual(trainer.state.global_step, N // BATCH)
+        self.assertEqual(trainer.lr_scheduler.last_epoch, N // BATCH)
+        self.assertIn("skipped 1 of 6 optimizer steps", "\n".join(logs.output))
+        self.assertEqual(quarantine.indices(self.path), [BAD_INDEX])
+        self.assertEqual(_intercept.current_level(), "off")
+        self.assertFalse(_state.skipping)
+
+
+class LightningFit(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="devassert-skip-lightning-")
+        self.path = os.path.join(self.tmp, "quarantine.jsonl")
+
+    def tearDown(self):
+        devassert.guard("off", on_bad_batch="raise")
+
+    def fit(self, data, callbacks=()):
+        import lightning as L
+
+        class Module(L.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.net = net()
+
+            def training_step(self, batch, i):
+                return self.net(batch[0]).square().mean()
+
+            def configure_optimizers(self):
+                return torch.optim.AdamW(self.parameters(), lr=0.05)
+
+        module = Module()
+        trainer = L.Trainer(max_epochs=1, callbacks=list(callbacks), accelerator="cpu", logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, default_root_dir=self.tmp)
+        trainer.fit(module, DataLoader(data, batch_size=BATCH))
+        return trainer, module
+
+    def test_lightning_automatic_optimization_skips_the_bad_batchs_update(self):
+        from devassert.integrations.lightning import DevassertCallback
+
+        clean = dataset(bad=())
+        _, ref = self.fit(torch.utils.data.Subset(clean, [i for i in range(N) if i // BATCH != BAD_INDEX // BATCH]))
+        cb = DevassertCallback(warn_only=True, on_bad_batch="skip", quarantine=self.path)
+        with self.assertLogs("lightning.pytorch", level="WARNING") as logs, contextlib.redirect_stderr(io.StringIO()):
+            trainer, module = self.fit(dataset(), [cb])
+        for a, b in zip(module.parameters(), ref.parameters()):
+            self.assertTrue(torch.equal(a, b))
+        self.assertEqual(trainer.global_step, N // BATCH)
+        self.assertIn("skipped 1 of 6 optimizer steps", "\n".join(logs.output))
+        self.assertEqual(quarantine.indices(self.path), [BAD_INDEX])
+
+
 if __name__ == "__main__":
     unittest.main()
