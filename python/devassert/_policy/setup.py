@@ -18,6 +18,7 @@ def apply(on_bad_batch=None, quarantine=None, max_skips=None, level="on"):
     if _state.skipping and level != "off":
         if not was:
             _state.reset()
+            _step.reset()
         # On CPU the check runs before the op (as on an accelerator), so the
         # op can run on safe values instead of raising.
         if _precheck is None:

@@ -15,12 +15,14 @@ Pending async checks are read here (one wait per step, as GradScaler's).
 
 import sys
 import threading
+import weakref
 
 import torch
 
 from . import state as _state
 
 _consumed = {}  # id(optimizer) -> marks it has consumed
+_window = 0  # the marks the last decision had already consumed
 _counts = {}  # id(optimizer) -> steps it decided
 _decided = threading.local()  # id(optimizer) -> verdict GradScaler.step already reached
 _handle = None
@@ -50,8 +52,20 @@ def uninstall():
     while _scaler_patched:
         cls, name, original = _scaler_patched.pop()
         setattr(cls, name, original)
+    reset()
+
+
+def reset():
+    """Forget the optimizers seen (a new policy, tests)."""
+    global _window
     _consumed.clear()
     _counts.clear()
+    _window = 0
+
+
+def _forget(key):
+    _consumed.pop(key, None)
+    _counts.pop(key, None)
 
 
 def _pre_hook(optimizer, args, kwargs):
@@ -102,9 +116,16 @@ def decide(optimizer):
 
     if _async.armed:
         _async.poll(wait=True)  # the async level's findings: kept by absorb.sink
+    global _window
     key = id(optimizer)
     marks = _state.marks
-    local = marks > _consumed.get(key, 0)
+    if key not in _consumed:
+        # An optimizer seen for the first time (the second of a GAN, one made
+        # again on resume) looks from where the last decision looked.
+        _consumed[key] = _window
+        weakref.finalize(optimizer, _forget, key)
+    _window = _consumed[key]
+    local = marks > _window
     _consumed[key] = marks
     bad, by_rank = _agree(local)
     _counts[key] = _counts.get(key, 0) + 1

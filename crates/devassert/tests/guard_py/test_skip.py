@@ -175,6 +175,15 @@ class Skip(unittest.TestCase):
             self.assertSame(g, r)
         self.assertEqual(_state.skipped_steps, 2)  # one per optimizer
 
+    def test_an_optimizer_made_after_a_skip_does_not_skip_for_it(self):
+        self.skip()
+        train(dataset())
+        ref_model, ref_opt, _ = train(dataset(bad=()))
+        self.assertEqual(_state.skipped_steps, 1)
+        devassert.guard("off", on_bad_batch="raise")
+        plain_model, plain_opt, _ = train(dataset(bad=()))
+        self.assertSame(snapshot(ref_model, ref_opt), snapshot(plain_model, plain_opt))
+
     def test_a_closure_runs_before_the_step_is_decided(self):
         def run(data, leave_out=()):
             model = net()
