@@ -4,8 +4,8 @@ The op runs on values made safe (what the async level does: `found.replace`
 puts a valid value where the mask is set), the finding is kept and the
 samples it names go to the quarantine file, and the step is marked bad: the
 optimizer step will change nothing (`step.py`). Outside training (no grad:
-evaluation, inference) there is no step to skip, so the guard raises as under
-"raise".
+evaluation, inference) and in a DataLoader worker there is no step to skip,
+so the guard raises as under "raise".
 """
 
 import os
@@ -25,8 +25,18 @@ _MAX_ARGUMENTS = 8
 
 def applies():
     """Whether a violation now is absorbed: the policy is "skip" and a
-    training step is being computed."""
-    return _state.skipping and torch.is_grad_enabled()
+    training step is being computed. Not in a DataLoader worker: its process
+    takes no optimizer step, so nothing would skip the batch it makes."""
+    return _state.skipping and torch.is_grad_enabled() and not _in_worker()
+
+
+def _in_worker():
+    try:
+        from torch.utils.data import get_worker_info
+
+        return get_worker_info() is not None
+    except Exception:  # noqa: BLE001 - no data package: no worker
+        return False
 
 
 def run(original, check, args, kwargs, found, caller, strict):

@@ -252,6 +252,18 @@ class Skip(unittest.TestCase):
             model(x)
         self.assertEqual(_state.marks, 0)
 
+    def test_a_dataloader_worker_still_raises(self):
+        # The worker takes no optimizer step: nothing there could skip its batch.
+        self.skip()
+
+        def collate(rows):
+            return torch.nn.functional.one_hot(torch.stack([r[0] for r in rows])[:, 1], VOCAB)
+
+        loader = DataLoader(dataset(), batch_size=BATCH, num_workers=1, collate_fn=collate, multiprocessing_context="fork")
+        with self.assertRaises(devassert.DeviceAssertPrevented):
+            list(loader)
+        self.assertEqual(_state.marks, 0)
+
     def test_raise_stays_the_default_and_a_nested_level_keeps_the_policy(self):
         devassert.guard("on")
         self.assertEqual(_state.current(), "raise")
