@@ -9,7 +9,7 @@ it runs on CPU (one min/max), where "raise" lets the CPU kernel check first,
 and each optimizer step runs the policy's pre-hook.
 
 With --collective, also the decision's collective alone: one all_reduce(MAX)
-of one int64 between 2 gloo processes on this machine (what every optimizer
+of two int64 between 2 gloo processes on this machine (what every optimizer
 step adds when torch.distributed runs).
 
     python bench/guard/skip_step.py [--reps 7] [--steps 20] [--threads 1] [--collective]
@@ -97,7 +97,7 @@ def _rank(rank, port, reps, out):
     import torch.distributed as dist
 
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
-    flag = torch.zeros(1, dtype=torch.int64)
+    flag = torch.zeros(2, dtype=torch.int64)
     for _ in range(20):
         dist.all_reduce(flag, op=dist.ReduceOp.MAX)
     ts = []
@@ -128,7 +128,7 @@ def collective(reps):
     median = out.get(timeout=300)
     for p in procs:
         p.join()
-    print(f"  the step's decision: all_reduce(MAX) of 1 int64, 2 gloo ranks on this machine: {median * 1e6:.0f} us per step")
+    print(f"  the step's decision: all_reduce(MAX) of 2 int64, 2 gloo ranks on this machine: {median * 1e6:.0f} us per step")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import torch
 from .._checks import caller as _caller
 from .._checks import faithful as _faithful
 from .._checks import report as _report
+from .._checks import samples as _samples
 from . import state as _state
 from . import step as _step
 
@@ -50,8 +51,20 @@ def run(original, check, args, kwargs, found, caller, strict):
         _faithful.stop(original, check, args, kwargs, found)
         return _caller.call(caller, original, args, kwargs)
     exc = _faithful.build(found, error, _report.caller_frames())
-    keep(exc)
+    keep(exc, rows=_bad_rows(found, exc.finding))
     return _caller.call(caller, original, *safe)
+
+
+def _bad_rows(found, finding):
+    """(bad rows, rows) of the batch when its rows are dataset samples (the
+    guard mapped them to the batch for certain), else None."""
+    t = found.tensor
+    if not finding.get("samples_certain") or t.dim() == 0 or t.size(0) < 2:
+        return None
+    try:
+        return len(_samples._rows(found, cap=t.size(0))), t.size(0)
+    except Exception:  # noqa: BLE001 - the count is a safeguard, never a new failure
+        return None
 
 
 def _made_safe(check, args, kwargs, found, strict):
@@ -69,15 +82,22 @@ def _made_safe(check, args, kwargs, found, strict):
     return None
 
 
-def keep(exc, emitted=False):
+def keep(exc, emitted=False, rows=None):
     """Record the guard exception `exc` (its op already ran on safe values):
-    the report (unless `emitted` already), the quarantine file, the bad mark."""
+    the report (unless `emitted` already), the quarantine file, the bad mark.
+    `rows`: (bad, all) rows of its batch; most of them bad ends skipping at
+    the step (a bug in the code, not bad samples)."""
     finding = exc.finding
     finding["evidence"]["skipped"] = True
     exc.args = (exc.args[0] + "\n  on_bad_batch=skip: the op ran on these values made valid; this step's update is skipped",) + tuple(exc.args[1:])
     if not emitted:
         _report.emit(finding)
     _state.mark(finding, exc)
+    if rows is not None and 2 * rows[0] > rows[1]:
+        _state.fatal = (
+            f"{rows[0]} of the {rows[1]} samples of this batch hold bad values: "
+            "most of a batch bad is more likely a bug in the code (or the data's preprocessing) than bad samples"
+        )
     rank = _report.rank()
     base = {
         "split": "train",

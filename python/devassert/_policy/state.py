@@ -25,6 +25,7 @@ findings = []  # (finding, exception) of the marks not yet consumed by any decis
 skipped_steps = 0  # optimizer steps decided bad (every rank agrees on this count)
 steps = 0  # optimizer steps decided
 samples = []  # dataset indices quarantined (this rank)
+fatal = None  # why skipping must end at the next step (a batch mostly bad), or None
 _exit_hooked = False
 
 
@@ -72,9 +73,10 @@ def mark(finding, exc):
 
 def reset():
     """Forget what was met (tests, and a new ``guard(on_bad_batch=...)``)."""
-    global marks, skipped_steps, steps
+    global marks, skipped_steps, steps, fatal
     with _lock:
         marks = skipped_steps = steps = 0
+        fatal = None
         findings.clear()
         samples.clear()
 

@@ -1,7 +1,7 @@
 """Where the step is decided: the optimizer step, before it changes anything.
 
 A global optimizer step pre-hook asks whether a bad batch was met since this
-optimizer's last step (on any rank: one all_reduce of one element per step
+optimizer's last step (on any rank: one all_reduce of two elements per step
 when torch.distributed runs with more than one process). If so, every
 gradient of the optimizer is set to None before ``step()`` runs: optimizers
 skip parameters without a gradient (SGD, Adam, AdamW: no parameter, moment or
@@ -111,7 +111,7 @@ def _clear(optimizer):
 
 def decide(optimizer):
     """Whether this step of `optimizer` is skipped (the same answer on every
-    rank); raises past max_skips."""
+    rank); raises past max_skips, or when a batch was mostly bad (on any rank)."""
     from .._checks import deferred as _async
 
     if _async.armed:
@@ -127,7 +127,8 @@ def decide(optimizer):
     _window = _consumed[key]
     local = marks > _window
     _consumed[key] = marks
-    bad, by_rank = _agree(local)
+    fatal = _state.fatal
+    bad, by_rank, fatal_anywhere = _agree(local, fatal is not None)
     _counts[key] = _counts.get(key, 0) + 1
     with _state._lock:
         _state.steps = max(_state.steps, _counts[key])
@@ -141,13 +142,17 @@ def decide(optimizer):
     who = "this rank" if local else f"rank {by_rank}"
     # `step` counts the steps before this one, as the quarantine file does.
     sys.stderr.write(f"devassert: skipped the update of step {_counts[key] - 1} ({type(optimizer).__name__}): {who} met a bad batch\n")
+    if fatal_anywhere:
+        _state.fatal = None
+        raise _limit(kept, fatal or "most of the samples of a batch on another rank were bad: more likely a bug in the code than bad samples")
     if _state.skipped_steps > _state.max_skips:
         raise _limit(kept)
     return True
 
 
-def _agree(local):
-    """(bad on any rank, the highest such rank): one all_reduce(MAX) of one element."""
+def _agree(local, fatal):
+    """(bad on any rank, the highest such rank, fatal on any rank): one
+    all_reduce(MAX) of two elements."""
     try:
         import torch.distributed as dist
 
@@ -155,18 +160,19 @@ def _agree(local):
     except Exception:  # noqa: BLE001 - no distributed build
         spread = False
     if not spread:
-        return local, None
+        return local, None, fatal
     rank = dist.get_rank()
     device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
-    flag = torch.tensor([rank + 1 if local else 0], dtype=torch.int64, device=device)
+    flag = torch.tensor([rank + 1 if local else 0, 1 if fatal else 0], dtype=torch.int64, device=device)
     dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-    top = int(flag.item())
-    return top > 0, (top - 1 if top > 0 else None)
+    top, fatal_anywhere = flag.tolist()
+    return top > 0, (top - 1 if top > 0 else None), bool(fatal_anywhere)
 
 
-def _limit(kept):
-    """The exception past max_skips: the last finding met here, with why."""
-    why = (
+def _limit(kept, reason=None):
+    """The exception that ends skipping: the last finding met here, with why
+    (`reason`, else past max_skips)."""
+    why = f"\n  devassert: {reason}" if reason else (
         f"\n  devassert: {_state.skipped_steps} optimizer steps skipped, more than max_skips={_state.max_skips}: "
         "this many bad batches is more likely a bug in the code (or the data's preprocessing) than bad samples"
     )

@@ -239,6 +239,14 @@ class Skip(unittest.TestCase):
         self.assertIn("embedding: argument `input`", text)
         self.assertEqual(quarantine.indices(self.path), [0, 2, 4])
 
+    def test_a_batch_mostly_bad_raises_at_its_step(self):
+        self.skip()
+        with self.assertRaises(devassert.DeviceAssertPrevented) as raised:
+            train(dataset(bad=(4, 5)))
+        self.assertIn("2 of the 2 samples of this batch hold bad values", str(raised.exception))
+        self.assertEqual(quarantine.indices(self.path), [4, 5])
+        self.assertEqual(_state.skipped_steps, 1)
+
     def test_max_skips_zero_raises_at_the_first_step(self):
         self.skip(max_skips=0)
         with self.assertRaises(devassert.DeviceAssertPrevented):
