@@ -316,9 +316,10 @@ class Skip(unittest.TestCase):
     def test_environment_and_summary_at_exit(self):
         code = "import torch, test_skip as t; t.train(t.dataset())"
         env = dict(os.environ, DEVASSERT_ON_BAD_BATCH="skip", DEVASSERT_QUARANTINE=self.path, DEVASSERT_MAX_SKIPS="3", RANK="0")
-        program = f"import devassert; devassert.guard(); {code}"
+        program = f"import devassert; devassert.guard(); {code}; print(devassert.quarantine.indices({self.path!r}))"
         out = subprocess.run([sys.executable, "-c", program], cwd=HERE, env=env, capture_output=True, text=True, timeout=300)
         self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout, f"[{BAD_INDEX}]\n")
         self.assertIn(
             f"devassert: skipped 1 of 6 optimizer steps on rank 0 (on_bad_batch=skip, max_skips=3); samples quarantined here: dataset indices {BAD_INDEX} (in {self.path})",
             out.stderr,
