@@ -64,10 +64,11 @@ def __getattr__(name):
 
         return PreflightError
     if name == "quarantine":
-        # `devassert.quarantine.exclude(...)` after a plain `import devassert`.
-        from . import quarantine
+        # `devassert.quarantine.exclude(...)` after a plain `import devassert`
+        # (`from . import` would ask this function again).
+        import importlib
 
-        return quarantine
+        return importlib.import_module(".quarantine", __name__)
     if name == "__version__":
         from ._version import version
 
