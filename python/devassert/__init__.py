@@ -15,7 +15,11 @@ the CUDA context stays healthy.
         ...
 
 Before training, ``devassert.preflight(model, tokenizer, data)`` names the
-mismatches between them that would fail a device assert later.
+mismatches between them that would fail a device assert later. In a long
+run, ``devassert.guard(on_bad_batch="skip", quarantine=PATH)`` skips a bad
+batch's update on every rank instead of raising, and
+``devassert.quarantine.exclude(dataset, PATH)`` leaves its samples out of the
+resumed run (docs/skip.md).
 
 ``DEVASSERT_GUARD=off|on|async|strict`` sets the level ``devassert run`` installs and
 the default of ``guard()``. Importing this package never imports torch.
@@ -59,6 +63,12 @@ def __getattr__(name):
         from ._preflight.report import PreflightError
 
         return PreflightError
+    if name == "quarantine":
+        # `devassert.quarantine.exclude(...)` after a plain `import devassert`
+        # (`from . import` would ask this function again).
+        import importlib
+
+        return importlib.import_module(".quarantine", __name__)
     if name == "__version__":
         from ._version import version
 

@@ -19,6 +19,8 @@
 //! guarded op in every form, compiled, against plain compiled code and the
 //! eager finding (`guard_py/test_compiled_forms.py`, the equivalence harness;
 //! `DEVASSERT_FULL_MATRIX=1` runs its whole matrix).
+//! `on_bad_batch="skip"` in real training loops (AdamW, accumulation, GradScaler,
+//! DDP over 2 gloo ranks under torchrun, the Trainer callbacks: `guard_py/test_skip.py`).
 
 mod common;
 
@@ -85,6 +87,12 @@ fn preflight_and_its_callbacks_on_real_libraries() {
         "test_preflight",
         "test_integrations",
     ]);
+    assert!(text.contains("\nOK"), "{text}");
+}
+
+#[test]
+fn skip_policy_leaves_a_bad_batchs_step_out_on_every_rank() {
+    let text = run_python(&["-m", "unittest", "-v", "test_skip"]);
     assert!(text.contains("\nOK"), "{text}");
 }
 

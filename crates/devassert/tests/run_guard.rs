@@ -520,6 +520,63 @@ fn every_finding_a_program_caught_is_reported() {
 }
 
 #[test]
+fn on_bad_batch_skip_finishes_the_run_and_quarantines_the_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let quarantine = dir.path().join("bad.jsonl");
+    let q = quarantine.display().to_string();
+    let (code, report, stdout) = run(
+        &[
+            "--on-bad-batch",
+            "skip",
+            "--quarantine",
+            &q,
+            "--max-skips",
+            "2",
+        ],
+        &[&py(), "skip_bad_batch.py"],
+    );
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(String::from_utf8_lossy(&stdout), "trained\n");
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{report:#}");
+    assert_eq!(findings[0]["caught"], true);
+    assert_eq!(findings[0]["evidence"]["skipped"], true);
+    let text = std::fs::read_to_string(&quarantine).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert_eq!(lines[0]["dataset_index"], 5);
+    assert_eq!(lines[0]["step"], 2);
+    assert_eq!(
+        lines[0]["location"]["line"],
+        marker_line(&guard_fixture("skip_bad_batch.py"), "lookup")
+    );
+}
+
+#[test]
+fn quarantine_without_skip_is_refused_before_the_command_starts() {
+    let out = common::bin()
+        .env_remove("DEVASSERT_ON_BAD_BATCH")
+        .args([
+            "run",
+            "--quarantine",
+            "bad.jsonl",
+            "--",
+            &py(),
+            "-c",
+            "print('ran')",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("--quarantine and --max-skips apply to --on-bad-batch skip only"));
+}
+
+#[test]
 fn torchrun_findings_carry_the_failing_rank() {
     let torchrun = common::python().with_file_name("torchrun");
     let (code, report, _) = run(

@@ -58,6 +58,9 @@ armed = False  # True while there is anything to poll (read by the wrappers)
 # `_compiled/inside.py`): poll(wait) raises or returns whether any is left.
 pollers = []
 _exit_hooked = False
+# ``on_bad_batch="skip"`` (`_policy/absorb.py`): given a finding's exception,
+# returns True when it kept it instead (its op already ran on safe values).
+sink = None
 
 
 class _Frame:
@@ -344,7 +347,10 @@ def _poll(wait):
             break
         if _host_count(e):
             armed = bool(_queue or _captured)
-            raise _exception(e) from None
+            exc = _exception(e)
+            if sink is not None and sink(exc):
+                continue
+            raise exc from None
     for e in _captured:
         if not e.reported and _host_count(e):
             e.reported = True  # each captured check is reported once

@@ -211,7 +211,19 @@ def _note_batch(it, data):
         index, worker = getattr(it, "_devassert_index", None), None
     # An IterableDataset's sampler yields None: no indices, but the batch is
     # kept (a match names its worker, and it is the newest batch).
-    _recent.append(_Batch(data, _flatten(index) or None, worker))
+    _recent.append(_Batch(data, _wrapped_indices(it, _flatten(index)) or None, worker))
+
+
+def _wrapped_indices(it, indices):
+    """`indices` as the wrapped dataset's, for a dataset that maps its own
+    (`devassert.quarantine.Excluded`): the quarantine file names those."""
+    mapping = getattr(getattr(it, "_dataset", None), "devassert_index", None)
+    if not indices or not callable(mapping):
+        return indices
+    try:
+        return [mapping(i) for i in indices]
+    except Exception:  # noqa: BLE001 - a mapping that fails names no sample
+        return None
 
 
 def _tensors(obj, depth=0):

@@ -46,6 +46,7 @@ from .._checks import ops as _ops
 from .._checks import samples as _samples
 from .._checks import violation as _violation
 from .._compiled import boundary as _compiled
+from .._policy import absorb as _skip
 from . import slots as _slots
 
 OFF, ON, STRICT, ASYNC = 0, 1, 2, 3
@@ -107,6 +108,8 @@ def _checked(original, check, args, kwargs, caller):
         # functorch tensors and unusual arguments go unchecked.
         found = None
     if found is not None:
+        if _skip.applies():
+            return _skip.run(original, check, args, kwargs, found, caller, strict)
         _faithful.stop(original, check, args, kwargs, found)
     try:
         return _caller.call(caller, original, args, kwargs)

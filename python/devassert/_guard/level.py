@@ -20,8 +20,9 @@ def env_level():
 class _Guard:
     """Returned by guard(): already active; as a context manager, undone at exit."""
 
-    def __init__(self, previous):
+    def __init__(self, previous, policy=None):
         self._previous = previous
+        self._policy = policy
 
     def __enter__(self):
         return self
@@ -30,6 +31,10 @@ class _Guard:
         from . import intercept as _intercept
 
         _intercept.set_level(self._previous)
+        if self._policy is not None:
+            from .._policy import setup as _policy
+
+            _policy.apply(*self._policy, level=self._previous)
         return False
 
     def __repr__(self):
@@ -38,7 +43,7 @@ class _Guard:
         return f"<devassert guard level={_intercept.current_level()!r}>"
 
 
-def guard(level=None):
+def guard(level=None, *, on_bad_batch=None, quarantine=None, max_skips=None):
     """Check every catalogued op from now on, in every thread of this process.
 
     `level` is "on" (default, or the DEVASSERT_GUARD variable), "async" (on
@@ -49,6 +54,13 @@ def guard(level=None):
     blank; and checks CPU tensors before the op, as on a GPU)
     or "off". Returns a handle; ``with devassert.guard():`` restores the
     previous state at the end of the block.
+
+    `on_bad_batch`: "raise" (default, or DEVASSERT_ON_BAD_BATCH) or "skip": a
+    violation in training runs the op on values made safe, and the next
+    optimizer step changes nothing, on every rank; the samples go to the
+    `quarantine` file (DEVASSERT_QUARANTINE), one JSON line each; past
+    `max_skips` skipped steps (DEVASSERT_MAX_SKIPS, default 10) it raises.
+    See `_policy/` and docs/skip.md.
     """
     if level is None:
         level = env_level()
@@ -59,14 +71,22 @@ def guard(level=None):
     if level not in LEVELS:
         raise ValueError(f"devassert.guard: level must be one of {LEVELS}, got {level!r}")
     _intercept = _wrappers("guard")
+    from .._policy import state as _state
+    from .._policy import setup as _policy
+
     previous = _intercept.current_level()
+    policy = (_state.current(), _state.path, _state.max_skips)
+    _policy.apply(on_bad_batch, quarantine, max_skips, level)
     _intercept.set_level(level)
-    return _Guard(previous)
+    return _Guard(previous, policy)
 
 
 def unguard():
     """Stop checking (same as guard("off"))."""
     _intercept = _wrappers("unguard")
+    from .._policy import setup as _policy
+
+    _policy.off()
     _intercept.set_level("off")
 
 

@@ -29,20 +29,38 @@ class Session:
         elif not o["warn_only"]:
             raise PreflightError(report, f"devassert preflight ({who})")
         if o["guard"] not in (None, False, "off"):
-            self._guard = guard(o["guard"] if isinstance(o["guard"], str) else "on")
+            level = o["guard"] if isinstance(o["guard"], str) else "on"
+            self._guard = guard(level, on_bad_batch=o.get("on_bad_batch"), quarantine=o.get("quarantine"), max_skips=o.get("max_skips"))
         return report
 
-    def end(self):
-        """Put the guard back as it was before the run."""
+    def end(self, logger=None):
+        """Put the guard back as it was before the run; say what was skipped."""
+        if logger is not None and self._guard is not None:
+            from .._policy import state as _policy
+
+            if _policy.skipping:
+                logger.warning("%s", _policy.summary())
         if self._guard is not None:
             self._guard.__exit__(None, None, None)
             self._guard = None
 
 
-def options(warn_only, guard, num_classes, ignore_index, label_key, max_rows):
+def options(warn_only, guard, num_classes, ignore_index, label_key, max_rows, on_bad_batch=None, quarantine=None, max_skips=None):
     if guard not in (None, False, True) and guard not in LEVELS:
         raise ValueError(f"DevassertCallback: guard must be one of {LEVELS} or None, got {guard!r}")
-    return {"warn_only": warn_only, "guard": guard, "num_classes": num_classes, "ignore_index": ignore_index, "label_key": label_key, "max_rows": max_rows}
+    if on_bad_batch not in (None, "raise", "skip"):
+        raise ValueError(f"DevassertCallback: on_bad_batch must be 'raise' or 'skip', got {on_bad_batch!r}")
+    return {
+        "warn_only": warn_only,
+        "guard": guard,
+        "num_classes": num_classes,
+        "ignore_index": ignore_index,
+        "label_key": label_key,
+        "max_rows": max_rows,
+        "on_bad_batch": on_bad_batch,
+        "quarantine": quarantine,
+        "max_skips": max_skips,
+    }
 
 
 def tokenizer_of(obj):

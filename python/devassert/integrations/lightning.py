@@ -29,12 +29,13 @@ class DevassertCallback(pl.Callback):
 
     ``tokenizer``: the tokenizer to check against (default: a ``tokenizer``
     attribute of the LightningModule or the datamodule). Other options as
-    for the transformers callback; ``.report`` holds the last report.
+    for the transformers callback (``on_bad_batch``, ``quarantine``,
+    ``max_skips`` included); ``.report`` holds the last report.
     """
 
-    def __init__(self, tokenizer=None, *, warn_only=False, guard="on", num_classes=None, ignore_index=-100, label_key="labels", max_rows=10000):
+    def __init__(self, tokenizer=None, *, warn_only=False, guard="on", num_classes=None, ignore_index=-100, label_key="labels", max_rows=10000, on_bad_batch=None, quarantine=None, max_skips=None):
         self.tokenizer = tokenizer
-        self._session = Session(options(warn_only, guard, num_classes, ignore_index, label_key, max_rows))
+        self._session = Session(options(warn_only, guard, num_classes, ignore_index, label_key, max_rows, on_bad_batch, quarantine, max_skips))
 
     @property
     def report(self):
@@ -46,10 +47,10 @@ class DevassertCallback(pl.Callback):
         self._session.begin(logger, pl_module, tok, _loaders(trainer), "DevassertCallback, lightning.Trainer")
 
     def on_fit_end(self, trainer, pl_module):
-        self._session.end()
+        self._session.end(logger)
 
     def on_exception(self, trainer, pl_module, exception):
-        self._session.end()
+        self._session.end(logger)
 
 
 def _loaders(trainer):

@@ -29,11 +29,14 @@ class DevassertCallback(TrainerCallback):
     ``label_key``, ``max_rows``: as for :func:`devassert.preflight`
     (``max_rows`` bounds the samples drawn through a torch dataset's
     collator; a ``datasets.Dataset`` is read whole). ``.report`` holds the
-    last report.
+    last report. ``on_bad_batch``, ``quarantine``, ``max_skips``: as for
+    :func:`devassert.guard` ("skip": a bad batch's update is skipped on every
+    rank and its samples quarantined; the Trainer's ``global_step`` and LR
+    scheduler still advance). At the end the log says how many steps were skipped.
     """
 
-    def __init__(self, *, warn_only=False, guard="on", num_classes=None, ignore_index=-100, label_key="labels", max_rows=10000):
-        self._session = Session(options(warn_only, guard, num_classes, ignore_index, label_key, max_rows))
+    def __init__(self, *, warn_only=False, guard="on", num_classes=None, ignore_index=-100, label_key="labels", max_rows=10000, on_bad_batch=None, quarantine=None, max_skips=None):
+        self._session = Session(options(warn_only, guard, num_classes, ignore_index, label_key, max_rows, on_bad_batch, quarantine, max_skips))
 
     @property
     def report(self):
@@ -47,7 +50,7 @@ class DevassertCallback(TrainerCallback):
         self._session.begin(logger, model, tokenizer_of(tokenizer), data, "DevassertCallback, transformers.Trainer")
 
     def on_train_end(self, args, state, control, **kwargs):
-        self._session.end()
+        self._session.end(logger)
 
 
 def _trainer_on_stack():

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 #[command(
     about = "Run a command under the guard and diagnose its failure.",
     long_about = "Run a command under supervision: its stdout and stderr pass through unchanged, the whole output is kept in a log, and every Python process it starts (torchrun / accelerate ranks, DataLoader workers, multiprocessing children) gets the devassert guard, which stops an op with an out-of-range index or an invalid probability before it launches, at the line that called it. After the command ends, devassert prints its diagnosis on stderr and exits with the command's own status (128+N for signal N), or with --exit-code diagnosis the diagnosis' (1 a failure found, 0 none). With --format json or github, the diagnosis is the only thing on stdout, written after the command ends; the command's stdout then goes to stderr.",
-    after_help = "Examples:\n  devassert run -- python train.py --lr 3e-4\n  devassert run --report run.json -- torchrun --nproc_per_node 8 train.py\n  devassert run --cpu -- python train.py        # hide the GPUs: the same batch on CPU\n  devassert run --blocking --eager -- python train.py  # the line of an unguarded assert\n\nEnvironment given to the command: CUDA_LAUNCH_BLOCKING=1 (only with --blocking), TORCHDYNAMO_DISABLE=1 and TORCH_COMPILE_DISABLE=1 (only with --eager), TORCH_USE_CUDA_DSA=1, PYTORCH_USE_CUDA_DSA=1, PYTHONUNBUFFERED=1, DEVASSERT_GUARD, DEVASSERT_REPORT_DIR, and PYTHONPATH with the guard first (your PYTHONPATH and sitecustomize are kept).\n\nEach run gets a folder under $DEVASSERT_RUNS_DIR, else $XDG_CACHE_HOME/devassert/runs, else ~/.cache/devassert/runs, named <UTC time>-<pid>: the log and the guard reports stay there (the newest 20 runs are kept); the guard's own copy is removed when the run ends."
+    after_help = "Examples:\n  devassert run -- python train.py --lr 3e-4\n  devassert run --report run.json -- torchrun --nproc_per_node 8 train.py\n  devassert run --cpu -- python train.py        # hide the GPUs: the same batch on CPU\n  devassert run --blocking --eager -- python train.py  # the line of an unguarded assert\n  devassert run --on-bad-batch skip --quarantine bad.jsonl -- torchrun --nproc_per_node 8 train.py\n\nEnvironment given to the command: CUDA_LAUNCH_BLOCKING=1 (only with --blocking), TORCHDYNAMO_DISABLE=1 and TORCH_COMPILE_DISABLE=1 (only with --eager), TORCH_USE_CUDA_DSA=1, PYTORCH_USE_CUDA_DSA=1, PYTHONUNBUFFERED=1, DEVASSERT_GUARD, DEVASSERT_REPORT_DIR, DEVASSERT_ON_BAD_BATCH / DEVASSERT_QUARANTINE / DEVASSERT_MAX_SKIPS (with --on-bad-batch, --quarantine, --max-skips), and PYTHONPATH with the guard first (your PYTHONPATH and sitecustomize are kept).\n\nEach run gets a folder under $DEVASSERT_RUNS_DIR, else $XDG_CACHE_HOME/devassert/runs, else ~/.cache/devassert/runs, named <UTC time>-<pid>: the log and the guard reports stay there (the newest 20 runs are kept); the guard's own copy is removed when the run ends."
 )]
 pub struct RunArgs {
     /// Keep the whole output here (default: output.log in the run's folder, ~/.cache/devassert/runs/<time>-<pid>, named at the end).
@@ -43,6 +43,15 @@ pub struct RunArgs {
     /// Guard level: on (default, or DEVASSERT_GUARD), async (no host sync on the happy path: CUDA checks are queued and read back at a later guarded op or at exit), strict (also ops with no device assert: take_along_dim, CTC blank targets) or off (no injection).
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub guard: Option<LevelArg>,
+    /// What a violation in training does: raise (default, or DEVASSERT_ON_BAD_BATCH) or skip (the op runs on values made valid, the optimizer step that follows changes no parameter or optimizer state, on every rank, and the run goes on; see docs/skip.md).
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub on_bad_batch: Option<BadBatchArg>,
+    /// With --on-bad-batch skip: append each skipped sample to FILE as one JSON line (devassert.quarantine.exclude reads it for the resumed run).
+    #[arg(long, value_name = "FILE")]
+    pub quarantine: Option<PathBuf>,
+    /// With --on-bad-batch skip: raise once more than N optimizer steps were skipped (default 10): that many bad batches is a bug, not bad samples.
+    #[arg(long, value_name = "N")]
+    pub max_skips: Option<u32>,
     /// The command and its arguments (run directly, no shell).
     #[arg(
         required = true,
@@ -70,6 +79,13 @@ pub enum LevelArg {
     Strict,
 }
 
+/// `--on-bad-batch`: the guard's policy for a violation in training.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadBatchArg {
+    Raise,
+    Skip,
+}
+
 impl LevelArg {
     fn level(self) -> GuardLevel {
         match self {
@@ -88,6 +104,7 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
         Some(path) => Some(PendingReport::create(path)?),
         None => None,
     };
+    let quarantine = quarantine_path(&args)?;
     let (dir, unrecorded) = GuardDir::create_or_temporary()?;
     if let Some(e) = unrecorded {
         // The job runs anyway: a record is no reason to stop it.
@@ -103,7 +120,7 @@ pub fn run(args: RunArgs, g: &Global) -> anyhow::Result<i32> {
     };
     let cfg = RunConfig {
         argv: args.command.clone(),
-        set_env: environment(&args, &dir, level),
+        set_env: environment(&args, &dir, level, quarantine),
         // Machine output owns stdout; the command's lines go to stderr.
         stdout_to_stderr: g.format != FormatArg::Human,
     };
@@ -236,7 +253,38 @@ impl Drop for PendingReport<'_> {
     }
 }
 
-fn environment(args: &RunArgs, dir: &GuardDir, level: GuardLevel) -> Vec<(OsString, OsString)> {
+/// `--quarantine` made absolute (the command may change directory), checked
+/// before the command starts: its folder must exist. Asked for without
+/// `--on-bad-batch skip` it would never be written: that is an error too.
+fn quarantine_path(args: &RunArgs) -> anyhow::Result<Option<PathBuf>> {
+    let skip = args.on_bad_batch == Some(BadBatchArg::Skip)
+        || (args.on_bad_batch.is_none()
+            && std::env::var("DEVASSERT_ON_BAD_BATCH")
+                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("skip")));
+    if !skip && (args.quarantine.is_some() || args.max_skips.is_some()) {
+        anyhow::bail!("--quarantine and --max-skips apply to --on-bad-batch skip only");
+    }
+    let Some(path) = &args.quarantine else {
+        return Ok(None);
+    };
+    let path = std::path::absolute(path)
+        .with_context(|| format!("cannot resolve the quarantine file {}", path.display()))?;
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    if !parent.is_dir() {
+        anyhow::bail!(
+            "the quarantine file's folder {} does not exist",
+            parent.display()
+        );
+    }
+    Ok(Some(path))
+}
+
+fn environment(
+    args: &RunArgs,
+    dir: &GuardDir,
+    level: GuardLevel,
+    quarantine: Option<PathBuf>,
+) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = Vec::new();
     let mut set = |k: &str, v: OsString| env.push((k.into(), v));
     // Not by default: it serialises every kernel, and the guard stops bad ops
@@ -257,6 +305,18 @@ fn environment(args: &RunArgs, dir: &GuardDir, level: GuardLevel) -> Vec<(OsStri
     }
     set("DEVASSERT_GUARD", level.as_str().into());
     set("DEVASSERT_REPORT_DIR", dir.reports().into_os_string());
+    // Unset, the user's own DEVASSERT_ON_BAD_BATCH (and the rest) reach the guard.
+    match args.on_bad_batch {
+        Some(BadBatchArg::Skip) => set("DEVASSERT_ON_BAD_BATCH", "skip".into()),
+        Some(BadBatchArg::Raise) => set("DEVASSERT_ON_BAD_BATCH", "raise".into()),
+        None => {}
+    }
+    if let Some(path) = quarantine {
+        set("DEVASSERT_QUARANTINE", path.into_os_string());
+    }
+    if let Some(n) = args.max_skips {
+        set("DEVASSERT_MAX_SKIPS", n.to_string().into());
+    }
     if level != GuardLevel::Off {
         let mut path = dir.site().into_os_string();
         if let Some(user) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
