@@ -43,6 +43,7 @@ from .._checks import deferred as _async
 from .._checks import faithful as _faithful
 from .._checks import notes as _notes
 from .._checks import ops as _ops
+from .._checks import plain as _plain
 from .._checks import samples as _samples
 from .._checks import violation as _violation
 from .._compiled import boundary as _compiled
@@ -101,13 +102,15 @@ def _checked(original, check, args, kwargs, caller):
             if done:
                 return result
     try:
-        found = check.before(args, kwargs, strict)
+        # Tensor subclasses (DTensor, nested, wrappers) are checked on their
+        # plain tensors (`_checks/plain.py`).
+        found, plain_args, plain_kwargs, views = _plain.before(check, args, kwargs, strict)
     except Exception:
         # A check must never break the program: fake, meta and
         # functorch tensors and unusual arguments go unchecked.
         found = None
     if found is not None:
-        _faithful.stop(original, check, args, kwargs, found)
+        _faithful.stop(original, check, plain_args, plain_kwargs, found, views=views)
     try:
         return _caller.call(caller, original, args, kwargs)
     except Exception as error:
@@ -220,7 +223,7 @@ def _wrap_getitem(original, check):
         args = (self, key, *value)
         fast = False
         try:
-            fast = _level != STRICT and self.is_cpu and not _violation.PRECHECK_CPU
+            fast = _level != STRICT and self.is_cpu and not _violation.PRECHECK_CPU and (type(self) in _TENSOR_TYPES or not _plain.wrapped((self,), {}))
             if fast:
                 site = _sites.get((id(caller.f_code), caller.f_lasti)) or _caller.site(caller)
                 return site[0](original, args, {})

@@ -95,17 +95,84 @@ import sys
 
 import torch
 
-# Taken before any test ran, with the guard off.
-ORIGINALS = (torch.embedding, torch.Tensor.__getitem__, torch.gather)
+# Taken at import, before any test ran: the guard is already on.
+AT_IMPORT = (torch.embedding, torch.Tensor.__getitem__, torch.gather)
 
 
 def pytest_sessionfinish(session):
     intercept = sys.modules.get("devassert._guard.intercept")
     level = intercept.current_level() if intercept else "not installed"
-    # The guard off puts every original object back.
-    restored = ORIGINALS == (torch.embedding, torch.Tensor.__getitem__, torch.gather)
+    same = AT_IMPORT == (torch.embedding, torch.Tensor.__getitem__, torch.gather)
+    guarded = all(hasattr(f, "__devassert_original__") for f in AT_IMPORT)
     with open(os.environ["AFTER_FILE"], "w") as fh:
-        fh.write(f"{level} {restored}")
+        fh.write(f"{level} {same} {guarded}")
+'''
+
+# pytest run in this process: what the guard is once pytest.main returned.
+IN_PROCESS = '''
+import sys
+
+import pytest
+
+rc = pytest.main(sys.argv[1:])
+import torch
+
+intercept = sys.modules.get("devassert._guard.intercept")
+level = intercept.current_level() if intercept else "not installed"
+# The guard off puts every original object back.
+restored = not any(hasattr(f, "__devassert_original__") for f in (torch.embedding, torch.Tensor.__getitem__, torch.gather))
+print(f"AFTER-MAIN rc={int(rc)} level={level} restored={restored}")
+'''
+
+# Bound and tabulated at import, as PyTorch's test_overrides.py does: every
+# guarded function that torch's testing overrides cover, called on a
+# __torch_function__ type, must reach its override; `gather` bound by name
+# must be checked.
+BOUND_AT_IMPORT = '''
+import pytest
+import torch
+from torch import gather
+from torch.overrides import get_testing_overrides
+
+HANDLED = {}
+for func, override in get_testing_overrides().items():
+    HANDLED[func] = override
+
+
+class TensorLike:
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func not in HANDLED:
+            return NotImplemented
+        return ("handled", func.__name__)
+
+
+GUARDED = [f for f in HANDLED if hasattr(f, "__devassert_original__")]
+
+
+def test_some_functions_are_guarded_at_import():
+    import sys
+
+    print("GUARDED-AT-IMPORT", len(GUARDED))
+    assert ("devassert._guard.intercept" in sys.modules) == bool(GUARDED)
+
+
+@pytest.mark.parametrize("name", ["gather", "embedding", "index_select", "take", "bincount", "multinomial", "one_hot"])
+def test_a_table_built_at_import_matches(name):
+    func = getattr(torch, name, None) or getattr(torch.nn.functional, name)
+    assert func(TensorLike(), *([0, TensorLike()] if name in ("gather", "index_select") else [])) == ("handled", func.__name__)
+
+
+def test_a_name_bound_at_import_is_checked():
+    with pytest.raises(RuntimeError) as info:
+        gather(torch.zeros(2, 3), 1, torch.tensor([[0], [5]]))
+    print("BOUND-GATHER", type(info.value).__name__)
+'''
+
+# A plugin that imports torch and binds a guarded op before pytest loads
+# the conftest files (where the guard goes on).
+EARLY_PLUGIN = '''
+from torch import gather  # noqa: F401
 '''
 
 
@@ -138,7 +205,7 @@ class PassingSuite(unittest.TestCase):
         self.assertIn("devassert: guard level 'on': no op stopped", guarded)
         self.assertNotIn("devassert:", plain)
 
-    def test_the_guard_is_on_inside_each_test_and_off_after(self):
+    def test_the_guard_is_on_from_before_collection_and_off_after(self):
         with tempfile.TemporaryDirectory() as tmp:
             after = os.path.join(tmp, "after")
             files = {"test_probe.py": LEVEL_PROBE, "conftest.py": AFTER_SESSION}
@@ -146,7 +213,42 @@ class PassingSuite(unittest.TestCase):
             self.assertEqual(rc, 0, out)
             self.assertIn("LEVEL=on", out)
             with open(after) as fh:
-                self.assertEqual(fh.read(), "off True")
+                # The conftest imported the guarded functions.
+                self.assertEqual(fh.read(), "on True True")
+
+    def test_after_the_session_every_original_is_back(self):
+        with tempfile.TemporaryDirectory() as root:
+            for name, text in {"test_probe.py": LEVEL_PROBE, "main.py": IN_PROCESS}.items():
+                with open(os.path.join(root, name), "w") as fh:
+                    fh.write(textwrap.dedent(text))
+            cmd = [sys.executable, "main.py", "-p", "devassert.pytest_plugin", "-p", "no:cacheprovider", "--devassert", "-s", "test_probe.py"]
+            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600)
+        out = done.stdout + done.stderr
+        self.assertIn("LEVEL=on", out)
+        self.assertIn("AFTER-MAIN rc=0 level=off restored=True", out)
+
+
+class BoundAtImport(unittest.TestCase):
+    """Names and __torch_function__ tables a test module binds at import."""
+
+    def test_tables_match_and_bound_names_are_checked(self):
+        rc_plain, plain = run_pytest({"test_bound.py": BOUND_AT_IMPORT}, "-s")
+        rc, guarded = run_pytest({"test_bound.py": BOUND_AT_IMPORT}, "-s", "--devassert")
+        self.assertEqual((rc_plain, rc), (0, 0), guarded)
+        self.assertEqual(counts(plain), counts(guarded))
+        self.assertEqual(counts(guarded), {"passed": 9})
+        self.assertIn("GUARDED-AT-IMPORT 0", plain)
+        self.assertRegex(guarded, r"GUARDED-AT-IMPORT [1-9]")
+        self.assertIn("BOUND-GATHER RuntimeError", plain)
+        self.assertIn("BOUND-GATHER DeviceAssertPreventedRuntimeError", guarded)
+
+    def test_names_bound_before_the_guard_are_named_in_one_line(self):
+        files = {"test_probe.py": LEVEL_PROBE, "early_plugin.py": EARLY_PLUGIN}
+        rc, out = run_pytest(files, "-p", "early_plugin", "--devassert", "-s", env={"PYTHONPATH": os.pathsep.join(filter(None, [".", os.environ.get("PYTHONPATH")]))})
+        self.assertEqual(rc, 0, out)
+        lines = [line for line in out.splitlines() if "bound before the guard was installed" in line]
+        self.assertEqual(len(lines), 1, out)
+        self.assertIn("early_plugin.gather (torch.gather)", lines[0])
 
     def test_levels_from_the_command_line_and_the_ini_file(self):
         rc, out = run_pytest({"test_probe.py": LEVEL_PROBE}, "--devassert-level", "strict", "-s")
@@ -277,8 +379,11 @@ class UnderDevassertRun(unittest.TestCase):
             "conftest.py": '''
                 import sys
 
+                import pytest
 
-                def pytest_sessionfinish(session):
+
+                @pytest.hookimpl(trylast=True)
+                def pytest_unconfigure(config):
                     print("AFTER=" + sys.modules["devassert._guard.intercept"].current_level())
             ''',
         }
