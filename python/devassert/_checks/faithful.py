@@ -180,6 +180,8 @@ def build(found, error, frames, samples=None, views=None):
         evidence["ranks"] = [rank]
     if worker is not None:
         evidence["worker"] = worker
+    if _report.inherited is not None:
+        evidence["guard_inherited"] = dict(_report.inherited)
     if samples and not certain and note:
         evidence["samples_note"] = note
     if inner is not None and inner != location:

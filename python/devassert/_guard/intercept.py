@@ -47,6 +47,7 @@ from .._checks import plain as _plain
 from .._checks import samples as _samples
 from .._checks import violation as _violation
 from .._compiled import boundary as _compiled
+from . import inherit as _inherit
 from . import slots as _slots
 
 OFF, ON, STRICT, ASYNC = 0, 1, 2, 3
@@ -279,6 +280,8 @@ def install():
         _installed.append((owner, attr, original, owned))
         _register_for_torchscript(wrapper, original)
     _slots.keep()
+    # Spawned and forkserver children: guarded at the level they start at.
+    _inherit.install(current_level)
 
 
 _wrappers = {}  # id(original) -> wrapper: the same object every time the guard goes on
@@ -313,6 +316,7 @@ def uninstall():
     global _level
     _level = OFF
     _compiled.uninstall()
+    _inherit.uninstall()
     while _installed:
         owner, attr, original, owned = _installed.pop()
         wrapper = getattr(owner, attr, None)
