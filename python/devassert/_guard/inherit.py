@@ -28,8 +28,8 @@ import sys
 try:
     if {root!r} not in sys.path:
         sys.path.append({root!r})
-    from devassert._guard import inherit
-    inherit.resume({level!r}, {pid!r})
+    from devassert._guard import child
+    child.resume({level!r}, {pid!r})
 except Exception as e:
     sys.stderr.write("devassert: the guard did not follow into this child process: %s: %s\\n" % (type(e).__name__, e))
 """
@@ -76,20 +76,3 @@ def uninstall():
     if spawn is not None:
         spawn.get_preparation_data = _installed
     _installed = None
-
-
-# In the child: where the guard came from, for its findings' evidence.
-parent = None
-
-
-def resume(level, pid):
-    """In a spawned child: the guard at the parent's `level`."""
-    global parent
-    from .._checks import report as _report
-    from . import hook as _hook
-
-    # A forkserver child is forked from the server, which imported it.
-    method = "forkserver" if "multiprocessing.forkserver" in sys.modules else "spawn"
-    parent = {"pid": pid, "start_method": method, "level": level}
-    _report.inherited = parent
-    _hook.install(level)
