@@ -98,7 +98,8 @@ def _checked(original, check, args, kwargs, caller):
     first = args[0] if args else None
     if _async.on_device(first):
         capture = _async.capturing()
-        if level == ASYNC or capture:
+        # Subclasses are checked on their plain tensors, synchronously.
+        if (level == ASYNC or capture) and not _plain.wrapped(args, kwargs):
             done, result = _async.call(original, check, args, kwargs, strict, capture, caller)
             if done:
                 return result

@@ -22,6 +22,8 @@ import torch.nn.functional as F
 from torch.utils._pytree import tree_map
 
 import devassert
+from devassert._checks import deferred as _async
+from devassert._checks import violation as _violation
 from devassert._guard import intercept as _intercept
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -86,19 +88,30 @@ class WrapperSubclassTest(unittest.TestCase):
         _intercept.set_level("off")
 
     def _compare(self, cls, name, fn, ids):
+        """The outcome at "on", after checking that the accelerator path and
+        the async path (forced on CPU tensors) give the same."""
         plain = _outcome(lambda: fn(ids))
-        _intercept.set_level("on")
-        try:
-            guarded = _outcome(lambda: fn(ids))
-        finally:
-            _intercept.set_level("off")
-        if isinstance(plain, Exception):
-            self.assertIsInstance(guarded, type(plain), f"{cls.__name__} {name}: {guarded!r}")
-            self.assertTrue(str(guarded).startswith(str(plain)), f"{cls.__name__} {name}: {guarded}")
-        else:
-            self.assertNotIsInstance(guarded, Exception, f"{cls.__name__} {name}: {guarded!r}")
-            self.assertTrue(torch.equal(plain, guarded), f"{cls.__name__} {name}")
-        return guarded
+        outcomes = []
+        for level, precheck, fake in (("async", True, True), ("on", True, False), ("on", False, False)):
+            _violation.PRECHECK_CPU, _async.FAKE_DEVICE = precheck, fake
+            _async.reset()
+            _intercept.set_level(level)
+            try:
+                guarded = _outcome(lambda: fn(ids))
+                if _async.armed:
+                    _async.poll(wait=True)
+            finally:
+                _violation.PRECHECK_CPU, _async.FAKE_DEVICE = False, False
+                _intercept.set_level("off")
+            where = f"{cls.__name__} {name} {level} precheck={precheck}"
+            if isinstance(plain, Exception):
+                self.assertIsInstance(guarded, type(plain), f"{where}: {guarded!r}")
+                self.assertTrue(str(guarded).startswith(str(plain)), f"{where}: {guarded}")
+            else:
+                self.assertNotIsInstance(guarded, Exception, f"{where}: {guarded!r}")
+                self.assertTrue(torch.equal(plain, guarded), where)
+            outcomes.append(guarded)
+        return outcomes[-1]
 
     def test_valid_input_is_unchanged_and_bad_ids_raise_torchs_type(self):
         for cls in (Wrapper, Traceable):
