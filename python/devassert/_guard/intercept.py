@@ -139,10 +139,29 @@ def _relevant(args, kwargs):
     return out
 
 
-def _dispatch(guarded, args, kwargs):
-    """torch.overrides' dispatch, failing with the message torch's C dispatch gives."""
+class _ParsedFirst(torch.overrides.TorchFunctionMode):
+    """The original op parses the arguments first, as plain torch does (a
+    call no signature of it accepts raises torch's TypeError, before any
+    __torch_function__ sees it); a call it accepts reaches this mode first,
+    which dispatches it with what the user called as `func`."""
+
+    def __init__(self, guarded, relevant):
+        super().__init__()
+        self.guarded = guarded
+        self.relevant = relevant
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return _handle_tf(self.guarded, self.relevant, *args, **(kwargs or {}))
+
+
+def _dispatch(guarded, args, kwargs, original=None):
+    """torch.overrides' dispatch, failing with the message torch's C dispatch
+    gives; `original`: a C op whose parser sees the arguments first."""
     relevant = _relevant(args, kwargs)
     try:
+        if original is not None and type(original) is _BUILTIN:
+            with _ParsedFirst(guarded, relevant):
+                return original(*args, **kwargs)
         return _handle_tf(guarded, relevant, *args, **kwargs)
     except TypeError as error:
         if not str(error).startswith("no implementation found for"):
@@ -183,7 +202,7 @@ def _wrap(original, check, dispatch_here):
                 # Subclasses, duck types and modes: one __torch_function__
                 # call, before any attribute of theirs is read, with what the
                 # user called as `func`.
-                return _dispatch(guarded, args, kwargs) if dispatch_here else original(*args, **kwargs)
+                return _dispatch(guarded, args, kwargs, original) if dispatch_here else original(*args, **kwargs)
             first = args[0] if args else None
             fast = cpu_checks and type(first) in _TENSOR_TYPES and _level != STRICT and first.is_cpu and not _violation.PRECHECK_CPU
             if fast:
@@ -254,6 +273,7 @@ def _name_like(wrapper, original):
 
 
 _SIMPLE_KEYS = (int, slice, type(None), type(Ellipsis))
+_BUILTIN = type(torch._C._get_tracing_state)
 # Exact types for the fast test; subclasses (Parameter, ...) take the full path.
 _TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
 

@@ -330,12 +330,9 @@ class BoundAtImport(unittest.TestCase):
         guarded, out = outcomes("--devassert")
         self.assertGreater(len(plain), 1000, out_plain)
         self.assertEqual(sorted(plain), sorted(guarded), out)
-        changed = sorted(n for n in plain if plain[n] != guarded[n])
-        # Known: called with a __torch_function__ object as `dim`, plain
-        # torch's argument parser rejects torch.scatter before any dispatch;
-        # the guard's wrapper hands the call to __torch_function__ (the
-        # guard's, not the plugin's: the same with devassert.guard()).
-        self.assertEqual(changed, ["torch.scatter"], out)
+        # Not one changed (torch.scatter with a __torch_function__ object as
+        # `dim` included: torch's argument parser rejects it before dispatch).
+        self.assertEqual(sorted(n for n in plain if plain[n] != guarded[n]), [], out)
         print(f"\ntesting overrides: {len(plain)} tests; plain {sum(v == 'PASSED' for v in plain.values())} passed; "
               f"under the plugin {sum(v == 'PASSED' for v in guarded.values())} passed", file=sys.stderr)
 
