@@ -6,3 +6,4 @@ is on."""
 
 from .integrations.pytest_plugin import pytest_addoption as pytest_addoption
 from .integrations.pytest_plugin import pytest_configure as pytest_configure
+from .integrations.pytest_plugin import pytest_load_initial_conftests as pytest_load_initial_conftests

@@ -5,7 +5,10 @@
 //! diagnostics in bounded memory and dataset samples under prefetching loaders
 //! (`guard_py/test_samples.py`), and the guard's invisibility to Python itself:
 //! list-of-tensor idioms, `__torch_function__` of every testing override,
-//! warnings, tracebacks, unguard (`guard_py/test_transparency.py`).
+//! warnings, tracebacks, unguard (`guard_py/test_transparency.py`), and on
+//! tensor subclasses: wrappers, nested tensors, DTensor (`guard_py/test_subclasses.py`);
+//! children started by spawn and forkserver guarded at the parent's level
+//! (`guard_py/test_processes.py`).
 //! `devassert.preflight` on real transformers models, tokenizers, datasets
 //! and loaders (`guard_py/test_preflight.py`), and its callbacks in a real
 //! transformers `Trainer` and `lightning.Trainer` (`guard_py/test_integrations.py`);
@@ -74,6 +77,8 @@ fn real_programs_behave_the_same_guarded() {
         "test_async",
         "test_samples",
         "test_transparency",
+        "test_subclasses",
+        "test_processes",
     ]);
     assert!(text.contains("\nOK"), "{text}");
 }

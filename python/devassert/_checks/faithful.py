@@ -16,6 +16,7 @@ import warnings
 
 import torch
 
+from . import plain as _plain
 from . import report as _report
 from . import samples as _samples
 from . import violation as _violation
@@ -112,17 +113,18 @@ def _fails_anyway(original, args, kwargs, found, error):
     return _same(_attempt(original, *safe), error)
 
 
-def stop(original, check, args, kwargs, found, frames=None):
+def stop(original, check, args, kwargs, found, frames=None, views=None):
     """A check found bad values before the op ran (an accelerator tensor, or
     strict): raise what the op raises on CPU, or return and let the op raise
     its own shape error. `frames`: where the op is (a compiled region's node:
-    the user's line dynamo recorded); the calling frames when None."""
+    the user's line dynamo recorded); the calling frames when None. `views`:
+    what the plain arguments stand for, when the op got tensor subclasses."""
     # Values the CPU kernel does not check: its answer on them varies (with
     # the thread count, memory contents), so the guard's own message stands alone.
     error = None if found.cpu_undefined else _attempt(original, args, kwargs)
     if _fails_anyway(original, args, kwargs, found, error):
         return
-    _raise(found, error, frames)
+    _raise(found, error, frames, views)
 
 
 def explain(original, check, args, kwargs, error, strict):
@@ -131,16 +133,16 @@ def explain(original, check, args, kwargs, error, strict):
     if isinstance(error, DeviceAssertPrevented):
         return
     try:
-        found = check.after(args, kwargs, strict)
+        found, args, kwargs, views = _plain.after(check, args, kwargs, strict)
         if found is None or _fails_anyway(original, args, kwargs, found, error):
             return
     except Exception:  # noqa: BLE001 - never replace torch's error by the guard's
         return
-    _raise(found, error)
+    _raise(found, error, None, views)
 
 
-def _raise(found, error, frames=None):
-    exc = build(found, error, _report.caller_frames() if frames is None else frames)
+def _raise(found, error, frames=None, views=None):
+    exc = build(found, error, _report.caller_frames() if frames is None else frames, views=views)
     _report.emit(exc.finding)
     try:
         raise exc from None
@@ -151,24 +153,35 @@ def _raise(found, error, frames=None):
         del exc
 
 
-def build(found, error, frames, samples=None):
+def build(found, error, frames, samples=None, views=None):
     """The exception for `found`: a DeviceAssertPrevented subclass of the type
     of torch's `error` (None: the RuntimeError an unchecked op dies of on an
     accelerator), located at `frames`; `samples` as _samples.find gives them
-    (found here when None)."""
+    (found here when None); `views` (_plain.Views): what the checked plain
+    tensor stands for when the op got a tensor subclass."""
     location, inner = _report.locate(frames)
     desc = _violation.describe(found)
+    subclass = None
+    if views is not None:
+        desc = found.desc = views.locate(found, desc)
+        subclass = views.evidence(found)
     causes, fixes = found.explain(desc, frames)
     found_samples = _samples.find(found) if samples is None else samples
     samples, certain, worker = found_samples
     note = getattr(found_samples, "note", None)
     evidence = {"pid": os.getpid(), "raise_id": _report.next_raise_id()}
     rank = _report.rank()
+    if subclass is not None:
+        evidence["tensor"] = subclass
+        if rank is None:
+            rank = subclass.get("rank")
     if rank is not None:
         evidence["rank"] = rank
         evidence["ranks"] = [rank]
     if worker is not None:
         evidence["worker"] = worker
+    if _report.inherited is not None:
+        evidence["guard_inherited"] = dict(_report.inherited)
     if samples and not certain and note:
         evidence["samples_note"] = note
     if inner is not None and inner != location:

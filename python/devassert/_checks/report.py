@@ -118,6 +118,11 @@ def in_stack(frames, package):
     return any(needle in f.f_code.co_filename for f in frames)
 
 
+# Set in a child process the guard followed into (`_guard/inherit.py`):
+# {"pid": parent's pid, "start_method": ..., "level": ...}.
+inherited = None
+
+
 def rank():
     for var in ("RANK", "LOCAL_RANK"):
         raw = os.environ.get(var)

@@ -24,6 +24,7 @@ Everything here runs at most once per batch (recording) or on a violation.
 """
 
 import collections
+import os
 import sys
 import weakref
 
@@ -341,13 +342,57 @@ def _match(t, rows, worker):
             unknown += 1
     if same:
         return _named(t, same, rows, worker, proven=len(same) == 1 and not unknown, unknown=unknown)
-    # No batch holds it as it is (it was changed after loading): the newest
-    # batch of its size, as a guess.
-    for b in reversed(batches):
-        if b.indices and t.dim() and t.size(0) == len(b.indices):
-            note = "no batch the DataLoader returned holds this tensor; the newest batch of its size is named"
-            return Samples(_mapped(rows, b.indices), False, _first(worker, b.worker), note)
+    # No batch holds it as it is: it was computed from a batch (positions,
+    # shifted labels). Its rows are named in the batch being processed,
+    # when the calling frames hold one; never in another batch (a loader
+    # that prefetches has already returned the next one).
+    b = _processed(batches)
+    if b is not None and b.indices and t.dim() and t.size(0) == len(b.indices):
+        note = "computed from the batch being processed (the calling code holds it); its rows are taken as that batch's rows"
+        return Samples(_mapped(rows, b.indices), False, _first(worker, b.worker), note)
     return Samples(None, False, worker)
+
+
+# The devassert package's folder: its frames hold batches of their own.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Calling frames searched for the batch being processed, and values per frame.
+_FRAMES, _LOCALS = 64, 64
+
+
+def _processed(batches):
+    """The recorded batch whose tensors the calling frames hold (the
+    training loop's `batch`, a Trainer's `inputs`), innermost first; None
+    when no frame holds one. Identity only: a loader that prefetches holds
+    the next batch in a suspended generator, never on this stack."""
+    held = {}
+    for b in batches:
+        for _, _, ref in b.tensors:
+            t = ref()
+            if t is not None:
+                held[id(t)] = b
+    if not held:
+        return None
+    frame = sys._getframe(1)
+    for _ in range(_FRAMES):
+        if frame is None:
+            break
+        if frame.f_code.co_filename.startswith(_PACKAGE):  # the guard's own frames
+            frame = frame.f_back
+            continue
+        try:
+            values = list(frame.f_locals.values())[:_LOCALS]
+        except Exception:  # noqa: BLE001
+            values = []
+        for v in values:
+            if isinstance(v, torch.Tensor):
+                if id(v) in held:
+                    return held[id(v)]
+            elif isinstance(v, (dict, list, tuple)) or hasattr(v, "items"):
+                for t in _tensors(v, 2):
+                    if id(t) in held:
+                        return held[id(t)]
+        frame = frame.f_back
+    return None
 
 
 def _compare(t, shape, dtype, ref):

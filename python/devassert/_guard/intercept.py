@@ -43,10 +43,12 @@ from .._checks import deferred as _async
 from .._checks import faithful as _faithful
 from .._checks import notes as _notes
 from .._checks import ops as _ops
+from .._checks import plain as _plain
 from .._checks import samples as _samples
 from .._checks import violation as _violation
 from .._compiled import boundary as _compiled
 from .._policy import absorb as _skip
+from . import inherit as _inherit
 from . import slots as _slots
 
 OFF, ON, STRICT, ASYNC = 0, 1, 2, 3
@@ -97,20 +99,25 @@ def _checked(original, check, args, kwargs, caller):
     first = args[0] if args else None
     if _async.on_device(first):
         capture = _async.capturing()
-        if level == ASYNC or capture:
+        # Subclasses are checked on their plain tensors, synchronously.
+        if (level == ASYNC or capture) and not _plain.wrapped(args, kwargs):
             done, result = _async.call(original, check, args, kwargs, strict, capture, caller)
             if done:
                 return result
     try:
-        found = check.before(args, kwargs, strict)
+        # Tensor subclasses (DTensor, nested, wrappers) are checked on their
+        # plain tensors (`_checks/plain.py`).
+        found, plain_args, plain_kwargs, views = _plain.before(check, args, kwargs, strict)
     except Exception:
         # A check must never break the program: fake, meta and
         # functorch tensors and unusual arguments go unchecked.
         found = None
     if found is not None:
-        if _skip.applies():
+        # The skip policy runs the op on values made safe: plain tensors
+        # only (a subclass's finding is on its local values).
+        if views is None and _skip.applies():
             return _skip.run(original, check, args, kwargs, found, caller, strict)
-        _faithful.stop(original, check, args, kwargs, found)
+        _faithful.stop(original, check, plain_args, plain_kwargs, found, views=views)
     try:
         return _caller.call(caller, original, args, kwargs)
     except Exception as error:
@@ -137,25 +144,29 @@ def _relevant(args, kwargs):
     return out
 
 
-class _ParsedBy(torch.overrides.TorchFunctionMode):
-    """Entered around the original C function on the __torch_function__ path:
-    torch's own parser reads the arguments first, so a call that matches no
-    signature raises its TypeError before any handler runs (as plain torch
-    does, whatever the version decides about list items); a call it accepts
-    comes here, and is dispatched with what the user called."""
+class _ParsedFirst(torch.overrides.TorchFunctionMode):
+    """The original op parses the arguments first, as plain torch does (a
+    call no signature of it accepts raises torch's TypeError, before any
+    __torch_function__ sees it); a call it accepts reaches this mode first,
+    which dispatches it with what the user called as `func`."""
 
-    def __init__(self, guarded):
+    def __init__(self, guarded, relevant):
         super().__init__()
         self.guarded = guarded
+        self.relevant = relevant
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        return _dispatch(self.guarded, args, kwargs or {})
+        return _handle_tf(self.guarded, self.relevant, *args, **(kwargs or {}))
 
 
-def _dispatch(guarded, args, kwargs):
-    """torch.overrides' dispatch, failing with the message torch's C dispatch gives."""
+def _dispatch(guarded, args, kwargs, original=None):
+    """torch.overrides' dispatch, failing with the message torch's C dispatch
+    gives; `original`: a C op whose parser sees the arguments first."""
     relevant = _relevant(args, kwargs)
     try:
+        if original is not None and type(original) is _BUILTIN:
+            with _ParsedFirst(guarded, relevant):
+                return original(*args, **kwargs)
         return _handle_tf(guarded, relevant, *args, **kwargs)
     except TypeError as error:
         if not str(error).startswith("no implementation found for"):
@@ -197,10 +208,7 @@ def _wrap(original, check, dispatch_here):
                 # Subclasses, duck types and modes: one __torch_function__
                 # call, before any attribute of theirs is read, with what the
                 # user called as `func`.
-                if not dispatch_here:
-                    return original(*args, **kwargs)
-                with _ParsedBy(guarded):
-                    return original(*args, **kwargs)
+                return _dispatch(guarded, args, kwargs, original) if dispatch_here else original(*args, **kwargs)
             first = args[0] if args else None
             fast = cpu_checks and type(first) in _TENSOR_TYPES and _level != STRICT and first.is_cpu and not _violation.PRECHECK_CPU
             if fast:
@@ -242,7 +250,7 @@ def _wrap_getitem(original, check):
         args = (self, key, *value)
         fast = False
         try:
-            fast = _level != STRICT and self.is_cpu and not _violation.PRECHECK_CPU
+            fast = _level != STRICT and self.is_cpu and not _violation.PRECHECK_CPU and (type(self) in _TENSOR_TYPES or not _plain.wrapped((self,), {}))
             if fast:
                 site = _sites.get((id(caller.f_code), caller.f_lasti)) or _caller.site(caller)
                 return site[0](original, args, {})
@@ -271,6 +279,7 @@ def _name_like(wrapper, original):
 
 
 _SIMPLE_KEYS = (int, slice, type(None), type(Ellipsis))
+_BUILTIN = type(torch._C._get_tracing_state)
 # Exact types for the fast test; subclasses (Parameter, ...) take the full path.
 _TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
 
@@ -298,6 +307,8 @@ def install():
         _register_for_torchscript(wrapper, original)
     _slots.keep()
     _notes.boundary = _compiled.install(_boundary_level)
+    # Spawned and forkserver children: guarded at the level they start at.
+    _inherit.install(current_level)
 
 
 _wrappers = {}  # id(original) -> wrapper: the same object every time the guard goes on
@@ -332,6 +343,7 @@ def uninstall():
     global _level
     _level = OFF
     _compiled.uninstall()
+    _inherit.uninstall()
     while _installed:
         owner, attr, original, owned = _installed.pop()
         wrapper = getattr(owner, attr, None)

@@ -24,6 +24,7 @@ from . import columns as _columns
 from . import loaders as _preflight_loaders
 from . import scanner as _scanner
 from .columns import ArrowColumn, flat_from_array, integer, screen, write_arrow
+from .steps import step as _step
 
 # Columns and what they index.
 TOKENS, TYPES, LABELS = "tokens", "types", "labels"
@@ -205,9 +206,13 @@ def check(data, bounds, max_rows):
         for name, source in _sources(data):
             started = time.perf_counter()
             summary = {"name": name, "kind": _kind(source)}
-            jobs += _jobs(source, name, bounds, max_rows, tmp, summary, out)
+            with _step(f"reading data source {name!r} ({_kind(source)})"):
+                jobs += _jobs(source, name, bounds, max_rows, tmp, summary, out)
             summary["seconds"] = round(time.perf_counter() - started, 6)
-            out.sources.append(summary)
+            if not summary.get("columns"):
+                out.findings.append(_nothing_checked(name, summary, bounds))
+            # What was seen, for that finding's words only (not in the contract).
+            out.sources.append({k: v for k, v in summary.items() if not k.startswith("_")})
         findings, sections = run_jobs(jobs, bounds)
         out.findings += findings
         out.sections += sections
@@ -264,12 +269,12 @@ def _jobs(source, name, bounds, max_rows, tmp, summary, out):
     if _is_hf_dataset(source):
         return _hf_jobs(source, name, bounds, tmp, summary)
     if _is_loader(source):
-        return _memory_jobs(_preflight_loaders.loader_columns(source, max_rows, summary), name, bounds, tmp, summary)
+        return _memory_jobs(_preflight_loaders.loader_columns(source, max_rows, summary, bounds.labels is not None), name, bounds, tmp, summary)
     if _is_torch_dataset(source):
         from torch.utils.data import DataLoader
 
         loader = DataLoader(source, batch_size=None, shuffle=False)
-        return _memory_jobs(_preflight_loaders.loader_columns(loader, max_rows, summary), name, bounds, tmp, summary)
+        return _memory_jobs(_preflight_loaders.loader_columns(loader, max_rows, summary, bounds.labels is not None), name, bounds, tmp, summary)
     if _is_array(source):
         role_name = _bare_array_column(bounds)
         if role_name is None:
@@ -283,18 +288,50 @@ def _jobs(source, name, bounds, max_rows, tmp, summary, out):
         return _memory_jobs({role_name: flat}, name, bounds, tmp, summary)
     if hasattr(source, "keys"):
         columns = {}
+        summary["_seen_columns"] = [str(k) for k in source.keys()][:24]
         for key in source.keys():
             v = source[key]
             if _is_array(v) and integer(v):
                 columns[str(key)] = flat_from_array(v)
             elif isinstance(v, (list, tuple)):
-                columns[str(key)] = _columns.flat_from_lists(v)
+                try:
+                    columns[str(key)] = _columns.flat_from_lists(v)
+                except TypeError:
+                    pass  # not ids: text, floats
         summary["rows"] = max((c.rows for c in columns.values()), default=0)
         return _memory_jobs(columns, name, bounds, tmp, summary)
     raise TypeError(
         f"devassert.preflight: cannot read data of type {type(source).__name__}: pass a datasets.Dataset, "
         "a numpy array or tensor, a dict of them, a torch Dataset or a DataLoader"
     )
+
+
+def _nothing_checked(name, summary, bounds):
+    """The error finding of a data source of which no column could be
+    checked: preflight never passes on data it did not read."""
+    from .._findings.findings import EMBEDDING, finding
+
+    seen = summary.get("_seen_columns")
+    if summary.get("skipped"):
+        why = summary["skipped"]
+    elif bounds.vocab is None and bounds.labels is None and bounds.types is None:
+        why = "there is nothing to check it against: no input embedding (the model has none, or no model), no tokenizer and no num_classes"
+    elif "_batch" in summary:
+        why = f"its batches ({summary['_batch']}) hold no column preflight knows"
+    elif summary.get("rows") == 0:
+        why = "it holds no rows"
+    else:
+        why = f"it holds no column preflight knows (columns: {seen if seen else 'none read'})"
+    label = bounds.label_key
+    fixes = [
+        f"name the columns preflight checks: input_ids (or decoder_input_ids) against the embedding, token_type_ids, and {label!r} (label_key=) against the labels' bound",
+        "or pass the ids themselves: devassert.preflight(model, data=ids_tensor), or a DataLoader whose batches are dicts of those keys or (ids, labels) tuples",
+    ]
+    if bounds.vocab is None and bounds.labels is None:
+        fixes.insert(0, "pass the model (its input embedding), the tokenizer, or num_classes= for labels")
+    evidence = {"source": "preflight", "data": name, "checked": [], "why": why}
+    summary_text = f"preflight checked nothing in data {name!r}: {why}"
+    return finding(EMBEDDING, "error", None, evidence, fixes, summary=summary_text)
 
 
 def _bare_array_column(bounds):
@@ -336,6 +373,7 @@ def _hf_jobs(ds, name, bounds, tmp, summary):
     renamed or cast columns) screened in memory."""
     summary["rows"] = len(ds)
     names = list(ds.column_names)
+    summary["_seen_columns"] = names[:24]
     schema = ds.data.schema
     columns = [c for c in names if bounds.role(c, names) and _columns.int_type(schema.field(c).type)]
     jobs = []

@@ -16,11 +16,63 @@ from .._guard import hook as _hook
 from .._guard.level import env_level as _env_level
 
 
+def session_on(level):
+    """The guard at `level` for the session, from before collection: (what
+    to restore at its end, the warning naming entry points bound before it
+    was installed, or None)."""
+    before = _on(level)
+    line = None
+    if before[0] == "level":
+        from .._guard import captured as _captured
+        from .._guard import intercept as _intercept
+
+        line = _captured.warning(_intercept._installed)
+    return before, line
+
+
+def _on(level):
+    """Guard now when torch is imported; else from the moment the code
+    imports it (a suite that never does pays nothing). Returns what to
+    restore: ("level", L), or ("hook", whether a hook was waiting for torch,
+    its level): `devassert run -- pytest` leaves one waiting."""
+    if "torch" in sys.modules:
+        from .._guard import intercept as _intercept
+
+        previous = _intercept.current_level()
+        _intercept.set_level(level)
+        return ("level", previous)
+    before = ("hook", _hook._HOOK in sys.meta_path, _hook._level)
+    _hook.install(level)
+    return before
+
+
+def _off(before):
+    """Back to what `_on` returned."""
+    if before[0] == "hook":
+        _, waiting, level = before
+        if "torch" not in sys.modules:
+            # Torch was never imported: the hook as it was.
+            if waiting:
+                _hook.install(level)
+            else:
+                _hook.remove()
+            return
+        # Torch was imported: the guard the waiting hook would have installed.
+        _hook._level = level
+        previous = (level or _env_level()) if waiting else "off"
+    else:
+        previous = before[1]
+    intercept = sys.modules.get("devassert._guard.intercept")
+    if intercept is not None:
+        intercept.set_level(previous)
+
+
 class Guarded:
     """The hooks that exist only while the option is on."""
 
-    def __init__(self, level, root):
+    def __init__(self, level, root, session):
         self.level = level
+        self.session = session  # session_on's answer: undone at the end
         self.root = root  # files under it are named relative to it, as pytest names tests
         self.current = []  # the findings the guard raised in the running test
         self.reported = 0  # how many of them a phase's report already holds
@@ -34,56 +86,26 @@ class Guarded:
     def pytest_unconfigure(self, config):
         if self.current_append in _report.listeners:
             _report.listeners.remove(self.current_append)
+        _off(self.session[0])
 
     def current_append(self, finding):
         self.current.append(finding)
 
     def pytest_report_header(self, config):
-        return f"devassert: guard level {self.level!r} around every test"
+        lines = [f"devassert: guard level {self.level!r} around every test"]
+        if self.session[1]:
+            lines.append(self.session[1])
+        return lines
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         self.current.clear()
         self.reported = 0
-        before = self._on()
+        before = _on(self.level)
         try:
             yield
         finally:
-            self._off(before)
-
-    def _on(self):
-        """Guard now when torch is imported; else from the moment the test
-        imports it (a test that never does pays nothing). Returns what to
-        restore: ("level", L), or ("hook", whether a hook was waiting for
-        torch, its level): `devassert run -- pytest` leaves one waiting."""
-        if "torch" in sys.modules:
-            from .._guard import intercept as _intercept
-
-            previous = _intercept.current_level()
-            _intercept.set_level(self.level)
-            return ("level", previous)
-        before = ("hook", _hook._HOOK in sys.meta_path, _hook._level)
-        _hook.install(self.level)
-        return before
-
-    def _off(self, before):
-        if before[0] == "hook":
-            _, waiting, level = before
-            if "torch" not in sys.modules:
-                # The test never imported torch: the hook as it was.
-                if waiting:
-                    _hook.install(level)
-                else:
-                    _hook.remove()
-                return
-            # The test imported torch: the guard the waiting hook would have installed.
-            _hook._level = level
-            previous = (level or _env_level()) if waiting else "off"
-        else:
-            previous = before[1]
-        intercept = sys.modules.get("devassert._guard.intercept")
-        if intercept is not None:
-            intercept.set_level(previous)
+            _off(before)
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_call(self, item):

@@ -318,6 +318,133 @@ class ArraysAndLoaders(unittest.TestCase):
         self.assertEqual(f["samples"], [{"dataset_index": 6}])
 
 
+def _tiny_classifier(vocab=100, num_labels=3):
+    import transformers as tf
+
+    cfg = tf.BertConfig(vocab_size=vocab, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=16, max_position_embeddings=32, num_labels=num_labels)
+    return tf.BertForSequenceClassification(cfg)
+
+
+class TupleBatches(unittest.TestCase):
+    """Batches by position: the first integer tensor is input_ids, the last
+    one labels when labels have a bound (the model's classifier here)."""
+
+    @classmethod
+    def setUpClass(cls):
+        torch.manual_seed(0)
+        cls.model = _tiny_classifier()
+        cls.ids = torch.randint(0, 100, (20, 8))
+        cls.labels = torch.randint(0, 3, (20,))
+
+    def test_ids_and_labels_of_a_tensor_dataset(self):
+        from torch.utils.data import TensorDataset
+
+        ids, labels = self.ids.clone(), self.labels.clone()
+        self.assertTrue(preflight(self.model, data=DataLoader(TensorDataset(ids, labels), batch_size=4)).ok)
+        ids[5, 3] = 104
+        labels[9] = 3
+        r = preflight(self.model, data=DataLoader(TensorDataset(ids, labels), batch_size=4, shuffle=True))
+        found = {f["evidence"]["column"]: f for f in errors(r)}
+        self.assertEqual(sorted(found), ["input_ids", "labels"])
+        self.assertEqual((found["input_ids"]["rule"], found["input_ids"]["values"], found["input_ids"]["samples"]), ("DA101", [104], [{"dataset_index": 5}]))
+        self.assertEqual((found["labels"]["rule"], found["labels"]["values"], found["labels"]["samples"]), ("DA201", [3], [{"dataset_index": 9}]))
+
+    def test_ids_alone_and_a_mask_between(self):
+        from torch.utils.data import TensorDataset
+
+        ids = self.ids.clone()
+        ids[2, 0] = 104
+        (f,) = errors(preflight(self.model, data=DataLoader(TensorDataset(ids), batch_size=4)))
+        self.assertEqual((f["evidence"]["column"], f["samples"]), ("input_ids", [{"dataset_index": 2}]))
+        # (ids, attention mask, labels): the mask is not read; labels are the last.
+        mask = torch.ones_like(ids)
+        labels = self.labels.clone()
+        labels[7] = 4
+        r = preflight(self.model, data=DataLoader(TensorDataset(ids, mask, labels), batch_size=4))
+        self.assertEqual(sorted(r.data[0]["columns"]), ["input_ids", "labels"])
+        self.assertEqual(sorted(f["evidence"]["column"] for f in errors(r)), ["input_ids", "labels"])
+
+
+class LeavesNoTrace(unittest.TestCase):
+    def test_the_loaders_own_generator_and_its_samplers_are_unchanged(self):
+        from torch.utils.data import RandomSampler, TensorDataset
+
+        model = _tiny_classifier()
+        data = TensorDataset(torch.randint(0, 100, (40, 4)), torch.randint(0, 3, (40,)))
+
+        def loaders():
+            # PyTorch's reproducibility recipe: the loader's own seeded
+            # generator; and a sampler with a generator of its own.
+            yield DataLoader(data, batch_size=8, shuffle=True, generator=torch.Generator().manual_seed(0))
+            yield DataLoader(data, batch_size=8, sampler=RandomSampler(data, generator=torch.Generator().manual_seed(1)))
+            yield DataLoader(data, batch_size=8, shuffle=True, num_workers=0, generator=torch.Generator().manual_seed(2), worker_init_fn=None)
+
+        def first_epoch(loader):
+            return [b[0].tolist() for b in loader]
+
+        for plain, checked in zip(loaders(), loaders()):
+            self.assertTrue(preflight(model, data=checked).ok)
+            self.assertEqual(first_epoch(checked), first_epoch(plain))
+
+
+class NeverPassesUnread(unittest.TestCase):
+    """Data of which nothing could be checked is an error finding that says
+    what could not be read and how to point preflight at it."""
+
+    def assert_unread(self, report, words):
+        self.assertFalse(report.ok)
+        (f,) = errors(report)
+        self.assertIn("preflight checked nothing in data", f["summary"])
+        self.assertIn(words, f["summary"])
+        self.assertTrue(any("input_ids" in fix for fix in f["fixes"]), f["fixes"])
+
+    def test_strings_unknown_columns_and_no_bound(self):
+        model = _tiny_classifier()
+        self.assert_unread(preflight(model, data=DataLoader(["a b", "c d"], batch_size=2)), "list of 2: [str, str]")
+        self.assert_unread(preflight(model, data={"text": ["a"], "tokens": [[1, 2]]}), "['text', 'tokens']")
+        self.assert_unread(preflight(model, data=DataLoader([{"ids": torch.tensor([1, 104])}], batch_size=1)), "keys ['ids']")
+        # A model without an input embedding, and no tokenizer or num_classes.
+        self.assert_unread(preflight(torch.nn.Linear(4, 2), data=DataLoader(torch.utils.data.TensorDataset(torch.tensor([[1, 104]])))), "nothing to check it against")
+
+
+class UserObjectsThatFail(unittest.TestCase):
+    """What a user's object raises comes back naming the object and the step."""
+
+    def setUp(self):
+        self.model = _tiny_classifier()
+
+    def raised(self, data):
+        from devassert._preflight.steps import PreflightReadError
+
+        with self.assertRaises(PreflightReadError) as ctx:
+            devassert.preflight(self.model, data=data)
+        self.assertIsNotNone(ctx.exception.__cause__)
+        return str(ctx.exception)
+
+    def test_lengths_meta_tensors_and_collate(self):
+        class Sized(Dataset):
+            def __init__(self, n, device="cpu"):
+                self.n, self.device = n, device
+
+            def __len__(self):
+                return self.n
+
+            def __getitem__(self, i):
+                return {"input_ids": torch.tensor([1, 2], device=self.device)}
+
+        for n in (-1, 10**20):
+            text = self.raised(DataLoader(Sized(n), batch_size=2))
+            self.assertIn("reading data source 'data' (torch.DataLoader): len() of the dataset (Sized) raised", text)
+        text = self.raised(DataLoader(Sized(4, "meta"), batch_size=2))
+        self.assertIn("reading batch 0 (dict with keys ['input_ids']) raised NotImplementedError", text)
+
+        def collate(items):
+            raise ValueError("no padding token")
+
+        text = self.raised(DataLoader(Sized(4), batch_size=2, collate_fn=collate))
+        self.assertIn("collate_fn (UserObjectsThatFail.test_lengths_meta_tensors_and_collate.<locals>.collate) on batch 0 raised ValueError: no padding token", text)
+
+
 class NoBinary(unittest.TestCase):
     def test_data_to_scan_without_the_binary_says_what_is_missing(self):
         import subprocess

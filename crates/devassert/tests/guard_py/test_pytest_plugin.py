@@ -95,17 +95,162 @@ import sys
 
 import torch
 
-# Taken before any test ran, with the guard off.
-ORIGINALS = (torch.embedding, torch.Tensor.__getitem__, torch.gather)
+# Taken at import, before any test ran: the guard is already on.
+AT_IMPORT = (torch.embedding, torch.Tensor.__getitem__, torch.gather)
 
 
 def pytest_sessionfinish(session):
     intercept = sys.modules.get("devassert._guard.intercept")
     level = intercept.current_level() if intercept else "not installed"
-    # The guard off puts every original object back.
-    restored = ORIGINALS == (torch.embedding, torch.Tensor.__getitem__, torch.gather)
+    same = AT_IMPORT == (torch.embedding, torch.Tensor.__getitem__, torch.gather)
+    guarded = all(hasattr(f, "__devassert_original__") for f in AT_IMPORT)
     with open(os.environ["AFTER_FILE"], "w") as fh:
-        fh.write(f"{level} {restored}")
+        fh.write(f"{level} {same} {guarded}")
+'''
+
+# pytest run in this process: what the guard is once pytest.main returned.
+IN_PROCESS = '''
+import sys
+
+import pytest
+
+rc = pytest.main(sys.argv[1:])
+import torch
+
+intercept = sys.modules.get("devassert._guard.intercept")
+level = intercept.current_level() if intercept else "not installed"
+# The guard off puts every original object back.
+restored = not any(hasattr(f, "__devassert_original__") for f in (torch.embedding, torch.Tensor.__getitem__, torch.gather))
+print(f"AFTER-MAIN rc={int(rc)} level={level} restored={restored}")
+'''
+
+# Bound and tabulated at import, as PyTorch's test_overrides.py does: every
+# guarded function that torch's testing overrides cover, called on a
+# __torch_function__ type, must reach its override; `gather` bound by name
+# must be checked.
+BOUND_AT_IMPORT = '''
+import pytest
+import torch
+from torch import gather
+from torch.overrides import get_testing_overrides
+
+HANDLED = {}
+for func, override in get_testing_overrides().items():
+    HANDLED[func] = override
+
+
+class TensorLike:
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func not in HANDLED:
+            return NotImplemented
+        return ("handled", func.__name__)
+
+
+GUARDED = [f for f in HANDLED if hasattr(f, "__devassert_original__")]
+
+
+def test_some_functions_are_guarded_at_import():
+    import sys
+
+    print("GUARDED-AT-IMPORT", len(GUARDED))
+    assert ("devassert._guard.intercept" in sys.modules) == bool(GUARDED)
+
+
+T = TensorLike()
+CALLS = {
+    "gather": (torch.gather, (T, 0, T)),
+    "embedding": (torch.embedding, (T, T)),
+    "index_select": (torch.index_select, (T, 0, T)),
+    "take": (torch.take, (T, T)),
+    "bincount": (torch.bincount, (T,)),
+    "multinomial": (torch.multinomial, (T, 1)),
+    "one_hot": (torch.nn.functional.one_hot, (T,)),
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_a_table_built_at_import_matches(name):
+    func, args = CALLS[name]
+    assert func(*args) == ("handled", func.__name__)
+
+
+def test_a_name_bound_at_import_is_checked():
+    with pytest.raises(RuntimeError) as info:
+        gather(torch.zeros(2, 3), 1, torch.tensor([[0], [5]]))
+    print("BOUND-GATHER", type(info.value).__name__)
+'''
+
+# The shape of PyTorch's test_overrides.py (written here, not copied): every
+# function of torch's testing overrides, called on a __torch_function__ type
+# with a dispatch table built at import, must reach its override.
+OVERRIDES_SUITE = '''
+import inspect
+
+import pytest
+import torch
+from torch.overrides import get_testing_overrides, is_tensor_method_or_property
+
+# Built at import, as PyTorch's test_overrides.py builds its tables.
+OVERRIDES = get_testing_overrides()
+TRIGGERED = set()
+
+
+def _handler(func):
+    def impl(*args, **kwargs):
+        TRIGGERED.add(func)
+        return -1
+
+    return impl
+
+
+HANDLED = {func: _handler(func) for func in OVERRIDES}
+
+
+class TensorLike:
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func not in HANDLED:
+            return NotImplemented
+        return HANDLED[func](*args, **(kwargs or {}))
+
+
+class SubTensor(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func not in HANDLED:
+            return NotImplemented
+        return HANDLED[func](*args, **(kwargs or {}))
+
+
+def _name(func):
+    if func.__name__ == "__get__":
+        owner = getattr(func.__self__, "__qualname__", None) or "Tensor." + func.__self__.fget.__name__
+        return f"{owner}.__get__"
+    module = "Tensor" if is_tensor_method_or_property(func) else func.__module__
+    return f"{module}.{func.__name__}"
+
+
+CASES = {}
+for func, override in OVERRIDES.items():
+    CASES.setdefault(_name(func), (func, override))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_override_is_reached(name):
+    func, override = CASES[name]
+    make = (lambda: SubTensor([5])) if is_tensor_method_or_property(func) else TensorLike
+    spec = inspect.getfullargspec(override)
+    n = len(spec.args) - len(spec.defaults or ())
+    args = [make() for _ in range(n)] + ([make(), make()] if spec.varargs else [])
+    ret = func(*args)
+    assert func in TRIGGERED or ret == -1
+'''
+
+# A plugin that imports torch and binds a guarded op before pytest loads
+# the conftest files (where the guard goes on).
+EARLY_PLUGIN = '''
+from torch import gather  # noqa: F401
 '''
 
 
@@ -138,7 +283,7 @@ class PassingSuite(unittest.TestCase):
         self.assertIn("devassert: guard level 'on': no op stopped", guarded)
         self.assertNotIn("devassert:", plain)
 
-    def test_the_guard_is_on_inside_each_test_and_off_after(self):
+    def test_the_guard_is_on_from_before_collection_and_off_after(self):
         with tempfile.TemporaryDirectory() as tmp:
             after = os.path.join(tmp, "after")
             files = {"test_probe.py": LEVEL_PROBE, "conftest.py": AFTER_SESSION}
@@ -146,7 +291,58 @@ class PassingSuite(unittest.TestCase):
             self.assertEqual(rc, 0, out)
             self.assertIn("LEVEL=on", out)
             with open(after) as fh:
-                self.assertEqual(fh.read(), "off True")
+                # The conftest imported the guarded functions.
+                self.assertEqual(fh.read(), "on True True")
+
+    def test_after_the_session_every_original_is_back(self):
+        with tempfile.TemporaryDirectory() as root:
+            for name, text in {"test_probe.py": LEVEL_PROBE, "main.py": IN_PROCESS}.items():
+                with open(os.path.join(root, name), "w") as fh:
+                    fh.write(textwrap.dedent(text))
+            cmd = [sys.executable, "main.py", "-p", "devassert.pytest_plugin", "-p", "no:cacheprovider", "--devassert", "-s", "test_probe.py"]
+            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600)
+        out = done.stdout + done.stderr
+        self.assertIn("LEVEL=on", out)
+        self.assertIn("AFTER-MAIN rc=0 level=off restored=True", out)
+
+
+class BoundAtImport(unittest.TestCase):
+    """Names and __torch_function__ tables a test module binds at import."""
+
+    def test_tables_match_and_bound_names_are_checked(self):
+        rc_plain, plain = run_pytest({"test_bound.py": BOUND_AT_IMPORT}, "-s")
+        rc, guarded = run_pytest({"test_bound.py": BOUND_AT_IMPORT}, "-s", "--devassert")
+        self.assertEqual((rc_plain, rc), (0, 0), guarded)
+        self.assertEqual(counts(plain), counts(guarded))
+        self.assertEqual(counts(guarded), {"passed": 9})
+        self.assertIn("GUARDED-AT-IMPORT 0", plain)
+        self.assertRegex(guarded, r"GUARDED-AT-IMPORT [1-9]")
+        self.assertIn("BOUND-GATHER RuntimeError", plain)
+        self.assertIn("BOUND-GATHER DeviceAssertPreventedRuntimeError", guarded)
+
+    def test_every_testing_override_is_reached_as_without_the_plugin(self):
+        def outcomes(*args):
+            rc, out = run_pytest({"test_overrides_like.py": OVERRIDES_SUITE}, "-q", "-W", "ignore", *args)
+            found = re.findall(r"^(PASSED|FAILED) test_overrides_like.py::test_override_is_reached\[(.+?)\]", out, re.M)
+            return {name: outcome for outcome, name in found}, out
+
+        plain, out_plain = outcomes()
+        guarded, out = outcomes("--devassert")
+        self.assertGreater(len(plain), 1000, out_plain)
+        self.assertEqual(sorted(plain), sorted(guarded), out)
+        # Not one changed (torch.scatter with a __torch_function__ object as
+        # `dim` included: torch's argument parser rejects it before dispatch).
+        self.assertEqual(sorted(n for n in plain if plain[n] != guarded[n]), [], out)
+        print(f"\ntesting overrides: {len(plain)} tests; plain {sum(v == 'PASSED' for v in plain.values())} passed; "
+              f"under the plugin {sum(v == 'PASSED' for v in guarded.values())} passed", file=sys.stderr)
+
+    def test_names_bound_before_the_guard_are_named_in_one_line(self):
+        files = {"test_probe.py": LEVEL_PROBE, "early_plugin.py": EARLY_PLUGIN}
+        rc, out = run_pytest(files, "-p", "early_plugin", "--devassert", "-s", env={"PYTHONPATH": os.pathsep.join(filter(None, [".", os.environ.get("PYTHONPATH")]))})
+        self.assertEqual(rc, 0, out)
+        lines = [line for line in out.splitlines() if "bound before the guard was installed" in line]
+        self.assertEqual(len(lines), 1, out)
+        self.assertIn("early_plugin.gather (torch.gather)", lines[0])
 
     def test_levels_from_the_command_line_and_the_ini_file(self):
         rc, out = run_pytest({"test_probe.py": LEVEL_PROBE}, "--devassert-level", "strict", "-s")
@@ -285,8 +481,11 @@ class UnderDevassertRun(unittest.TestCase):
             "conftest.py": '''
                 import sys
 
+                import pytest
 
-                def pytest_sessionfinish(session):
+
+                @pytest.hookimpl(trylast=True)
+                def pytest_unconfigure(config):
                     print("AFTER=" + sys.modules["devassert._guard.intercept"].current_level())
             ''',
         }

@@ -271,6 +271,50 @@ class SamplesUnderPrefetching(unittest.TestCase):
                     self.assertNotIn("samples_certain", f, (name, workers, mode))
 
 
+class DerivedTensorsUnderPrefetching(unittest.TestCase):
+    """A tensor computed from the batch (ids + an offset) is held by no batch:
+    its rows are named in the batch the loop is processing, never in the one
+    a prefetching loader fetched ahead; with none known, no sample is named."""
+
+    class Offsets(Dataset):
+        def __len__(self):
+            return N
+
+        def __getitem__(self, i):
+            return {"ids": torch.tensor([1, 2, 45 if i == 9 else 3])}
+
+    def finding(self, loader):
+        emb = torch.nn.Embedding(50, 4)
+        found = None
+        _samples._recent.clear()
+        _intercept.set_level("on")
+        try:
+            for k, batch in enumerate(loader):
+                if k == FAILS:
+                    try:
+                        emb(batch["ids"] + 10)  # only sample 9's 45 goes past the table
+                    except IndexError as e:
+                        found = e.finding
+        finally:
+            _intercept.set_level("off")
+            gc.collect()
+        self.assertIsNotNone(found)
+        return found
+
+    def test_the_processed_batch_or_none(self):
+        for name in ("plain", "accelerate DataLoaderShard", "lightning-style fetcher", "timm-style prefetcher"):
+            make, proven = SHAPES[name]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                f = self.finding(make(self.Offsets(), 0))
+            self.assertFalse(f["samples_certain"] if "samples" in f else False, name)
+            if proven:  # the loop holds a batch the DataLoader returned
+                self.assertEqual(f["samples"], [{"dataset_index": 9, "row": 1}], name)
+                self.assertIn("computed from the batch being processed", f["evidence"]["samples_note"], name)
+            else:  # copies: the batch being processed is not known
+                self.assertNotIn("samples", f, name)
+
+
 class WorkerFindingsInTheParent(unittest.TestCase):
     def test_the_parent_re_raises_the_workers_finding_and_records_it_as_the_end(self):
         # Samples 3 (batch 1, worker 1) and 5 (batch 2, worker 0) fail inside
