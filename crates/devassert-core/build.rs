@@ -39,6 +39,14 @@ fn main() {
         "pub(crate) static OP_GUESSES_FILE: (&str, &str) = (\"op-guesses.toml\", include_str!({:?}));\n",
         abs.display().to_string()
     ));
+    // The causes decided by measured facts (the `facts` module).
+    let causes = dir.join("causes.toml");
+    println!("cargo:rerun-if-changed={}", causes.display());
+    let abs = fs::canonicalize(&causes).expect("catalog/causes.toml readable");
+    out.push_str(&format!(
+        "pub(crate) static FACT_CAUSES_FILE: (&str, &str) = (\"causes.toml\", include_str!({:?}));\n",
+        abs.display().to_string()
+    ));
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     fs::write(out_dir.join("catalog_files.rs"), out).expect("write catalog_files.rs");
     fs::write(out_dir.join("rule_ids.rs"), rule_ids(&files)).expect("write rule_ids.rs");
