@@ -21,6 +21,57 @@ fn list(items: &[String]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+fn opt(v: &Option<String>) -> String {
+    v.as_deref().map_or_else(|| "None".to_string(), lit)
+}
+
+/// `catalog/causes.toml` as `FACT_CAUSES`, evaluated by `_findings/facts.py`.
+fn fact_causes(s: &mut String) {
+    s.push_str(
+        "\n# The causes decided by measured facts (catalog/causes.toml; its header\n\
+         # says what the facts and expressions mean), evaluated by _findings/facts.py.\n\
+         FACT_CAUSES = [\n",
+    );
+    let rows = toml::from_str::<crate::facts::table::File>(crate::facts::source())
+        .map(|f| f.cause)
+        .unwrap_or_default();
+    for c in rows {
+        let _ = writeln!(s, "    {{");
+        let _ = writeln!(s, "        \"id\": {}, \"kind\": {},", lit(&c.id), lit(&c.kind));
+        let _ = writeln!(s, "        \"requires\": {}, \"prior\": {:?},", lit(&c.requires), c.prior);
+        let _ = writeln!(s, "        \"why\": {},", lit(&c.why));
+        let _ = writeln!(s, "        \"support\": [");
+        for x in &c.support {
+            let _ = writeln!(
+                s,
+                "            {{\"when\": {}, \"weight\": {}, \"fact\": {}}},",
+                lit(&x.when),
+                lit(&x.weight),
+                lit(&x.fact)
+            );
+        }
+        let _ = writeln!(s, "        ],");
+        let _ = writeln!(s, "        \"refute\": [");
+        for x in &c.refute {
+            let _ = writeln!(s, "            {{\"when\": {}, \"fact\": {}}},", lit(&x.when), lit(&x.fact));
+        }
+        let _ = writeln!(s, "        ],");
+        let _ = writeln!(s, "        \"fix\": [");
+        for x in &c.fix {
+            let _ = writeln!(
+                s,
+                "            {{\"text\": {}, \"when\": {}, \"check\": {}}},",
+                lit(&x.text),
+                opt(&x.when),
+                opt(&x.check)
+            );
+        }
+        let _ = writeln!(s, "        ],");
+        let _ = writeln!(s, "    }},");
+    }
+    s.push_str("]\n");
+}
+
 /// The module's text.
 pub fn module(catalog: &Catalog) -> String {
     let mut s = String::from(
@@ -68,6 +119,7 @@ pub fn module(catalog: &Catalog) -> String {
         let _ = writeln!(s, "    {},", row.join(", "));
     }
     s.push_str("})\n");
+    fact_causes(&mut s);
     let _ = write!(
         s,
         "\n# The shares `advice::calibrate` gives causes (docs/how-it-works.md): established\n\

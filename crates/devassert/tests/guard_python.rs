@@ -66,6 +66,7 @@ fn real_programs_behave_the_same_guarded() {
         "unittest",
         "-v",
         "test_cases",
+        "test_facts",
         "test_async",
         "test_samples",
         "test_transparency",
