@@ -50,6 +50,9 @@ impl Kind {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Decision {
     pub causes: Vec<Cause>,
+    /// The measured facts behind each cause, in the causes' order (empty:
+    /// ranked by its prior).
+    pub support: Vec<Vec<String>>,
     /// `cause_id: the fact that refutes it`.
     pub ruled_out: Vec<String>,
 }
@@ -97,7 +100,7 @@ pub fn value_facts(values: &HashMap<i64, u64>, low: i64, high: i64, kind: Kind) 
 
 /// Decide the causes of out-of-range values of `kind` from `facts`.
 pub fn decide(kind: Kind, facts: &Facts) -> Decision {
-    let mut scored: Vec<(f64, Cause)> = Vec::new();
+    let mut scored: Vec<(f64, Cause, Vec<String>)> = Vec::new();
     let mut ruled_out = Vec::new();
     for def in table().iter().filter(|d| d.kind == kind.as_str()) {
         if !def.requires.holds(facts) {
@@ -135,12 +138,13 @@ pub fn decide(kind: Kind, facts: &Facts) -> Decision {
         });
         let confidence = ((score.clamp(0.05, 0.95)) * 100.0).round() / 100.0;
         let cause = Cause::new(def.id.clone(), confidence, why).with_fixes(fixes);
-        scored.push((score, cause));
+        scored.push((score, cause, said));
     }
     // Best first; the table's order breaks ties.
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut causes: Vec<Cause> = Vec::new();
-    for (_, c) in scored {
+    let mut support = Vec::new();
+    for (_, c, said) in scored {
         match causes.iter_mut().find(|m| m.id == c.id) {
             // One entry per cause id: the best explanation, with the
             // others' fixes.
@@ -151,10 +155,17 @@ pub fn decide(kind: Kind, facts: &Facts) -> Decision {
                     }
                 }
             }
-            None => causes.push(c),
+            None => {
+                causes.push(c);
+                support.push(said);
+            }
         }
     }
-    Decision { causes, ruled_out }
+    Decision {
+        causes,
+        support,
+        ruled_out,
+    }
 }
 
 #[cfg(test)]
