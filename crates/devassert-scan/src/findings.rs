@@ -220,7 +220,12 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
             });
         (f.values, f.value_counts) = listed(&lens);
         f.value_counts.clear();
+        f.summary = format!(
+            "rows longer than {max} tokens: their position ids reach past the position table"
+        );
         f.evidence.insert("check".into(), json!("max_len"));
+        // The values are lengths, not ids: renderers name them so.
+        f.evidence.insert("values_are".into(), json!("row lengths"));
         f.evidence.insert(
             "hints".into(),
             json!([format!(
