@@ -109,7 +109,7 @@ mod tests {
     fn label_borders_and_markers() {
         let v = HashMap::from([(255, 90), (-1, 10)]);
         let e = explain(&v, Bounds::new(0, 21), Target::Labels, true, Some((0, 20)));
-        assert_eq!(ids(&e), ["ignore_label_not_ignored"]);
+        assert_eq!(ids(&e), ["ignore_label_not_ignored", "negative_label"]);
         assert!(e.causes[0].fixes.iter().any(|x| x.contains("ignore_index=-1")));
     }
 

@@ -176,7 +176,7 @@ def value_facts(value_counts, low, high, kind):
         return v >= high and not wrapped(v) and not border(v)
 
     def neg(v):
-        return v < 0 and (kind == "ids" or v not in (-1, -100))
+        return v < 0 and (kind == "ids" or v != -100)
 
     def total(pred):
         return float(sum(c for v, c in vals.items() if pred(v)))

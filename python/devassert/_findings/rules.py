@@ -532,7 +532,7 @@ FACT_CAUSES = [
         "support": [
             {"when": "tok_len > top && tok_len > high", "weight": "0.6", "fact": "len(tokenizer) = {tok_len} covers id {top}; the embedding has {high} rows"},
             {"when": "tok_added > 0", "weight": "0.15", "fact": "the tokenizer has {tok_added} added token(s)"},
-            {"when": "base_vocab && top < high + 1024", "weight": "0.5", "fact": "{high} is a common base vocabulary's size and the ids go a little past it (to {top})"},
+            {"when": "base_vocab && top < high + 1024", "weight": "0.5 * n_past / count", "fact": "{high} is a common base vocabulary's size and the ids go a little past it (to {top})"},
         ],
         "refute": [
             {"when": "tok_len <= top", "fact": "len(tokenizer) = {tok_len} does not reach id {top}: the tokenizer did not make it"},
@@ -566,6 +566,7 @@ FACT_CAUSES = [
         "requires": "top >= high", "prior": 0.3,
         "why": "ids past the table: the data was tokenized with a larger vocabulary than the model's, or the model's vocab_size is wrong",
         "support": [
+            {"when": "top >= high", "weight": "0.05", "fact": "ids reach {top}: they need at least {top + 1} rows, the table has {high}"},
             {"when": "hint_tok", "weight": "0.2", "fact": "the table is the token embedding"},
             {"when": "top >= high + 1024", "weight": "0.4", "fact": "ids reach {top}, far past the table's {high} rows"},
         ],
@@ -646,10 +647,10 @@ FACT_CAUSES = [
     },
     {
         "id": "off_by_one", "kind": "labels",
-        "requires": "top == high && col_min == 1", "prior": 0.2,
+        "requires": "top == high && col_min == 1", "prior": 0.3,
         "why": "the labels are counted from 1: the largest one equals num_classes",
         "support": [
-            {"when": "col_max == high", "weight": "0.55", "fact": "the labels run 1..{high}: smallest 1, largest {high} = num_classes, and no 0"},
+            {"when": "col_max == high", "weight": "0.6", "fact": "the labels run 1..{high}: smallest 1, largest {high} = num_classes, and no 0"},
         ],
         "refute": [
         ],
@@ -659,11 +660,12 @@ FACT_CAUSES = [
     },
     {
         "id": "label_ge_num_classes", "kind": "labels",
-        "requires": "top >= high", "prior": 0.3,
+        "requires": "top >= high", "prior": 0.2,
         "why": "the labels need more classes than the model has",
         "support": [
-            {"when": "col_min == 0", "weight": "0.45", "fact": "0 occurs and the labels reach {top}: {top + 1} classes for a model of {high}"},
-            {"when": "top > high", "weight": "0.2", "fact": "labels reach {top}, past num_classes {high}"},
+            {"when": "top >= high", "weight": "0.6 * n_past / count", "fact": "labels reach {top}: they need {top + 1} classes, the model has {high}"},
+            {"when": "col_min == 0", "weight": "0.1", "fact": "0 occurs too, so they are not counted from 1"},
+            {"when": "top > high", "weight": "0.05", "fact": "{top} is more than one past the last class"},
         ],
         "refute": [
         ],

@@ -82,7 +82,7 @@ pub fn value_facts(values: &HashMap<i64, u64>, low: i64, high: i64, kind: Kind) 
         f.insert("top".into(), t as f64);
     }
     f.insert("n_past".into(), sum(&past));
-    let neg = |v: i64| v < 0 && (kind == Kind::Ids || (v != -1 && v != -100));
+    let neg = |v: i64| v < 0 && (kind == Kind::Ids || v != -100);
     f.insert("n_neg".into(), sum(&neg));
     f.insert("n_m1".into(), sum(&|v| v == -1));
     f.insert("n_m100".into(), sum(&|v| v == -100));
