@@ -37,8 +37,18 @@ fn fact_causes(s: &mut String) {
         .unwrap_or_default();
     for c in rows {
         let _ = writeln!(s, "    {{");
-        let _ = writeln!(s, "        \"id\": {}, \"kind\": {},", lit(&c.id), lit(&c.kind));
-        let _ = writeln!(s, "        \"requires\": {}, \"prior\": {:?},", lit(&c.requires), c.prior);
+        let _ = writeln!(
+            s,
+            "        \"id\": {}, \"kind\": {},",
+            lit(&c.id),
+            lit(&c.kind)
+        );
+        let _ = writeln!(
+            s,
+            "        \"requires\": {}, \"prior\": {:?},",
+            lit(&c.requires),
+            c.prior
+        );
         let _ = writeln!(s, "        \"why\": {},", lit(&c.why));
         let _ = writeln!(s, "        \"support\": [");
         for x in &c.support {
@@ -53,7 +63,12 @@ fn fact_causes(s: &mut String) {
         let _ = writeln!(s, "        ],");
         let _ = writeln!(s, "        \"refute\": [");
         for x in &c.refute {
-            let _ = writeln!(s, "            {{\"when\": {}, \"fact\": {}}},", lit(&x.when), lit(&x.fact));
+            let _ = writeln!(
+                s,
+                "            {{\"when\": {}, \"fact\": {}}},",
+                lit(&x.when),
+                lit(&x.fact)
+            );
         }
         let _ = writeln!(s, "        ],");
         let _ = writeln!(s, "        \"fix\": [");

@@ -9,7 +9,11 @@ use std::collections::HashMap;
 fn strings(v: &Value, key: &str) -> Vec<String> {
     v.get(key)
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -31,7 +35,10 @@ fn every_shared_case_decides_as_written() {
             .iter()
             .map(|p| (p[0].as_i64().expect("value"), p[1].as_u64().expect("count")))
             .collect();
-        let (low, high) = (case["low"].as_i64().unwrap_or(0), case["high"].as_i64().expect("high"));
+        let (low, high) = (
+            case["low"].as_i64().unwrap_or(0),
+            case["high"].as_i64().expect("high"),
+        );
         let mut facts: Facts = value_facts(&values, low, high, kind);
         if let Some(extra) = case["facts"].as_object() {
             for (k, v) in extra {
@@ -40,7 +47,11 @@ fn every_shared_case_decides_as_written() {
         }
         let d = decide(kind, &facts);
         let ids: Vec<&str> = d.causes.iter().map(|c| c.id.as_str()).collect();
-        let fixes: Vec<&str> = d.causes.iter().flat_map(|c| c.fixes.iter().map(String::as_str)).collect();
+        let fixes: Vec<&str> = d
+            .causes
+            .iter()
+            .flat_map(|c| c.fixes.iter().map(String::as_str))
+            .collect();
         let want = strings(case, "causes");
         if !want.is_empty() {
             assert_eq!(ids, want, "{name}: {:#?}", d);
@@ -53,16 +64,30 @@ fn every_shared_case_decides_as_written() {
             assert_eq!(fixes, want_fixes, "{name}");
         }
         for part in strings(case, "fixes_has") {
-            assert!(fixes.iter().any(|f| f.contains(&part)), "{name}: no fix has {part:?}: {fixes:?}");
+            assert!(
+                fixes.iter().any(|f| f.contains(&part)),
+                "{name}: no fix has {part:?}: {fixes:?}"
+            );
         }
         for part in strings(case, "no_fix_has") {
-            assert!(!fixes.iter().any(|f| f.contains(&part)), "{name}: a fix has {part:?}: {fixes:?}");
+            assert!(
+                !fixes.iter().any(|f| f.contains(&part)),
+                "{name}: a fix has {part:?}: {fixes:?}"
+            );
         }
         for id in strings(case, "ruled_out") {
-            assert!(d.ruled_out.iter().any(|r| r.starts_with(&format!("{id}:"))), "{name}: {id} not ruled out: {:?}", d.ruled_out);
+            assert!(
+                d.ruled_out.iter().any(|r| r.starts_with(&format!("{id}:"))),
+                "{name}: {id} not ruled out: {:?}",
+                d.ruled_out
+            );
         }
         for part in strings(case, "why_has") {
-            assert!(d.causes[0].why.contains(&part), "{name}: {:?}", d.causes[0].why);
+            assert!(
+                d.causes[0].why.contains(&part),
+                "{name}: {:?}",
+                d.causes[0].why
+            );
         }
     }
 }

@@ -136,7 +136,10 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
                         .find_map(|m| crate::infer::rule_for_host_message(catalog, m));
                     if let Some(r) = named {
                         rule = r;
-                        evidence.insert("inferred".into(), json!("the rule of the kernel source the error line names"));
+                        evidence.insert(
+                            "inferred".into(),
+                            json!("the rule of the kernel source the error line names"),
+                        );
                     }
                 }
                 evidence.insert("message".into(), json!(e.message));

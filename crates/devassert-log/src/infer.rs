@@ -386,7 +386,10 @@ mod tests {
     #[test]
     fn a_triton_bound_behind_a_frozen_importlib_path_is_inductors() {
         let c = Catalog::builtin();
-        for file in ["<frozen importlib._bootstrap_external>", "importlib._bootstrap_external>"] {
+        for file in [
+            "<frozen importlib._bootstrap_external>",
+            "importlib._bootstrap_external>",
+        ] {
             let a = DeviceAssert {
                 file,
                 kernel: Some("triton_poi_fused_embedding_0"),
@@ -407,8 +410,14 @@ mod tests {
         let at = "RuntimeError: cuda runtime error (59) : device-side assert triggered at /x/THCUNN/generic/SpatialClassNLLCriterion.cu:106";
         assert_eq!(id(at).as_deref(), Some("DA202"));
         // A reduction names no op.
-        assert_eq!(id("THCudaCheck FAIL file=/x/THC/THCReduceAll.cuh line=339 error=59"), None);
-        assert_eq!(id("RuntimeError: CUDA error: device-side assert triggered"), None);
+        assert_eq!(
+            id("THCudaCheck FAIL file=/x/THC/THCReduceAll.cuh line=339 error=59"),
+            None
+        );
+        assert_eq!(
+            id("RuntimeError: CUDA error: device-side assert triggered"),
+            None
+        );
     }
 
     #[test]

@@ -79,9 +79,19 @@ mod tests {
     #[test]
     fn just_past_gpt2_is_added_tokens() {
         let v = HashMap::from([(50257, 3), (50260, 1)]);
-        let e = explain(&v, Bounds::new(0, 50257), Target::Tokens, false, Some((0, 50260)));
+        let e = explain(
+            &v,
+            Bounds::new(0, 50257),
+            Target::Tokens,
+            false,
+            Some((0, 50260)),
+        );
         assert_eq!(e.causes[0].id, "added_tokens_no_resize");
-        assert!(e.hints[0].contains("go a little past it (to 50260)"), "{:?}", e.hints);
+        assert!(
+            e.hints[0].contains("go a little past it (to 50260)"),
+            "{:?}",
+            e.hints
+        );
     }
 
     #[test]
@@ -95,11 +105,23 @@ mod tests {
     fn an_unsigned_minus_one_is_a_sentinel_not_a_larger_tokenizer() {
         // nanoGPT-style uint16 tokens padded with -1, and one real id past the vocabulary.
         let v = HashMap::from([(65535, 40), (60000, 1)]);
-        let e = explain(&v, Bounds::new(0, 50257), Target::Tokens, false, Some((0, 65535)));
+        let e = explain(
+            &v,
+            Bounds::new(0, 50257),
+            Target::Tokens,
+            false,
+            Some((0, 65535)),
+        );
         assert_eq!(e.causes[0].id, "negative_index", "{:?}", e.causes);
-        assert!(e.causes[0].why.contains("are 65535, -1 as an unsigned integer"));
+        assert!(e.causes[0]
+            .why
+            .contains("are 65535, -1 as an unsigned integer"));
         assert!(e.causes[0].confidence > e.causes[1].confidence);
-        assert!(e.causes.iter().any(|c| c.why.contains("ids reach 60000")), "{:?}", e.causes);
+        assert!(
+            e.causes.iter().any(|c| c.why.contains("ids reach 60000")),
+            "{:?}",
+            e.causes
+        );
         let v = HashMap::from([(4294967295, 3)]);
         let e = explain(&v, Bounds::new(0, 21), Target::Labels, false, None);
         assert_eq!(ids(&e), ["negative_label"]);
@@ -110,7 +132,10 @@ mod tests {
         let v = HashMap::from([(255, 90), (-1, 10)]);
         let e = explain(&v, Bounds::new(0, 21), Target::Labels, true, Some((0, 20)));
         assert_eq!(ids(&e), ["ignore_label_not_ignored", "negative_label"]);
-        assert!(e.causes[0].fixes.iter().any(|x| x.contains("ignore_index=-1")));
+        assert!(e.causes[0]
+            .fixes
+            .iter()
+            .any(|x| x.contains("ignore_index=-1")));
     }
 
     #[test]
@@ -123,6 +148,9 @@ mod tests {
         // 0..3 with 3 classes: 0 occurs, so subtracting 1 would make -1.
         let e = explain(&v, Bounds::new(0, 3), Target::Labels, false, Some((0, 3)));
         assert_eq!(ids(&e), ["label_ge_num_classes"]);
-        assert!(e.causes.iter().all(|c| c.fixes.iter().all(|x| !x.contains("subtract"))));
+        assert!(e
+            .causes
+            .iter()
+            .all(|c| c.fixes.iter().all(|x| !x.contains("subtract"))));
     }
 }

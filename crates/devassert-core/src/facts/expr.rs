@@ -104,7 +104,12 @@ fn lex(src: &str) -> Result<Vec<Tok>, String> {
                 b'!' => (Tok::Not, 1),
                 b'(' => (Tok::Open, 1),
                 b')' => (Tok::Close, 1),
-                _ => return Err(format!("unexpected `{}`", src[i..].chars().next().unwrap_or('?'))),
+                _ => {
+                    return Err(format!(
+                        "unexpected `{}`",
+                        src[i..].chars().next().unwrap_or('?')
+                    ))
+                }
             },
         };
         out.push(tok);
@@ -306,7 +311,10 @@ mod tests {
     fn precedence_and_unknowns() {
         let f = facts(&[("a", 2.0), ("b", 3.0)]);
         assert_eq!(parse("a + b * 2").unwrap().eval(&f), Some(8.0));
-        assert_eq!(parse("a - 1 >= 1 && b - 1 < 3").unwrap().eval(&f), Some(1.0));
+        assert_eq!(
+            parse("a - 1 >= 1 && b - 1 < 3").unwrap().eval(&f),
+            Some(1.0)
+        );
         assert_eq!(parse("c > 1").unwrap().eval(&f), None);
         assert!(parse("c > 1 && a > 5").unwrap().fails(&f));
         assert!(parse("c > 1 || a > 1").unwrap().holds(&f));

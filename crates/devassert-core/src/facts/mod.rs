@@ -69,7 +69,8 @@ pub fn value_facts(values: &HashMap<i64, u64>, low: i64, high: i64, kind: Kind) 
     let count: u64 = values.values().sum();
     let wrapped = |v: i64| v >= high && UNSIGNED_MINUS_ONE.contains(&v);
     let border = |v: i64| kind == Kind::Labels && v == 255 && high <= 255;
-    let sum = |p: &dyn Fn(i64) -> bool| n(values.iter().filter(|(v, _)| p(**v)).map(|(_, c)| *c).sum());
+    let sum =
+        |p: &dyn Fn(i64) -> bool| n(values.iter().filter(|(v, _)| p(**v)).map(|(_, c)| *c).sum());
     f.insert("low".into(), low as f64);
     f.insert("high".into(), high as f64);
     f.insert("count".into(), n(count));
@@ -93,7 +94,11 @@ pub fn value_facts(values: &HashMap<i64, u64>, low: i64, high: i64, kind: Kind) 
     }
     f.insert(
         "base_vocab".into(),
-        if crate::vocab::is_base_vocab(high) { 1.0 } else { 0.0 },
+        if crate::vocab::is_base_vocab(high) {
+            1.0
+        } else {
+            0.0
+        },
     );
     f
 }

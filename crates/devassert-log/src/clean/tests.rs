@@ -77,7 +77,8 @@ fn timestamps_come_off_and_sort() {
 
 #[test]
 fn a_bracketed_logging_level_comes_off() {
-    let (body, p) = strip_prefixes("2022-12-28 16:13:02 [ERROR]    File \"/home/u/run.py\", line 55, in main");
+    let (body, p) =
+        strip_prefixes("2022-12-28 16:13:02 [ERROR]    File \"/home/u/run.py\", line 55, in main");
     assert_eq!(body, "   File \"/home/u/run.py\", line 55, in main");
     assert!(p.time.is_some());
     // Only a level: a bracketed word that is none stays.
