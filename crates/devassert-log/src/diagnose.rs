@@ -176,7 +176,12 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
     }
     // Place: reliable only from a synchronous traceback, a DSA launch site, or a host-side error.
     if let Some(tb) = tb {
-        let frame = tb.user_frame().or(tb.frames.last());
+        let innermost = if tb.innermost_first {
+            tb.frames.first()
+        } else {
+            tb.frames.last()
+        };
+        let frame = tb.user_frame().or(innermost);
         let reliable = matches!(root, Root::Cpu(_)) || synchronous(facts, tb);
         if let Some(fr) = frame {
             if reliable {
