@@ -91,3 +91,68 @@ fn every_shared_case_decides_as_written() {
         }
     }
 }
+
+/// A shown fix, applied to the case's facts: whether they come out valid.
+/// None for a fix this test does not model (it must then carry no number).
+fn applied(fix: &str, f: &Facts) -> Option<bool> {
+    let get = |k: &str| f.get(k).copied();
+    let num = |re: &str| {
+        regex::Regex::new(re)
+            .ok()?
+            .captures(fix)?
+            .get(1)?
+            .as_str()
+            .parse::<f64>()
+            .ok()
+    };
+    let (low, high) = (get("low")?, get("high")?);
+    if fix.starts_with("subtract 1") || fix.starts_with("count from 0: subtract 1") {
+        let (lo, hi) = (get("col_min")?, get("col_max")?);
+        return Some(lo - 1.0 >= low && hi - 1.0 < high);
+    }
+    if let Some(n) = num(r"num_classes to (\d+)").or_else(|| num(r"at least (\d+) rows")) {
+        return Some(n > get("top")?);
+    }
+    if let Some(n) = num(r"max_length=(\d+)").or_else(|| num(r"idx\[:, -(\d+):\]")) {
+        // It must shorten some sequence, and what it keeps must fit.
+        let start = get("col_min").unwrap_or(0.0);
+        return Some(get("seq_len")? > n && start + n <= high);
+    }
+    if fix.starts_with("model.resize_token_embeddings(len(tokenizer))") {
+        return get("tok_len").map(|t| t > get("top").unwrap_or(high));
+    }
+    None
+}
+
+#[test]
+fn every_shown_fix_makes_its_facts_valid() {
+    let doc: Value = serde_json::from_str(include_str!("fact_cases.json")).expect("JSON");
+    let mut modelled = 0;
+    for case in doc["cases"].as_array().expect("cases") {
+        let kind = if case["kind"] == "ids" {
+            Kind::Ids
+        } else {
+            Kind::Labels
+        };
+        let values: HashMap<i64, u64> = case["values"]
+            .as_array()
+            .expect("values")
+            .iter()
+            .map(|p| (p[0].as_i64().expect("v"), p[1].as_u64().expect("c")))
+            .collect();
+        let high = case["high"].as_i64().expect("high");
+        let mut facts = value_facts(&values, case["low"].as_i64().unwrap_or(0), high, kind);
+        for (k, v) in case["facts"].as_object().into_iter().flatten() {
+            facts.insert(k.clone(), v.as_f64().expect("number"));
+        }
+        for c in decide(kind, &facts).causes {
+            for fix in &c.fixes {
+                if let Some(ok) = applied(fix, &facts) {
+                    modelled += 1;
+                    assert!(ok, "{}: {fix:?} leaves the facts invalid", case["name"]);
+                }
+            }
+        }
+    }
+    assert!(modelled >= 8, "only {modelled} fixes modelled");
+}

@@ -229,7 +229,7 @@ def decide(kind, facts):
             if text is not None:
                 fixes.append(text)
         confidence = math.floor(min(max(score, 0.05), 0.95) * 100.0 + 0.5) / 100.0
-        scored.append((score, order, {"id": c["id"], "confidence": confidence, "why": why, "fixes": fixes}))
+        scored.append((score, order, {"id": c["id"], "confidence": confidence, "why": why, "established": False, "fixes": fixes}))
     scored.sort(key=lambda t: (-t[0], t[1]))
     causes = []
     for _, _, c in scored:
