@@ -210,8 +210,8 @@ impl Expr {
             Expr::Not(e) => e.eval(facts).map(|v| truth(v == 0.0)),
             Expr::Neg(e) => e.eval(facts).map(|v| -v),
             Expr::Bin(Op::And, a, b) => match (a.eval(facts), b.eval(facts)) {
-                (Some(x), _) if x == 0.0 => Some(0.0),
-                (_, Some(y)) if y == 0.0 => Some(0.0),
+                (Some(0.0), _) => Some(0.0),
+                (_, Some(0.0)) => Some(0.0),
                 (Some(_), Some(_)) => Some(1.0),
                 _ => None,
             },
