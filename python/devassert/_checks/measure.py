@@ -68,7 +68,10 @@ def tokenizer_in(frames):
     if base is None:
         return None
     for frame in frames:
-        for scope in (frame.f_locals, frame.f_globals):
+        # A compiled region's recorded frames carry no variables.
+        for scope in (getattr(frame, "f_locals", None), getattr(frame, "f_globals", None)):
+            if not isinstance(scope, dict):
+                continue
             for v in list(scope.values()):
                 if isinstance(v, base):
                     return v

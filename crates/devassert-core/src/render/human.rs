@@ -153,13 +153,9 @@ fn finding(
     evidence(out, p, f);
     if !f.values.is_empty() || f.bound.is_some() {
         let mut line = String::new();
-        // What the values are, when they are not the op's index values
-        // (scan's too-long rows: their lengths).
-        let what = f
-            .evidence
-            .get("values_are")
-            .and_then(|v| v.as_str())
-            .unwrap_or("values");
+        // What the values are when they are no index values (row lengths).
+        let what = f.evidence.get("values_are").and_then(|v| v.as_str());
+        let what = what.unwrap_or("values");
         if !f.values.is_empty() {
             let shown: Vec<String> = f
                 .values
