@@ -2,6 +2,9 @@
 summary, fixes, and each cause's text and fixes; the base vocabulary
 sizes of common tokenizers; and the shares causes are given.
 
+It is over 500 lines because it is data, one entry per rule and per
+fact-decided cause, not code to read.
+
 Generated from catalog/ by `make docs`
 (`devassert rule --write-python python/devassert/_findings/rules.py`); do not edit.
 """
@@ -488,6 +491,8 @@ FACT_CAUSES = [
             {"when": "positions", "weight": "0.1", "fact": "they count up by one along the sequence: positions built from 1 (a cumsum without `- 1`)"},
         ],
         "refute": [
+            {"when": "base_vocab && positions == 0", "fact": "{high} is a common base vocabulary's size: id {high} is the first token added past it (a tokenizer's ids need not use 0)"},
+            {"when": "tok_len > top && positions == 0", "fact": "len(tokenizer) = {tok_len}: the tokenizer makes id {top}"},
         ],
         "fix": [
             {"text": "count from 0: subtract 1 from the indices (positions: `torch.arange(T)`, or `cumsum(...) - 1`)", "when": None, "check": "col_min - 1 >= low && col_max - 1 < high"},
