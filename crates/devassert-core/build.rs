@@ -39,12 +39,29 @@ fn main() {
         "pub(crate) static OP_GUESSES_FILE: (&str, &str) = (\"op-guesses.toml\", include_str!({:?}));\n",
         abs.display().to_string()
     ));
+    // The causes decided by measured facts (the `facts` module).
+    let causes = dir.join("causes.toml");
+    println!("cargo:rerun-if-changed={}", causes.display());
+    let abs = fs::canonicalize(&causes).expect("catalog/causes.toml readable");
+    out.push_str(&format!(
+        "pub(crate) static FACT_CAUSES_FILE: (&str, &str) = (\"causes.toml\", include_str!({:?}));\n",
+        abs.display().to_string()
+    ));
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    fs::write(out_dir.join("catalog_files.rs"), out).expect("write catalog_files.rs");
-    fs::write(out_dir.join("rule_ids.rs"), rule_ids(&files)).expect("write rule_ids.rs");
+    replace(&out_dir.join("catalog_files.rs"), &out);
+    replace(&out_dir.join("rule_ids.rs"), &rule_ids(&files));
     let vocabs = dir.join("base-vocabs.toml");
     println!("cargo:rerun-if-changed={}", vocabs.display());
-    fs::write(out_dir.join("base_vocabs.rs"), base_vocabs(&vocabs)).expect("write base_vocabs.rs");
+    replace(&out_dir.join("base_vocabs.rs"), &base_vocabs(&vocabs));
+}
+
+/// Write `path` as a new file (a temporary one renamed over it), never
+/// through the old one: a target directory copied with hard links shares
+/// its files with another checkout's, which must not change with this one.
+fn replace(path: &std::path::Path, text: &str) {
+    let tmp = path.with_extension("rs.tmp");
+    fs::write(&tmp, text).expect("write a generated file");
+    fs::rename(&tmp, path).expect("rename a generated file into place");
 }
 
 /// `catalog/base-vocabs.toml` as a sorted `&[i64]`. A broken file stops the

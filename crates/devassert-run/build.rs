@@ -49,5 +49,10 @@ fn main() {
     }
     out.push(']');
     let dest = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("package.rs");
-    fs::write(dest, out).expect("write package.rs");
+    // A new file renamed over the old one, never written through it: a
+    // target directory copied with hard links shares this file with another
+    // checkout's, which must keep embedding its own package.
+    let tmp = dest.with_extension("rs.tmp");
+    fs::write(&tmp, out).expect("write package.rs");
+    fs::rename(&tmp, &dest).expect("rename package.rs into place");
 }

@@ -112,7 +112,7 @@ pub struct Finding {
 }
 
 /// One offending row of a DataLoader batch and the dataset index it came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sample {
     /// The index passed to the dataset's `__getitem__`.
     pub dataset_index: u64,
@@ -120,13 +120,21 @@ pub struct Sample {
     /// the dataset's `__getitem__` for this one sample.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row: Option<u64>,
+    /// The split (or named source) the dataset is, when there are several
+    /// (preflight on a DatasetDict: `train`, `validation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
 }
 
 impl fmt::Display for Sample {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.dataset_index)?;
+        if let Some(s) = &self.split {
+            write!(f, " of {s}")?;
+        }
         match self.row {
-            Some(r) => write!(f, "{} (row {r})", self.dataset_index),
-            None => write!(f, "{}", self.dataset_index),
+            Some(r) => write!(f, " (row {r})"),
+            None => Ok(()),
         }
     }
 }

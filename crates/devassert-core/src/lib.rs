@@ -5,6 +5,7 @@ pub mod advice;
 pub mod catalog;
 pub mod contain;
 pub mod docs;
+pub mod facts;
 pub mod finding;
 pub mod inside;
 pub mod lazy_regex;

@@ -22,12 +22,80 @@ fn list(items: &[String]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+fn opt(v: &Option<String>) -> String {
+    v.as_deref().map_or_else(|| "None".to_string(), lit)
+}
+
+/// `catalog/causes.toml` as `FACT_CAUSES`, evaluated by `_findings/facts.py`.
+fn fact_causes(s: &mut String) {
+    s.push_str(
+        "\n# The causes decided by measured facts (catalog/causes.toml; its header\n\
+         # says what the facts and expressions mean), evaluated by _findings/facts.py.\n\
+         FACT_CAUSES = [\n",
+    );
+    let rows = toml::from_str::<crate::facts::table::File>(crate::facts::source())
+        .map(|f| f.cause)
+        .unwrap_or_default();
+    for c in rows {
+        let _ = writeln!(s, "    {{");
+        let _ = writeln!(
+            s,
+            "        \"id\": {}, \"kind\": {},",
+            lit(&c.id),
+            lit(&c.kind)
+        );
+        let _ = writeln!(
+            s,
+            "        \"requires\": {}, \"prior\": {:?},",
+            lit(&c.requires),
+            c.prior
+        );
+        let _ = writeln!(s, "        \"why\": {},", lit(&c.why));
+        let _ = writeln!(s, "        \"support\": [");
+        for x in &c.support {
+            let _ = writeln!(
+                s,
+                "            {{\"when\": {}, \"weight\": {}, \"fact\": {}}},",
+                lit(&x.when),
+                lit(&x.weight),
+                lit(&x.fact)
+            );
+        }
+        let _ = writeln!(s, "        ],");
+        let _ = writeln!(s, "        \"refute\": [");
+        for x in &c.refute {
+            let _ = writeln!(
+                s,
+                "            {{\"when\": {}, \"fact\": {}}},",
+                lit(&x.when),
+                lit(&x.fact)
+            );
+        }
+        let _ = writeln!(s, "        ],");
+        let _ = writeln!(s, "        \"fix\": [");
+        for x in &c.fix {
+            let _ = writeln!(
+                s,
+                "            {{\"text\": {}, \"when\": {}, \"check\": {}}},",
+                lit(&x.text),
+                opt(&x.when),
+                opt(&x.check)
+            );
+        }
+        let _ = writeln!(s, "        ],");
+        let _ = writeln!(s, "    }},");
+    }
+    s.push_str("]\n");
+}
+
 /// The module's text.
 pub fn module(catalog: &Catalog) -> String {
     let mut s = String::from(
         "\"\"\"The catalog's rules as the guard needs them: id, name, op family,\n\
          summary, fixes, and each cause's text and fixes; the base vocabulary\n\
          sizes of common tokenizers; and the shares causes are given.\n\n\
+         It is over 500 lines because it is data, one entry per rule and per\n\
+         fact-decided cause, not code to read.\n\n\
          Generated from catalog/ by `make docs`\n\
          (`devassert rule --write-python python/devassert/_findings/rules.py`); do not edit.\n\
          \"\"\"\n\n\
@@ -69,6 +137,7 @@ pub fn module(catalog: &Catalog) -> String {
         let _ = writeln!(s, "    {},", row.join(", "));
     }
     s.push_str("})\n");
+    fact_causes(&mut s);
     let _ = write!(
         s,
         "\n# The shares `advice::calibrate` gives causes (docs/how-it-works.md): established\n\

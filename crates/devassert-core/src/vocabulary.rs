@@ -69,6 +69,7 @@ pub const CAUSE_IDS: &[&str] = &[
     "nan_inf_probs",
     "index_ge_dim_size",
     "index_overflow",
+    "off_by_one",
     "unknown",
 ];
 

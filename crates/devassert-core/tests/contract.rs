@@ -208,7 +208,8 @@ fn guard_fields_round_trip_and_are_absent_when_unset() {
         f.samples,
         vec![Sample {
             dataset_index: 1042,
-            row: Some(2)
+            row: Some(2),
+            split: None,
         }]
     );
     assert_eq!(f.samples_certain, Some(true));
@@ -255,6 +256,7 @@ fn uncertain_samples_say_so() {
     f.samples.push(Sample {
         dataset_index: 7,
         row: Some(5),
+        split: None,
     });
     f.evidence.remove("worker");
     let out = render(&r, Format::Human, &RenderOptions::default());

@@ -80,11 +80,18 @@ fn tidy(seg: &str) -> Cow<'_, str> {
     let s = strip_escapes(seg);
     let trimmed_end = s.trim_end();
     let t = trimmed_end.trim_start();
-    // Code fences carry nothing.
-    if t.starts_with("```") {
-        return Cow::Borrowed("");
-    }
     let mut body = trimmed_end;
+    // A code fence (```` ``` ```` or ```` ```python ````) carries nothing; text
+    // glued to it (```` ```RuntimeError: …``` ````, a one-line code block) is
+    // the line.
+    if let Some(rest) = t.strip_prefix("```") {
+        let inner = rest.trim_start_matches('`').trim_end_matches('`').trim();
+        let tag = |c: char| c.is_alphanumeric() || "+-_.#".contains(c);
+        if inner.is_empty() || inner.chars().all(tag) {
+            return Cow::Borrowed("");
+        }
+        body = inner;
+    }
     // Quote markers of a pasted reply (`> ` possibly nested).
     loop {
         let lead = body.len() - body.trim_start().len();
@@ -194,6 +201,8 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix) {
             s = rest;
         } else if let Some((rest, stamp)) = level_prefix(t) {
             p.time = p.time.or(stamp);
+            s = rest;
+        } else if let Some(rest) = bracket_level(t) {
             s = rest;
         } else if let Some((rest, rank)) = tee_prefix(s) {
             p.rank = p.rank.or(Some(rank));
@@ -311,6 +320,23 @@ fn level_prefix(t: &str) -> Option<(&str, Option<Stamp>)> {
     }
     let after = &place[close + 1..];
     Some((after.strip_prefix(' ').unwrap_or(after), stamp))
+}
+
+/// Python logging's bracketed level after a timestamp: `[ERROR]    File …`
+/// (`%(asctime)s [%(levelname)s] %(message)s`). The message keeps its own
+/// indentation but for the one space the format puts after the bracket.
+fn bracket_level(t: &str) -> Option<&str> {
+    const LEVELS: [&str; 7] = [
+        "DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL",
+    ];
+    let rest = t.strip_prefix('[')?;
+    let level = LEVELS.iter().find(|l| rest.starts_with(*l))?;
+    let after = rest[level.len()..].strip_prefix(']')?;
+    let after = after.strip_prefix(':').unwrap_or(after);
+    if !(after.is_empty() || after.starts_with(' ')) {
+        return None;
+    }
+    Some(after.strip_prefix(' ').unwrap_or(after))
 }
 
 /// glog: `[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616]`, older `[E ProcessGroupNCCL.cpp:458]`.

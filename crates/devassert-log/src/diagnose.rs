@@ -126,9 +126,22 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
                     Root::RocmAbort(_) => ids::ROCM_KERNEL_ABORT.as_str(),
                     _ => ids::ILLEGAL_MEMORY_ACCESS.as_str(),
                 };
-                let rule = catalog
+                let mut rule = catalog
                     .get(id)
                     .or_else(|| catalog.get(fallback::NO_KERNEL_LINE))?;
+                // No device line, but a host line may name the kernel's source.
+                if matches!(root, Root::NoKernelLine(_)) {
+                    let named = std::iter::once(e.message.as_str())
+                        .chain(facts.host.iter().map(|h| h.message.as_str()))
+                        .find_map(|m| crate::infer::rule_for_host_message(catalog, m));
+                    if let Some(r) = named {
+                        rule = r;
+                        evidence.insert(
+                            "inferred".into(),
+                            json!("the rule of the kernel source the error line names"),
+                        );
+                    }
+                }
                 evidence.insert("message".into(), json!(e.message));
                 rank_evidence(&mut evidence, &e.ranks);
                 evidence.insert("count".into(), json!(e.count));
@@ -163,7 +176,12 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
     }
     // Place: reliable only from a synchronous traceback, a DSA launch site, or a host-side error.
     if let Some(tb) = tb {
-        let frame = tb.user_frame().or(tb.frames.last());
+        let innermost = if tb.innermost_first {
+            tb.frames.first()
+        } else {
+            tb.frames.last()
+        };
+        let frame = tb.user_frame().or(innermost);
         let reliable = matches!(root, Root::Cpu(_)) || synchronous(facts, tb);
         if let Some(fr) = frame {
             if reliable {

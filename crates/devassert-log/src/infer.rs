@@ -84,7 +84,14 @@ pub fn rule_for<'c>(
     if !fallbacks.contains(&matched.id.as_str()) {
         return None;
     }
-    if matched.id == fallback::CUSTOM_KERNEL && !pytorch_name(a.file) && !vendor_check(a.file) {
+    // Python's own pseudo-files (`<frozen importlib._bootstrap_external>`, the
+    // module loader that ran Inductor's generated code) are nobody's kernel.
+    let pseudo = a.file.starts_with('<') || a.file.contains("importlib._bootstrap");
+    if matched.id == fallback::CUSTOM_KERNEL
+        && !pseudo
+        && !pytorch_name(a.file)
+        && !vendor_check(a.file)
+    {
         // A user's own kernel may assert anything; its path says it is theirs.
         return None;
     }
@@ -155,6 +162,24 @@ fn pytorch_name(file: &str) -> bool {
 /// invariants: the NLL overflow guard `input_index >= 0` is still an NLL 2d).
 pub fn family_by_name(catalog: &Catalog, a: &DeviceAssert<'_>) -> Option<OpFamily> {
     by_name(catalog, a).map(|(r, _)| r.op_family)
+}
+
+/// The rule a CUDA source file named in a host error line gives: THC's
+/// `THCudaCheck FAIL file=…/ClassNLLCriterion.cu line=110 error=59` and
+/// `device-side assert triggered at …/ClassNLLCriterion.cu:110` both name
+/// the kernel's source when no device line was printed.
+pub fn rule_for_host_message<'c>(catalog: &'c Catalog, message: &str) -> Option<&'c CompiledRule> {
+    static FILE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = FILE
+        .get_or_init(|| Regex::new(r"(?:file=|triggered at )(\S+\.(?:cu|cuh|c|cpp|hip))\b").ok())
+        .as_ref()?;
+    let file = re.captures(message)?.get(1)?.as_str();
+    let a = DeviceAssert {
+        file,
+        kernel: None,
+        assertion: "",
+    };
+    by_name(catalog, &a).map(|(r, _)| r)
 }
 
 fn by_name<'c>(
@@ -355,6 +380,43 @@ mod tests {
                 "indexValue >= 0 && indexValue < tensor.sizes[dim]"
             ),
             "DA121"
+        );
+    }
+
+    #[test]
+    fn a_triton_bound_behind_a_frozen_importlib_path_is_inductors() {
+        let c = Catalog::builtin();
+        for file in [
+            "<frozen importlib._bootstrap_external>",
+            "importlib._bootstrap_external>",
+        ] {
+            let a = DeviceAssert {
+                file,
+                kernel: Some("triton_poi_fused_embedding_0"),
+                assertion: "index out of bounds: 0 <= tmp4 < 24",
+            };
+            let matched = c.match_assert(&a);
+            let got = rule_for(c, &a, matched).map_or(matched.id.clone(), |i| i.rule.id.clone());
+            assert_eq!(got, ids::INDUCTOR_INDEX_OUT_OF_BOUNDS.as_str(), "{file}");
+        }
+    }
+
+    #[test]
+    fn a_host_error_naming_a_kernel_source_names_its_rule() {
+        let c = Catalog::builtin();
+        let id = |m: &str| rule_for_host_message(c, m).map(|r| r.id.clone());
+        let thc = "THCudaCheck FAIL file=/pytorch/aten/src/THCUNN/generic/ClassNLLCriterion.cu line=110 error=59 : device-side assert triggered";
+        assert_eq!(id(thc).as_deref(), Some("DA201"));
+        let at = "RuntimeError: cuda runtime error (59) : device-side assert triggered at /x/THCUNN/generic/SpatialClassNLLCriterion.cu:106";
+        assert_eq!(id(at).as_deref(), Some("DA202"));
+        // A reduction names no op.
+        assert_eq!(
+            id("THCudaCheck FAIL file=/x/THC/THCReduceAll.cuh line=339 error=59"),
+            None
+        );
+        assert_eq!(
+            id("RuntimeError: CUDA error: device-side assert triggered"),
+            None
         );
     }
 

@@ -24,6 +24,8 @@ const TRIGGERS: &[&str] = &[
     "Assert",
     "rror",
     "Traceback",
+    // faulthandler's stacks, listed innermost first.
+    "most recent call first",
     "File \"",
     "CUDA",
     "HIP",

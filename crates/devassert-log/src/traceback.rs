@@ -29,6 +29,9 @@ pub struct Traceback {
     pub line: u64,
     /// Another traceback led to this one (`During handling…`, `…direct cause…`).
     pub chained: bool,
+    /// Frames listed innermost first: faulthandler's `Stack (most recent
+    /// call first):`, VS Code's `Exception has occurred:` banner.
+    pub innermost_first: bool,
 }
 
 impl Traceback {
@@ -40,6 +43,9 @@ impl Traceback {
     }
     /// Innermost frame of the user's code.
     pub fn user_frame(&self) -> Option<&Frame> {
+        if self.innermost_first {
+            return self.frames.iter().find(|f| f.is_user());
+        }
         self.frames.iter().rev().find(|f| f.is_user())
     }
 }
@@ -82,10 +88,21 @@ pub fn is_header(t: &str) -> bool {
     t.starts_with("Traceback (most recent call last)")
 }
 
+/// VS Code's exception banner: `Exception has occurred: RuntimeError`, then
+/// the message, then the frames innermost first.
+const BANNER: &str = "Exception has occurred:";
+
+/// A header of frames listed innermost first: faulthandler's `Stack (most
+/// recent call first):` / `Current thread 0x… (most recent call first):`,
+/// or VS Code's banner.
+pub fn is_reversed_header(t: &str) -> bool {
+    t.ends_with("(most recent call first):") || t.starts_with(BANNER)
+}
+
 /// Whether a line (trimmed) starts a traceback: a header or a frame of
 /// Python's, or IPython's header or a cell's frame.
 pub fn starts(t: &str) -> bool {
-    is_header(t) || parse_frame(t).is_some() || ipython::starts(t)
+    is_header(t) || is_reversed_header(t) || parse_frame(t).is_some() || ipython::starts(t)
 }
 
 /// Whether a line (trimmed) is one of IPython's traceback lines that no
@@ -98,6 +115,8 @@ pub fn ipython_line(t: &str) -> bool {
 /// [`starts`] accepts begins with these words or holds IPython's header.
 pub fn may_start(t: &str) -> bool {
     t.starts_with("Traceback")
+        || t.starts_with(BANNER)
+        || t.ends_with("(most recent call first):")
         || t.starts_with("File \"")
         || t.starts_with("Cell In[")
         || t.starts_with("Input In [")
@@ -114,8 +133,10 @@ pub fn parse_frame(t: &str) -> Option<Frame> {
     let after = &rest[q + "\", line ".len()..];
     let n = after.bytes().take_while(u8::is_ascii_digit).count();
     let line = after[..n].parse().ok()?;
+    // faulthandler's dumps print `line 14 in forward`, without the comma.
     let function = after[n..]
         .strip_prefix(", in ")
+        .or_else(|| after[n..].strip_prefix(" in "))
         .map(str::trim)
         .unwrap_or("");
     Some(Frame {
@@ -164,8 +185,13 @@ impl Builder {
                 if self.ipython {
                     return self.ipython_frames(text, t);
                 }
-                if is_header(t) {
+                if is_header(t) || is_reversed_header(t) {
                     if self.tb.frames.is_empty() {
+                        self.tb.innermost_first = is_reversed_header(t);
+                        if let Some(kind) = t.strip_prefix(BANNER) {
+                            // The message follows on the next line.
+                            self.tb.exception = Some(kind.trim().chars().take(200).collect());
+                        }
                         return Step::More;
                     }
                     return Step::Done(std::mem::take(&mut self.tb), true);
@@ -236,6 +262,22 @@ impl Builder {
 
     /// A line that is no frame nor code: the exception, once there are frames.
     fn exception_line(&mut self, t: &str) -> Step {
+        if self.tb.innermost_first && self.tb.exception.is_some() {
+            if self.tb.frames.is_empty() {
+                // The banner's message, before its frames: `Type: message`.
+                if let Some(kind) = self.tb.exception.take() {
+                    if !kind.contains(':') {
+                        self.tb.exception =
+                            Some(format!("{kind}: {t}").chars().take(2000).collect());
+                        return Step::More;
+                    }
+                    self.tb.exception = Some(kind);
+                }
+                return self.junk_inside();
+            }
+            // The frames are over: the banner's traceback is complete.
+            return Step::Done(std::mem::take(&mut self.tb), true);
+        }
         if self.tb.frames.is_empty() {
             // A header followed by no frame: not a traceback after all.
             self.idle += 1;

@@ -46,6 +46,9 @@ pub struct PartFindings {
     pub bad_values: HashMap<i64, u64>,
     pub places: Vec<DataLocation>,
     pub wrapped_u16: bool,
+    /// The smallest / largest value scanned (ignored ones left out).
+    pub min: Option<i64>,
+    pub max: Option<i64>,
     /// Read as the default u16, the bytes look like this wider type.
     pub wider: Option<Dtype>,
     pub too_long: u64,
@@ -80,9 +83,17 @@ pub fn explain_range(
     bounds: Bounds,
     target: Target,
     check: Check,
+    column: causes::Column,
 ) {
-    let e = causes::explain(values, bounds, target, check == Check::Mask);
+    let e = causes::explain(values, bounds, target, check == Check::Mask, column);
     f.causes = e.causes;
+    if let Some((lo, hi)) = column {
+        f.evidence.insert("column_min".into(), json!(lo));
+        f.evidence.insert("column_max".into(), json!(hi));
+    }
+    if !e.ruled_out.is_empty() {
+        f.evidence.insert("ruled_out".into(), json!(e.ruled_out));
+    }
     // The causes carry the data's own fixes; the rule's follow them, but
     // not one telling the user to run this scan.
     f.fixes.retain(|x| !x.starts_with("devassert scan"));
@@ -96,6 +107,14 @@ fn target_name(t: Target) -> &'static str {
         Target::Tokens => "tokens",
         Target::Labels => "labels",
     }
+}
+
+/// The whole column's range over `parts`, bad values or not: whether 0
+/// occurs decides between causes (a part with no value counted adds none).
+fn column(parts: &[&PartFindings]) -> causes::Column {
+    let lo = parts.iter().filter_map(|p| p.min).min()?;
+    let hi = parts.iter().filter_map(|p| p.max).max()?;
+    Some((lo, hi))
 }
 
 pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
@@ -137,7 +156,8 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
         if !opts.ignore.is_empty() {
             f.evidence.insert("ignore".into(), json!(opts.ignore));
         }
-        explain_range(&mut f, &values, b, opts.target, check);
+        let same: Vec<&PartFindings> = parts.iter().filter(|p| p.check == check).collect();
+        explain_range(&mut f, &values, b, opts.target, check, column(&same));
         out.push(f);
     }
 
@@ -200,7 +220,12 @@ pub fn build(parts: &[PartFindings], opts: &ScanOptions) -> Vec<Finding> {
             });
         (f.values, f.value_counts) = listed(&lens);
         f.value_counts.clear();
+        f.summary = format!(
+            "rows longer than {max} tokens: their position ids reach past the position table"
+        );
         f.evidence.insert("check".into(), json!("max_len"));
+        // The values are lengths, not ids: renderers name them so.
+        f.evidence.insert("values_are".into(), json!("row lengths"));
         f.evidence.insert(
             "hints".into(),
             json!([format!(

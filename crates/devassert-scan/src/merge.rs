@@ -128,7 +128,13 @@ pub fn merge_reports(reports: &[Report], limit: usize) -> Result<Report, MergeEr
         let values = counts(f);
         // Re-ranked from the merged values; the rule's own fixes come back from the catalog.
         f.fixes = crate::findings::base(rule).fixes;
-        explain_range(f, &values, Bounds::new(low, high), target, check);
+        // The whole column's range, over every shard's files.
+        let column = section.as_ref().and_then(|s| {
+            let lo = s.files.iter().filter_map(|x| x.min).min()?;
+            let hi = s.files.iter().filter_map(|x| x.max).max()?;
+            Some((lo, hi))
+        });
+        explain_range(f, &values, Bounds::new(low, high), target, check, column);
     }
     out.findings = merged;
     let errors = section.as_ref().is_some_and(|s| !s.errors.is_empty());

@@ -264,6 +264,8 @@ fn scan_part(
         bad_values: r.bad_values,
         places,
         wrapped_u16,
+        min: r.min,
+        max: r.max,
         wider,
         too_long: 0,
         too_long_places: Vec::new(),

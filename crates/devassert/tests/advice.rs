@@ -623,7 +623,7 @@ np.save(os.path.join(out, "labels.npy"), labels.astype(np.uint32))
     assert_eq!(causes[0]["id"], "negative_index", "{causes:?}");
     let why = causes[0]["why"].as_str().unwrap_or_default();
     assert!(
-        why.contains("65535 (-1 as uint16)") && why.contains("sentinel"),
+        why.contains("65535, -1 as an unsigned integer") && why.contains("sentinel"),
         "{why}"
     );
     let tokenizer = causes
@@ -645,7 +645,7 @@ np.save(os.path.join(out, "labels.npy"), labels.astype(np.uint32))
     assert!(c["why"]
         .as_str()
         .unwrap_or_default()
-        .contains("4294967295 (-1 as uint32)"));
+        .contains("4294967295, -1 as an unsigned integer"));
 }
 
 /// The guard and `devassert.preflight` build findings in Python and rank

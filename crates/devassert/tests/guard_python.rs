@@ -10,7 +10,9 @@
 //! children started by spawn and forkserver guarded at the parent's level
 //! (`guard_py/test_processes.py`).
 //! `devassert.preflight` on real transformers models, tokenizers, datasets
-//! and loaders (`guard_py/test_preflight.py`), and its callbacks in a real
+//! and loaders (`guard_py/test_preflight.py`), one diagnosis per planted root
+//! cause from the guard, preflight and scan (`guard_py/test_one_story.py`), and
+//! the cause engine on the shared cases (`guard_py/test_facts.py`), and its callbacks in a real
 //! transformers `Trainer` and `lightning.Trainer` (`guard_py/test_integrations.py`);
 //! the pytest plugin under real pytest (`guard_py/test_pytest_plugin.py`) and the
 //! notebook extension in a real IPython kernel driven by nbclient
@@ -74,6 +76,7 @@ fn real_programs_behave_the_same_guarded() {
         "unittest",
         "-v",
         "test_cases",
+        "test_facts",
         "test_async",
         "test_samples",
         "test_transparency",
@@ -90,6 +93,7 @@ fn preflight_and_its_callbacks_on_real_libraries() {
         "unittest",
         "-v",
         "test_preflight",
+        "test_one_story",
         "test_integrations",
     ]);
     assert!(text.contains("\nOK"), "{text}");

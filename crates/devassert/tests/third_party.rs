@@ -163,13 +163,17 @@ fn iris_species_id_is_one_based() {
         .filter_map(|l| l["row"].as_u64())
         .collect();
     assert_eq!(rows, [100, 101]);
-    assert_eq!(f["causes"][0]["id"], "label_ge_num_classes", "{f:#}");
+    // species_id runs 1..3: counted from 1, not a model with too few classes.
+    assert_eq!(f["causes"][0]["id"], "off_by_one", "{f:#}");
+    assert!(f["fixes"][0]
+        .as_str()
+        .is_some_and(|x| x.starts_with("subtract 1")));
     let human = bin()
         .args(["scan", s(csv), "--column", "species_id", "--classes", "3"])
         .output()
         .expect("run devassert");
     let text = String::from_utf8_lossy(&human.stdout);
-    assert!(text.contains("1-based labels"), "{text}");
+    assert!(text.contains("the labels run 1..3"), "{text}");
 }
 
 #[test]

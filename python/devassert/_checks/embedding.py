@@ -1,94 +1,16 @@
 """Embedding lookups: torch.embedding (F.embedding, nn.Embedding) and
 torch.embedding_bag (F.embedding_bag, nn.EmbeddingBag)."""
 
-import re
-
 import torch
 
-from .._findings.rules import BASE_VOCABS
-from . import report as _report
+from . import measure as _measure
 from . import violation as _violation
-from .violation import Found, arg, cause, collapse, index_replace, int_tensor, int_values, is_tensor, outside, precheck, range_mask
-
-_POSITION_HINT = re.compile(r"position|\bwpe\b|pos_emb|positional")
-_TOKEN_TYPE_HINT = re.compile(r"token_type|segment|type_emb")
-_TOKEN_HINT = re.compile(r"input_ids|word_embeddings|embed_tokens|\bwte\b|tok_embeddings|token_embedding")
+from .violation import Found, arg, cause, index_replace, int_tensor, int_values, is_tensor, outside, precheck, range_mask
 
 
-def _frame_text(frames):
-    """Source lines and function names of the calling frames, for name hints."""
-    out = []
-    for f in frames[:6]:
-        loc = _report.where(f)
-        out.append(loc.get("code", "") + " " + loc.get("function", ""))
-    return " ".join(out)
-
-
-def _looks_like_positions(ids):
-    """ids whose last dim counts up by one (arange positions)."""
-    if ids.dim() == 0 or ids.size(-1) < 2:
-        return False
-    return bool((ids.diff(dim=-1) == 1).all())
-
-
-def _trailing(mask):
-    """True when, in every row with bad ids, the bad ids fill the row's end (padding)."""
-    if mask.dim() != 2:
-        return False
-    m = mask[mask.any(dim=1)]
-    if m.numel() == 0:
-        return False
-    first = m.int().argmax(dim=1)
-    return bool((m.sum(dim=1) == m.size(1) - first).all())
-
-
-def _causes(ids, mask, desc, n, frames):
-    hints = _frame_text(frames)
-    vals = int_values(desc)
-    causes = []
-    high = [v for v in vals if v >= n]
-    if any(v < 0 for v in vals):
-        why = f"negative ids ({min(vals)}) reach the embedding"
-        if -100 in vals:
-            why += "; -100 is the label padding value: labels were passed as input ids, or ids were padded with -100"
-        causes.append(cause("negative_index", 0.75, why))
-    if high:
-        top = max(high)
-        if _looks_like_positions(ids):
-            causes.append(cause("seq_len_gt_max_positions", 0.85, f"the ids are positions 0..{top} (a sequence of {ids.size(-1)}) but the table has {n} rows: the input is longer than the model's maximum positions"))
-        elif _POSITION_HINT.search(hints):
-            causes.append(cause("seq_len_gt_max_positions", 0.7, f"a position embedding of {n} rows gets position {top}: the sequence is longer than the model's maximum positions"))
-        if _TOKEN_TYPE_HINT.search(hints) or (n <= 2 and top <= 2):
-            causes.append(cause("type_vocab_size", 0.75 if _TOKEN_TYPE_HINT.search(hints) else 0.5, f"a token-type embedding of {n} row(s) gets type id {top}: the model's type_vocab_size is {n}; pass token_type_ids of zeros or drop them"))
-        if n in BASE_VOCABS and top - n < 1024:
-            causes.append(cause("added_tokens_no_resize", 0.75, f"the table has {n} rows, the size of a common base vocabulary, and the ids go a little past it (to {top}): tokens were added to the tokenizer without resizing the embedding"))
-        if len(high) == 1 and _trailing(mask):
-            causes.append(cause("pad_token_id_out_of_range", 0.6, f"the out-of-range id {high[0]} fills the ends of the rows: the padding id is outside the vocabulary"))
-        conf = 0.6 if _TOKEN_HINT.search(hints) else 0.45
-        causes.append(cause("token_id_ge_vocab", conf, f"ids up to {top} for an embedding of {n} rows: the data was tokenized with a larger vocabulary than the model's, or the model's vocab_size is wrong"))
-    return causes
-
-
-def _fixes(causes, n, frames):
-    """Fixes for the top cause, in the terms of the libraries on the stack."""
-    top = causes[0]["id"] if causes else ""
-    hf = _report.in_stack(frames, "transformers")
-    fixes = []
-    if top == "added_tokens_no_resize":
-        fixes.append("model.resize_token_embeddings(len(tokenizer))" if hf else f"grow the embedding to the tokenizer's size (nn.Embedding(len(tokenizer), dim)); it has {n} rows")
-    elif top == "seq_len_gt_max_positions":
-        if hf:
-            fixes.append(f"truncate inputs to the model's maximum: tokenizer(..., truncation=True, max_length={n})")
-        else:
-            fixes.append(f"crop sequences to the block size before the model: idx[:, -{n}:] (the position table has {n} rows)")
-    elif top == "type_vocab_size":
-        fixes.append("pass token_type_ids with values below type_vocab_size (usually zeros), or none")
-    elif top == "pad_token_id_out_of_range":
-        fixes.append("pad with an id inside the vocabulary" + (" (e.g. tokenizer.pad_token = tokenizer.eos_token)" if hf else ""))
-    elif top == "negative_index":
-        fixes.append("replace negative ids before the lookup (e.g. ids.masked_fill(ids < 0, pad_id)); never pass labels as input ids")
-    fixes.append(f"check `ids.min() >= 0 and ids.max() < {n}` on the batch; devassert scan DATA --vocab {n}")
-    return fixes
+def _fixes(fixes, n):
+    """The decided causes' fixes, then the check that finds the rest."""
+    return list(fixes) + [f"check `ids.min() >= 0 and ids.max() < {n}` on the batch; devassert scan DATA --vocab {n}"]
 
 
 def _lookup(op, rule, argument, ids, weight, replace, pre, strict):
@@ -104,8 +26,8 @@ def _lookup(op, rule, argument, ids, weight, replace, pre, strict):
         return None
 
     def explain(desc, frames):
-        causes = _causes(collapse(ids), mask, desc, n, frames)
-        return causes, _fixes(sorted(causes, key=lambda c: -c["confidence"]), n, frames)
+        causes, fixes = _measure.decide("ids", _measure.index_facts(ids, mask, desc, 0, n, "ids", frames))
+        return causes, _fixes(fixes, n)
 
     return Found(op, argument, ids, mask, rule, {"low": 0, "high": n}, explain, replace)
 

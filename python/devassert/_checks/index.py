@@ -5,6 +5,7 @@ import sys
 
 import torch
 
+from . import measure as _measure
 from .violation import (
     Found,
     arg,
@@ -46,9 +47,22 @@ def _bounded(op, rule, argument, idx, low, high, what, fix, replace, pre, strict
         return None
 
     def explain(desc, frames):
-        return index_causes(desc, high, what), [fix]
+        causes, fixes = index_causes(desc, high, what), [fix]
+        if low == 0:
+            # Position ids gathered from a buffer (RoBERTa's token types,
+            # cached rotary tables): the engine's position causes lead.
+            decided, steps = _measure.decide("ids", _measure.index_facts(idx, None, desc, low, high, "ids", frames))
+            lead = [c for c in decided if c["id"] in _POSITION_CAUSES]
+            if lead:
+                causes = lead + causes
+                fixes = [x for c in lead for x in c["fixes"]] + fixes
+        return causes, fixes
 
     return Found(op, argument, idx, mask, rule, {"low": low, "high": high}, explain, replace)
+
+
+# The causes of an index op that the facts of its indices can show.
+_POSITION_CAUSES = ("seq_len_gt_max_positions", "off_by_one")
 
 
 def dim_index(op, rule, negatives_legal):

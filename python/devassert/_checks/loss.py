@@ -3,6 +3,7 @@ ctc_loss, multi_margin_loss. The C ops that F.* call are the entry points."""
 
 import torch
 
+from . import measure as _measure
 from .index import index_causes
 from .violation import (
     Found,
@@ -52,28 +53,10 @@ def nll(op, ignore_pos):
         spatial = x.dim() >= 3
 
         def explain(desc, frames):
-            vals = int_values(desc)
-            causes = []
-            ignore_like = [v for v in vals if v in _IGNORE_LIKE and v != ignore]
-            if ignore_like:
-                causes.append(cause("ignore_label_not_ignored", 0.85, f"targets hold {ignore_like[0]}, the usual 'ignore' label, but ignore_index is {ignore}: pass ignore_index={ignore_like[0]}"))
-            rest = [v for v in vals if v not in ignore_like]
-            if any(v >= c for v in rest):
-                hi = max(rest)
-                extra = f" (labels run 1..{c} instead of 0..{c - 1}, or num_classes is one too small)" if hi == c else ""
-                causes.append(cause("label_ge_num_classes", 0.75, f"targets up to {hi} for {c} classes{extra}"))
-            if any(v < 0 for v in rest):
-                causes.append(cause("negative_label", 0.7, f"negative targets ({min(rest)}) that are not ignore_index ({ignore})"))
-            top = causes[0]["id"] if causes else ""
-            fixes = []
-            if top == "ignore_label_not_ignored":
-                fixes.append(f"F.cross_entropy(..., ignore_index={ignore_like[0]}) / nn.CrossEntropyLoss(ignore_index={ignore_like[0]})")
-            elif top == "label_ge_num_classes":
-                fixes.append(f"make the model output as many classes as the labels need (more than {max(rest)}), or remap the labels to 0..{c - 1}")
-            elif top == "negative_label":
-                fixes.append(f"map negative labels to ignore_index ({ignore}) or to a real class")
+            causes, fixes = _measure.decide("labels", _measure.index_facts(target, mask, desc, 0, c, "labels", frames, ignore=ignore))
             what = "masks" if spatial else "labels"
-            fixes.append(f"check the {what} before training: {_scan_hint(c, ignore_like[0] if ignore_like else None)}")
+            marker = next((v for v in (255, -1, -100) if v in int_values(desc) and v != ignore), None)
+            fixes.append(f"check the {what} before training: {_scan_hint(c, marker)}")
             return causes, fixes
 
         rule = "DA202" if spatial else "DA201"

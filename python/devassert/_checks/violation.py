@@ -378,6 +378,9 @@ def finding(found, desc, causes, fixes, where):
     }
     if found.contract:
         evidence["contract"] = found.contract
+    ruled_out = getattr(causes, "ruled_out", None)
+    if ruled_out:
+        evidence["ruled_out"] = list(ruled_out)
     evidence.update(where["evidence"])
     out = {
         "rule": found.rule,

@@ -85,7 +85,7 @@ def render(finding, indent="  ", root=None):
     if inner and inner != loc:
         lines.append(f"{indent}inside: {_place(inner, root)}")
     for s in (finding.get("samples") or [])[:MAX_LOCATIONS_SHOWN]:
-        text = f"dataset sample {s.get('dataset_index')}"
+        text = f"dataset sample {s.get('dataset_index')}" + (f" of {s['split']}" if s.get("split") else "")
         if "row" in s:
             text += f" (row {s['row']} of the batch)"
         if not finding.get("samples_certain", False):

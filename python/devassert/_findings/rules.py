@@ -2,6 +2,9 @@
 summary, fixes, and each cause's text and fixes; the base vocabulary
 sizes of common tokenizers; and the shares causes are given.
 
+It is over 500 lines because it is data, one entry per rule and per
+fact-decided cause, not code to read.
+
 Generated from catalog/ by `make docs`
 (`devassert rule --write-python python/devassert/_findings/rules.py`); do not edit.
 """
@@ -448,6 +451,234 @@ BASE_VOCABS = frozenset({
     100352, 119547, 128000, 128256, 151643, 151936, 250002, 250880,
     256000, 262144,
 })
+
+# The causes decided by measured facts (catalog/causes.toml; its header
+# says what the facts and expressions mean), evaluated by _findings/facts.py.
+FACT_CAUSES = [
+    {
+        "id": "negative_index", "kind": "ids",
+        "requires": "n_wrapped > 0", "prior": 0.2,
+        "why": "-1 written into an unsigned array (a padding sentinel), not a real id",
+        "support": [
+            {"when": "n_wrapped > 0", "weight": "0.75 * n_wrapped / count", "fact": "{n_wrapped} of the {count} bad ids are {wrapped}, -1 as an unsigned integer"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "map the sentinel back after loading: `ids[ids == {wrapped}] = pad_token_id` (or write padding as pad_token_id before saving unsigned tokens)", "when": None, "check": None},
+        ],
+    },
+    {
+        "id": "negative_index", "kind": "ids",
+        "requires": "n_neg > 0", "prior": 0.2,
+        "why": "negative ids reach the lookup: a padding or label sentinel (-1, -100) in the input ids",
+        "support": [
+            {"when": "n_neg > 0", "weight": "0.6 * n_neg / count", "fact": "{n_neg} of the {count} bad ids are negative (down to {bottom})"},
+            {"when": "n_m100 > 0", "weight": "0.1", "fact": "-100, the label padding value, is among them: labels passed as input ids, or ids padded with -100"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "replace negative ids before the lookup (e.g. `ids.masked_fill(ids < 0, pad_token_id)`); never pass labels as input ids", "when": None, "check": None},
+        ],
+    },
+    {
+        "id": "off_by_one", "kind": "ids",
+        "requires": "top == high && col_min == 1", "prior": 0.2,
+        "why": "the indices are counted from 1: the largest one equals the table size",
+        "support": [
+            {"when": "col_max == high", "weight": "0.55", "fact": "the values run 1..{high}: smallest 1, largest {high} = the table's rows, and no 0"},
+            {"when": "positions", "weight": "0.1", "fact": "they count up by one along the sequence: positions built from 1 (a cumsum without `- 1`)"},
+        ],
+        "refute": [
+            {"when": "base_vocab && positions == 0", "fact": "{high} is a common base vocabulary's size: id {high} is the first token added past it (a tokenizer's ids need not use 0)"},
+            {"when": "tok_len > top && positions == 0", "fact": "len(tokenizer) = {tok_len}: the tokenizer makes id {top}"},
+        ],
+        "fix": [
+            {"text": "count from 0: subtract 1 from the indices (positions: `torch.arange(T)`, or `cumsum(...) - 1`)", "when": None, "check": "col_min - 1 >= low && col_max - 1 < high"},
+        ],
+    },
+    {
+        "id": "seq_len_gt_max_positions", "kind": "ids",
+        "requires": "top >= high && (positions || hint_pos)", "prior": 0.3,
+        "why": "a sequence is longer than the position table, so position ids run past it",
+        "support": [
+            {"when": "positions && col_min == 0", "weight": "0.45", "fact": "the ids are positions 0..{col_max} of a sequence of {seq_len}; the table has {high} rows"},
+            {"when": "positions && col_min > 1 && seq_len > high - col_min", "weight": "0.45", "fact": "positions start at {col_min} (an offset such as RoBERTa's padding_idx + 1): {seq_len} tokens need {col_min + seq_len} rows, the table has {high}"},
+            {"when": "hint_pos", "weight": "0.25", "fact": "the table is a position embedding"},
+        ],
+        "refute": [
+            {"when": "col_min == 1 && col_max == high && seq_len <= high && offset != 1", "fact": "positions run 1..{high} and no sequence is longer than {high}: the count starts at 1, the input is not too long"},
+            {"when": "seq_len <= high - col_min", "fact": "no sequence is longer than the {high - col_min} positions the table holds from {col_min}"},
+        ],
+        "fix": [
+            {"text": "truncate inputs to the model's maximum: `tokenizer(..., truncation=True, max_length={high - col_min})`", "when": "hf", "check": "seq_len > high - col_min"},
+            {"text": "crop sequences to the position table before the model: `idx[:, -{high - col_min}:]` (the table has {high} rows)", "when": "hf == 0", "check": "seq_len > high - col_min"},
+        ],
+    },
+    {
+        "id": "type_vocab_size", "kind": "ids",
+        "requires": "top >= high && (hint_type || (high <= 2 && top <= 2))", "prior": 0.3,
+        "why": "token-type ids at or past type_vocab_size reach the token-type embedding",
+        "support": [
+            {"when": "hint_type", "weight": "0.45", "fact": "the table is a token-type embedding of {high} row(s) and gets type id {top}"},
+            {"when": "high <= 2 && top <= 2", "weight": "0.2", "fact": "a table of {high} row(s) gets id {top}: the size of a token-type table"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "pass token_type_ids below type_vocab_size ({high}), usually zeros, or none", "when": None, "check": None},
+        ],
+    },
+    {
+        "id": "added_tokens_no_resize", "kind": "ids",
+        "requires": "top >= high && (base_vocab || tok_len > high)", "prior": 0.15,
+        "why": "tokens were added to the tokenizer but the embedding was not resized, so the new ids are >= its rows",
+        "support": [
+            {"when": "tok_len > top && tok_len > high", "weight": "0.6", "fact": "len(tokenizer) = {tok_len} covers id {top}; the embedding has {high} rows"},
+            {"when": "tok_added > 0", "weight": "0.15", "fact": "the tokenizer has {tok_added} added token(s)"},
+            {"when": "base_vocab && top < high + 1024", "weight": "0.5 * n_past / count", "fact": "{high} is a common base vocabulary's size and the ids go a little past it (to {top})"},
+        ],
+        "refute": [
+            {"when": "tok_len <= top", "fact": "len(tokenizer) = {tok_len} does not reach id {top}: the tokenizer did not make it"},
+            {"when": "positions", "fact": "the ids count up by one along the sequence: positions, not tokens"},
+        ],
+        "fix": [
+            {"text": "model.resize_token_embeddings(len(tokenizer))", "when": "hf", "check": "tok_len > top"},
+            {"text": "grow the embedding to the tokenizer's size (`nn.Embedding(len(tokenizer), dim)`); it has {high} rows", "when": "hf == 0", "check": "tok_len > top"},
+        ],
+    },
+    {
+        "id": "pad_token_id_out_of_range", "kind": "ids",
+        "requires": "top >= high && distinct == 1 && ((trailing && count >= 2) || pad_id == top)", "prior": 0.1,
+        "why": "the padding id is outside the vocabulary",
+        "support": [
+            {"when": "pad_id == top", "weight": "0.7", "fact": "pad_token_id is {pad_id}, the out-of-range id"},
+            {"when": "trailing && bad_rows >= 2", "weight": "0.5", "fact": "id {top} fills the ends of {bad_rows} rows"},
+            {"when": "trailing && count >= 2 && bad_rows < 2", "weight": "0.3", "fact": "id {top} fills the last {count} places of its row"},
+        ],
+        "refute": [
+            {"when": "known(pad_id) && pad_id != top", "fact": "pad_token_id is {pad_id}, not {top}"},
+            {"when": "positions", "fact": "the ids count up by one along the sequence: positions, not padded tokens"},
+        ],
+        "fix": [
+            {"text": "pad with an id inside the vocabulary (e.g. `tokenizer.pad_token = tokenizer.eos_token`)", "when": "hf", "check": None},
+            {"text": "pad with an id inside the vocabulary (< {high})", "when": "hf == 0", "check": None},
+        ],
+    },
+    {
+        "id": "token_id_ge_vocab", "kind": "ids",
+        "requires": "top >= high", "prior": 0.3,
+        "why": "ids past the table: the data was tokenized with a larger vocabulary than the model's, or the model's vocab_size is wrong",
+        "support": [
+            {"when": "top >= high", "weight": "0.05", "fact": "ids reach {top}: they need at least {top + 1} rows, the table has {high}"},
+            {"when": "hint_tok", "weight": "0.2", "fact": "the table is the token embedding"},
+            {"when": "top >= high + 1024", "weight": "0.4", "fact": "ids reach {top}, far past the table's {high} rows"},
+        ],
+        "refute": [
+            {"when": "positions", "fact": "the ids count up by one along the sequence: positions, not token ids"},
+            {"when": "tok_added > 0 && tok_len > top && tok_len - tok_added <= high", "fact": "the live tokenizer's {tok_added} added token(s) make ids up to {tok_len - 1}: the same tokenizer, grown after the model was sized"},
+        ],
+        "fix": [
+            {"text": "re-tokenize the data with the model's own tokenizer, or make the embedding at least {top + 1} rows", "when": None, "check": "top + 1 > high"},
+        ],
+    },
+    {
+        "id": "negative_label", "kind": "labels",
+        "requires": "n_wrapped > 0", "prior": 0.2,
+        "why": "-1 written into an unsigned array (an ignore / unlabelled sentinel), not a class",
+        "support": [
+            {"when": "n_wrapped > 0", "weight": "0.75 * n_wrapped / count", "fact": "{n_wrapped} of the {count} bad labels are {wrapped}, -1 as an unsigned integer"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "map the sentinel to the loss's ignore_index after loading: `labels[labels == {wrapped}] = -100` (or save labels signed)", "when": None, "check": None},
+        ],
+    },
+    {
+        "id": "ignore_label_not_ignored", "kind": "labels",
+        "requires": "n_255 > 0", "prior": 0.2,
+        "why": "255, the void / border label of VOC-style masks, reaches the loss, which does not ignore it",
+        "support": [
+            {"when": "n_255 > 0", "weight": "0.7 * n_255 / count", "fact": "{n_255} of the {count} bad labels are 255 with {high} classes"},
+        ],
+        "refute": [
+            {"when": "ignore == 255", "fact": "ignore_index is already 255"},
+        ],
+        "fix": [
+            {"text": "pass `ignore_index=255` to the loss (`nn.CrossEntropyLoss(ignore_index=255)`)", "when": None, "check": None},
+        ],
+    },
+    {
+        "id": "ignore_label_not_ignored", "kind": "labels",
+        "requires": "n_m100 > 0", "prior": 0.2,
+        "why": "-100 is the usual ignore label, but the loss's ignore_index is something else",
+        "support": [
+            {"when": "n_m100 > 0", "weight": "0.7 * n_m100 / count", "fact": "{n_m100} of the {count} bad labels are -100"},
+            {"when": "known(ignore)", "weight": "0", "fact": "ignore_index is {ignore}"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "keep `ignore_index=-100` (the default) in the loss", "when": None, "check": None},
+        ],
+    },
+    {
+        "id": "ignore_label_not_ignored", "kind": "labels",
+        "requires": "n_m1 > 0", "prior": 0.2,
+        "why": "-1, a common 'unlabelled' marker, reaches the loss, which does not ignore it",
+        "support": [
+            {"when": "n_m1 > 0", "weight": "0.65 * n_m1 / count", "fact": "{n_m1} of the {count} bad labels are -1"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "pass `ignore_index=-1` to the loss, or map the marker: `labels[labels == -1] = -100`", "when": None, "check": None},
+        ],
+    },
+    {
+        "id": "negative_label", "kind": "labels",
+        "requires": "n_neg > 0", "prior": 0.2,
+        "why": "negative labels that are not the loss's ignore_index",
+        "support": [
+            {"when": "n_neg > 0", "weight": "0.6 * n_neg / count", "fact": "{n_neg} of the {count} bad labels are negative (down to {bottom})"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "map negative labels to the loss's ignore_index (`labels[labels < 0] = -100`) or to a real class", "when": None, "check": None},
+        ],
+    },
+    {
+        "id": "off_by_one", "kind": "labels",
+        "requires": "top == high && col_min == 1", "prior": 0.3,
+        "why": "the labels are counted from 1: the largest one equals num_classes",
+        "support": [
+            {"when": "col_max == high", "weight": "0.6", "fact": "the labels run 1..{high}: smallest 1, largest {high} = num_classes, and no 0"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "subtract 1 from the labels (they run 1..{high}; the loss wants 0..{high - 1})", "when": None, "check": "col_min - 1 >= low && col_max - 1 < high"},
+        ],
+    },
+    {
+        "id": "label_ge_num_classes", "kind": "labels",
+        "requires": "top >= high", "prior": 0.2,
+        "why": "the labels need more classes than the model has",
+        "support": [
+            {"when": "top >= high", "weight": "0.6 * n_past / count", "fact": "labels reach {top}: they need {top + 1} classes, the model has {high}"},
+            {"when": "col_min == 0", "weight": "0.1", "fact": "0 occurs too, so they are not counted from 1"},
+            {"when": "top > high", "weight": "0.05", "fact": "{top} is more than one past the last class"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "set num_labels / num_classes to {top + 1}, or remap the labels to 0..{high - 1}", "when": None, "check": "top + 1 > high"},
+        ],
+    },
+]
 
 # The shares `advice::calibrate` gives causes (docs/how-it-works.md): established
 # causes together; left free for a cause nobody listed when no `unknown` is.

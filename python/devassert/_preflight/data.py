@@ -36,13 +36,15 @@ _MAX_SAMPLES = 16
 class Bounds:
     """The valid range of each kind of column, and where it came from."""
 
-    def __init__(self, vocab=None, vocab_from=None, positions=None, types=None, types_from=None, labels=None, labels_from=None, labels_lm=False, ignore_index=-100, label_key="labels"):
+    def __init__(self, vocab=None, vocab_from=None, positions=None, types=None, types_from=None, labels=None, labels_from=None, labels_lm=False, ignore_index=-100, label_key="labels", tokenizer_facts=None):
         self.vocab, self.vocab_from = vocab, vocab_from
         self.positions = positions
         self.types, self.types_from = types, types_from
         self.labels, self.labels_from, self.labels_lm = labels, labels_from, labels_lm
         self.ignore_index = ignore_index
         self.label_key = label_key
+        # The live tokenizer's facts for the cause engine (tok_len, tok_added, pad_id).
+        self.tokenizer_facts = tokenizer_facts
 
     def role(self, column, columns=()):
         """TOKENS / TYPES / LABELS for a column this preflight can check, or None."""
@@ -158,10 +160,53 @@ def _name_samples(f, job, bounds):
                 loc.pop("row", None)
         locations.append(loc)
     f["locations"] = locations
+    split = job.source if job.source != "data" else None
+    if split is not None:
+        for loc in locations:
+            if "sample" in loc:
+                loc["split"] = split
     if samples:
-        f["samples"] = [{"dataset_index": s} for s in samples[:_MAX_SAMPLES]]
+        f["samples"] = [{"dataset_index": s, "split": split} if split else {"dataset_index": s} for s in samples[:_MAX_SAMPLES]]
         f["samples_certain"] = True
+    if job.role in (TOKENS, LABELS) and (f.get("evidence") or {}).get("check") == "range":
+        _decide(f, job.role, bounds)
     return f
+
+
+def _decide(f, role, bounds):
+    """The range finding's causes decided again with what preflight knows
+    beyond the scan: the live tokenizer (its length, added tokens, pad id)
+    and the loss's ignore_index; one story with the model's findings."""
+    from .._findings import facts as _facts
+
+    ev = f["evidence"]
+    bound = f.get("bound") or {}
+    low, high = bound.get("low"), bound.get("high")
+    if not isinstance(low, int) or not isinstance(high, int):
+        return
+    kind = "ids" if role == TOKENS else "labels"
+    counts = {v: c for v, c in zip(f.get("values") or [], f.get("value_counts") or []) if isinstance(v, int)}
+    measured = _facts.value_facts(counts, low, high, kind)
+    for key, fact in (("column_min", "col_min"), ("column_max", "col_max")):
+        if isinstance(ev.get(key), int):
+            measured[fact] = ev[key]
+    measured.update({"positions": 0, "hf": 1})
+    if kind == "ids":
+        measured.update(bounds.tokenizer_facts or {})
+    else:
+        measured["ignore"] = bounds.ignore_index
+    causes, ruled_out = _facts.decide(kind, measured)
+    if not causes:
+        return
+    # The rule's own steps stay after the causes' (scan put them there).
+    old = _facts.fixes_of(f.get("causes") or [])
+    new = _facts.fixes_of(causes)
+    f["fixes"] = new + [x for x in f.get("fixes") or [] if x not in old and x not in new]
+    f["causes"] = causes
+    if ruled_out:
+        ev["ruled_out"] = ruled_out
+    else:
+        ev.pop("ruled_out", None)
 
 
 def _sample_of(job, loc, row):

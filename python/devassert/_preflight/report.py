@@ -155,7 +155,7 @@ def location_str(loc):
     """A place in data, in scan's words, with the dataset sample first."""
     parts = []
     if "sample" in loc:
-        parts.append(f"dataset sample {loc['sample']}")
+        parts.append(f"dataset sample {loc['sample']}" + (f" of {loc['split']}" if loc.get("split") else ""))
     if "batch" in loc:
         parts.append(f"batch {loc['batch']} row {loc['row']}")
     elif "row" in loc and "sample" not in loc:
@@ -178,9 +178,10 @@ def finding_lines(f):
     values = f.get("values") or []
     if values:
         text = ", ".join(str(v) for v in values[:8]) + (f" ... up to {f.get('value_max', values[-1])}" if len(values) > 8 else "")
-        detail = f"offending values: {text}"
+        what = (f.get("evidence") or {}).get("values_are") or "values"
+        detail = f"offending {what}: {text}"
         if f.get("bound"):
-            detail += f"; valid range {bound_str(f['bound'])}"
+            detail += f"; valid {'range' if what == 'values' else what} {bound_str(f['bound'])}"
         if f.get("count") is not None and f.get("locations"):
             detail += f"; {f['count']} out of range in all"
         lines.append(f"   | {detail}")

@@ -50,6 +50,16 @@ def bounds(model, tok, num_classes, ignore_index, label_key):
         b.vocab, b.vocab_from = model.embedding_rows, model.embedding_from
     elif tok is not None:
         b.vocab, b.vocab_from = tok.max_id + 1, "len(tokenizer)"
+    if tok is not None:
+        # What the cause engine weighs the data's ids against (one story
+        # with the model's findings): len(tokenizer) covering every id it
+        # makes, its added tokens, its pad id.
+        facts = {"tok_len": tok.max_id + 1}
+        if isinstance(tok.base_size, int) and 0 < tok.base_size <= tok.max_id + 1:
+            facts["tok_added"] = tok.max_id + 1 - tok.base_size
+        if isinstance(tok.specials.get("pad_token_id"), int):
+            facts["pad_id"] = tok.specials["pad_token_id"]
+        b.tokenizer_facts = facts
     if model is not None:
         usable = model.usable_positions
         b.positions = usable[0] if usable else None

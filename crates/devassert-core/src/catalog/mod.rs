@@ -17,6 +17,7 @@ mod matching;
 pub mod schema;
 
 pub use compiled::{Catalog, CompiledRule};
+pub(crate) use load::FACT_CAUSES_FILE;
 pub use matching::{
     is_inductor_file, is_pytorch_file, push_fix, DeviceAssert, LogHits, Ranked, PYTORCH_ROOTS,
 };

@@ -157,6 +157,9 @@ fn finding(
     evidence(out, p, f);
     if !f.values.is_empty() || f.bound.is_some() {
         let mut line = String::new();
+        // What the values are when they are no index values (row lengths).
+        let what = f.evidence.get("values_are").and_then(|v| v.as_str());
+        let what = what.unwrap_or("values");
         if !f.values.is_empty() {
             let shown: Vec<String> = f
                 .values
@@ -175,13 +178,17 @@ fn finding(
                 (Some(max), false) if f.values.last() != Some(max) => format!(", … up to {max}"),
                 _ => String::new(),
             };
-            let _ = write!(line, "offending values: {}{more}", shown.join(", "));
+            let _ = write!(line, "offending {what}: {}{more}", shown.join(", "));
         }
         if let Some(b) = &f.bound {
             if !line.is_empty() {
                 line.push_str("; ");
             }
-            let _ = write!(line, "valid range {b}");
+            if what == "values" {
+                let _ = write!(line, "valid range {b}");
+            } else {
+                let _ = write!(line, "valid {what} {b}");
+            }
         }
         if let Some(c) = f.count {
             let _ = write!(line, "; {c} out of range in all");

@@ -76,6 +76,16 @@ fn timestamps_come_off_and_sort() {
 }
 
 #[test]
+fn a_bracketed_logging_level_comes_off() {
+    let (body, p) =
+        strip_prefixes("2022-12-28 16:13:02 [ERROR]    File \"/home/u/run.py\", line 55, in main");
+    assert_eq!(body, "   File \"/home/u/run.py\", line 55, in main");
+    assert!(p.time.is_some());
+    // Only a level: a bracketed word that is none stays.
+    assert_eq!(strip_prefixes("[ERRORS] x").0, "[ERRORS] x");
+}
+
+#[test]
 fn escapes_and_progress_bars_go() {
     assert_eq!(strip_escapes("\x1b[31mred\x1b[0m text"), "red text");
     let segs = segments("^MIteration:   0%| 3/1041319 ESC[A/opt/x.cu:272: k: block: [1,0,0]");
@@ -91,6 +101,12 @@ fn escapes_and_progress_bars_go() {
         vec!["a", "b"]
     );
     assert!(segments("```text").is_empty());
+    assert!(segments("``` c++").is_empty());
+    // A one-line code block: its text is the line.
+    assert_eq!(
+        segments("```RuntimeError: CUDA error: device-side assert triggered```")[0],
+        "RuntimeError: CUDA error: device-side assert triggered"
+    );
     assert_eq!(segments("> > RuntimeError: x")[0], "RuntimeError: x");
     assert_eq!(
         segments("`/pytorch/a.cu:1: k: Assertion **`x` failed**.")[0],

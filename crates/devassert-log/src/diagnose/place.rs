@@ -69,7 +69,12 @@ pub(super) fn pick_traceback<'a>(
     };
     let best = facts.tracebacks.iter().map(score).max()?;
     if best.0 == 0 && cpu_text.is_none() {
-        return None;
+        // A stack dumped innermost first with no exception line of its own
+        // (faulthandler on the crash) is the failure's.
+        return facts
+            .tracebacks
+            .iter()
+            .find(|tb| tb.innermost_first && tb.exception.is_none());
     }
     facts.tracebacks.iter().find(|tb| score(tb) == best)
 }

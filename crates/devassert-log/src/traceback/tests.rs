@@ -246,3 +246,35 @@ fn plain_frames_of_an_old_kernel_name_the_cell() {
     ]);
     assert_eq!(tbs[0].frames[0].file, "Cell In[3]");
 }
+
+#[test]
+fn stacks_listed_innermost_first() {
+    // VS Code's banner: type, message, then the frames innermost first.
+    let tbs = run(&[
+        "Exception has occurred: RuntimeError",
+        "CUDA error: device-side assert triggered",
+        "  File \"/home/u/train.py\", line 120, in train_step",
+        "    loss.item()",
+        "  File \"/home/u/train.py\", line 200, in <module>",
+        "    train_step(batch)",
+        "Epoch 3",
+    ]);
+    assert_eq!(tbs.len(), 1);
+    let tb = &tbs[0];
+    assert!(tb.innermost_first);
+    assert_eq!(
+        tb.exception.as_deref(),
+        Some("RuntimeError: CUDA error: device-side assert triggered")
+    );
+    assert_eq!(tb.user_frame().map(|f| f.line), Some(120));
+    // faulthandler: no comma before `in`.
+    let tbs = run(&[
+        "Current thread 0x00007f3b (most recent call first):",
+        "  File \"/home/u/model.py\", line 14 in forward",
+        "  File \"/home/u/train.py\", line 90 in step",
+    ]);
+    let tb = &tbs[0];
+    assert!(tb.innermost_first && tb.exception.is_none());
+    assert_eq!(tb.frames[0].function, "forward");
+    assert_eq!(tb.user_frame().map(|f| f.line), Some(14));
+}

@@ -77,7 +77,7 @@ class HFTrainer(unittest.TestCase):
         self.assertEqual(steps.levels, [])
         self.assertEqual(t.state.global_step, 0)
         self.assertIn("error[DA201] cross-entropy-target-out-of-range", "\n".join(logs.output))
-        self.assertIn("dataset sample 5, column label", str(raised.exception))
+        self.assertIn("dataset sample 5 of train_dataset, column label", str(raised.exception))
         self.assertEqual(_intercept.current_level(), "off")
 
     def test_bad_eval_dataset_is_found_too(self):
@@ -85,7 +85,7 @@ class HFTrainer(unittest.TestCase):
         with self.assertRaises(devassert.PreflightError) as raised:
             t.train()
         (f,) = valid(raised.exception.report).errors
-        self.assertEqual((f["evidence"]["data"], f["samples"]), ("eval_dataset[dev]", [{"dataset_index": 7}]))
+        self.assertEqual((f["evidence"]["data"], f["samples"]), ("eval_dataset[dev]", [{"dataset_index": 7, "split": "eval_dataset[dev]"}]))
 
     def test_torch_dataset_is_drawn_through_the_trainers_loader(self):
         enc = self.tok(SENTENCES)
@@ -94,7 +94,7 @@ class HFTrainer(unittest.TestCase):
         with self.assertRaises(devassert.PreflightError) as raised:
             t.train()
         (f,) = valid(raised.exception.report).errors
-        self.assertEqual((f["rule"], f["evidence"]["column"], f["samples"]), ("DA201", "labels", [{"dataset_index": 6}]))
+        self.assertEqual((f["rule"], f["evidence"]["column"], f["samples"]), ("DA201", "labels", [{"dataset_index": 6, "split": "train_dataset"}]))
         self.assertEqual(steps.levels, [])
 
     def test_warn_only_logs_and_trains(self):
@@ -174,7 +174,7 @@ class LightningFit(unittest.TestCase):
         with self.assertLogs("lightning.pytorch", level="ERROR") as logs, self.assertRaises(devassert.PreflightError) as raised:
             self.fit(module, data, self.Callback())
         (f,) = valid(raised.exception.report).errors
-        self.assertEqual((f["rule"], f["evidence"]["data"], f["samples"]), ("DA201", "val", [{"dataset_index": 4}]))
+        self.assertEqual((f["rule"], f["evidence"]["data"], f["samples"]), ("DA201", "val", [{"dataset_index": 4, "split": "val"}]))
         self.assertIn("DA201", "\n".join(logs.output))
         self.assertEqual(levels, [])
         self.assertEqual(_intercept.current_level(), "off")

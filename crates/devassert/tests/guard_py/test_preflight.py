@@ -213,7 +213,8 @@ class HFDatasets(unittest.TestCase):
         r = preflight(self.model, self.tok, dd)
         self.assertEqual([d["name"] for d in r.data], ["train", "test"])
         (f,) = errors(r)
-        self.assertEqual((f["evidence"]["data"], f["samples"]), ("test", [{"dataset_index": 6}]))
+        self.assertEqual((f["evidence"]["data"], f["samples"]), ("test", [{"dataset_index": 6, "split": "test"}]))
+        self.assertIn("dataset sample 6 of test", r.text())
 
     def test_a_tokenizers_batch_encoding(self):
         enc = self.tok(SENTENCES, padding=True, return_tensors="np")

@@ -1,0 +1,186 @@
+//! Causes decided by measured facts, for every command that measures
+//! values (scan, check, preflight and the guard): `catalog/causes.toml`
+//! states, per cause, the facts that support it, the facts that refute it
+//! and the checks its fixes must pass. [`decide`] keeps the causes the facts
+//! allow, ranks them by prior plus support, says which rest on their prior
+//! alone, and drops every fix that, applied to the facts, would not make
+//! them valid. The guard evaluates the same file, generated into
+//! `python/devassert/_findings/rules.py`.
+
+pub mod expr;
+pub mod table;
+
+pub use expr::Facts;
+
+use crate::catalog::FACT_CAUSES_FILE;
+use crate::finding::Cause;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use table::CauseDef;
+
+/// The compiled table; the file is checked by the tests, so a broken one
+/// gives an empty table here rather than a panic in the user's run.
+pub fn table() -> &'static [CauseDef] {
+    static TABLE: OnceLock<Vec<CauseDef>> = OnceLock::new();
+    TABLE.get_or_init(|| table::compile(FACT_CAUSES_FILE.1).unwrap_or_default())
+}
+
+/// The text of `catalog/causes.toml` (for the generated Python module).
+pub fn source() -> &'static str {
+    FACT_CAUSES_FILE.1
+}
+
+/// What the values index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Ids,
+    Labels,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Ids => "ids",
+            Kind::Labels => "labels",
+        }
+    }
+}
+
+/// The causes the facts allow, best first, and the ones they refute.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Decision {
+    pub causes: Vec<Cause>,
+    /// The measured facts behind each cause, in the causes' order (empty:
+    /// ranked by its prior).
+    pub support: Vec<Vec<String>>,
+    /// `cause_id: the fact that refutes it`.
+    pub ruled_out: Vec<String>,
+}
+
+/// -1 as an unsigned array stores it: uint16 65535, uint32 4294967295.
+pub const UNSIGNED_MINUS_ONE: [i64; 2] = [u16::MAX as i64, u32::MAX as i64];
+
+/// The facts that the bad values themselves give (`count`, `top`, the
+/// sentinels' counts …), from their counts; the caller adds what it knows
+/// of the whole column, the tokenizer and the code.
+pub fn value_facts(values: &HashMap<i64, u64>, low: i64, high: i64, kind: Kind) -> Facts {
+    let mut f = Facts::new();
+    let n = |v: u64| v as f64;
+    let count: u64 = values.values().sum();
+    let wrapped = |v: i64| v >= high && UNSIGNED_MINUS_ONE.contains(&v);
+    let border = |v: i64| kind == Kind::Labels && v == 255 && high <= 255;
+    let sum =
+        |p: &dyn Fn(i64) -> bool| n(values.iter().filter(|(v, _)| p(**v)).map(|(_, c)| *c).sum());
+    f.insert("low".into(), low as f64);
+    f.insert("high".into(), high as f64);
+    f.insert("count".into(), n(count));
+    f.insert("distinct".into(), values.len() as f64);
+    if let Some(b) = values.keys().min() {
+        f.insert("bottom".into(), *b as f64);
+    }
+    let past = |v: i64| v >= high && !wrapped(v) && !border(v);
+    if let Some(t) = values.keys().copied().filter(|v| past(*v)).max() {
+        f.insert("top".into(), t as f64);
+    }
+    f.insert("n_past".into(), sum(&past));
+    let neg = |v: i64| v < 0 && (kind == Kind::Ids || v != -100);
+    f.insert("n_neg".into(), sum(&neg));
+    f.insert("n_m1".into(), sum(&|v| v == -1));
+    f.insert("n_m100".into(), sum(&|v| v == -100));
+    f.insert("n_255".into(), sum(&border));
+    f.insert("n_wrapped".into(), sum(&wrapped));
+    if let Some(w) = values.keys().copied().filter(|v| wrapped(*v)).min() {
+        f.insert("wrapped".into(), w as f64);
+    }
+    f.insert(
+        "base_vocab".into(),
+        if crate::vocab::is_base_vocab(high) {
+            1.0
+        } else {
+            0.0
+        },
+    );
+    f
+}
+
+/// Decide the causes of out-of-range values of `kind` from `facts`.
+pub fn decide(kind: Kind, facts: &Facts) -> Decision {
+    let mut scored: Vec<(f64, Cause, Vec<String>)> = Vec::new();
+    let mut ruled_out = Vec::new();
+    for def in table().iter().filter(|d| d.kind == kind.as_str()) {
+        if !def.requires.holds(facts) {
+            continue;
+        }
+        if let Some(r) = def.refutes.iter().find(|r| r.when.holds(facts)) {
+            let fact = expr::render(&r.fact, facts).unwrap_or_default();
+            ruled_out.push(format!("{}: {fact}", def.id));
+            continue;
+        }
+        let mut score = def.prior;
+        let mut said = Vec::new();
+        for s in def.supports.iter().filter(|s| s.when.holds(facts)) {
+            score += s.weight.eval(facts).unwrap_or(0.0).max(0.0);
+            if let Some(text) = expr::render(&s.fact, facts) {
+                said.push(text);
+            }
+        }
+        let why = if said.is_empty() {
+            format!(
+                "{} (no measured fact decides it: ranked by its prior)",
+                def.why
+            )
+        } else {
+            format!("{}: {}", def.why, said.join("; "))
+        };
+        let fixes = def.fixes.iter().filter_map(|x| {
+            if x.when.as_ref().is_some_and(|w| !w.holds(facts)) {
+                return None;
+            }
+            if x.check.as_ref().is_some_and(|c| c.fails(facts)) {
+                return None;
+            }
+            expr::render(&x.text, facts)
+        });
+        let confidence = ((score.clamp(0.05, 0.95)) * 100.0).round() / 100.0;
+        let cause = Cause::new(def.id.clone(), confidence, why).with_fixes(fixes);
+        scored.push((score, cause, said));
+    }
+    // Best first; the table's order breaks ties.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut causes: Vec<Cause> = Vec::new();
+    let mut support = Vec::new();
+    for (_, c, said) in scored {
+        match causes.iter_mut().find(|m| m.id == c.id) {
+            // One entry per cause id: the best explanation, with the
+            // others' fixes.
+            Some(m) => {
+                for x in c.fixes {
+                    if !m.fixes.contains(&x) {
+                        m.fixes.push(x);
+                    }
+                }
+            }
+            None => {
+                causes.push(c);
+                support.push(said);
+            }
+        }
+    }
+    Decision {
+        causes,
+        support,
+        ruled_out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_compiles() {
+        let t = table::compile(source()).expect("catalog/causes.toml compiles");
+        assert!(!t.is_empty());
+        assert_eq!(t.len(), table().len());
+    }
+}

@@ -1,0 +1,118 @@
+//! Evidence real logs carry that explain once missed or misread (issue 36):
+//! an error line inside a one-line code block, logger-prefixed frames, a
+//! host line naming the kernel's source, a Triton bound behind a frozen
+//! importlib path, torch_geometric's re-raised index error. Each log is
+//! written here in the shape such logs take.
+
+mod common;
+
+use serde_json::Value;
+
+fn first(log: &str) -> Value {
+    let out = common::bin()
+        .args(["explain", "--format", "json", "--no-source", "-"])
+        .write_stdin(log)
+        .output()
+        .expect("run devassert");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    v["findings"][0].clone()
+}
+
+fn cause_ids(f: &Value) -> Vec<&str> {
+    f["causes"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["id"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn an_error_line_in_a_one_line_code_block_is_read() {
+    let f = first(
+        "Traceback (most recent call last):\n  File \"train.py\", line 42, in <module>\n    loss.backward()\n\
+         ```RuntimeError: CUDA error: device-side assert triggered```\n",
+    );
+    assert_eq!(f["rule"], "DA001", "{f}");
+    assert_eq!(f["noticed_at"]["line"], 42, "{f}");
+}
+
+#[test]
+fn frames_behind_a_logging_prefix_give_the_place() {
+    let f = first(
+        "2022-12-28 16:13:02 [ERROR] Traceback (most recent call last):\n\
+         2022-12-28 16:13:02 [ERROR]    File \"/home/u/run.py\", line 55, in main\n\
+         2022-12-28 16:13:02 [ERROR]      trainer.fit(model)\n\
+         2022-12-28 16:13:02 [ERROR]    File \"/home/u/run.py\", line 31, in fit\n\
+         2022-12-28 16:13:02 [ERROR]      loss = self.step(batch)\n\
+         2022-12-28 16:13:02 [ERROR] RuntimeError: CUDA error: device-side assert triggered\n",
+    );
+    assert_eq!(f["noticed_at"]["file"], "/home/u/run.py", "{f}");
+    assert_eq!(f["noticed_at"]["line"], 31, "{f}");
+}
+
+#[test]
+fn a_thc_line_naming_the_loss_source_is_nll_loss() {
+    for last in [
+        "RuntimeError: cuda runtime error (59) : device-side assert triggered at /pytorch/aten/src/THCUNN/generic/ClassNLLCriterion.cu:110",
+        "RuntimeError: CUDA error 59",
+    ] {
+        let f = first(&format!(
+            "THCudaCheck FAIL file=/pytorch/aten/src/THCUNN/generic/ClassNLLCriterion.cu line=110 error=59 : device-side assert triggered\n\
+             Traceback (most recent call last):\n  File \"train.py\", line 77, in <module>\n    loss = criterion(out, y)\n{last}\n"
+        ));
+        assert_eq!((f["rule"].as_str(), f["op_family"].as_str()), (Some("DA201"), Some("nll_loss")), "{f}");
+    }
+}
+
+#[test]
+fn a_triton_bound_behind_a_frozen_importlib_path_is_inductors() {
+    let f = first(
+        "<frozen importlib._bootstrap_external>:843: triton_poi_fused_embedding_0: block: [0,0,0], thread: [5,0,0] Assertion `index out of bounds: 0 <= tmp4 < 24` failed.\n\
+         RuntimeError: CUDA error: device-side assert triggered\n",
+    );
+    assert_eq!(f["op_family"], "inductor", "{f}");
+    assert_ne!(f["rule"], "DA403", "{f}");
+}
+
+#[test]
+fn torch_geometrics_reraised_index_error_is_an_index_select_past_the_nodes() {
+    let f = first(
+        "Traceback (most recent call last):\n  File \"gnn.py\", line 30, in <module>\n    out = model(data.x, data.edge_index)\n\
+         ValueError: Encountered a CUDA error. Please ensure that all indices in 'edge_index' point to valid indices in the interval [0, 26) in your node feature matrix and try again.\n",
+    );
+    assert_eq!(f["rule"], "DA101", "{f}");
+    assert_eq!(cause_ids(&f).first(), Some(&"index_ge_dim_size"), "{f}");
+}
+
+#[test]
+fn vs_codes_banner_gives_the_innermost_frame() {
+    let f = first(
+        "Exception has occurred: RuntimeError\nCUDA error: device-side assert triggered\n\
+         CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n\
+         \x20 File \"/home/u/proj/train.py\", line 120, in train_step\n    loss.item()\n\
+         \x20 File \"/home/u/proj/train.py\", line 200, in <module>\n    train_step(batch)\n",
+    );
+    assert_eq!(f["noticed_at"]["line"], 120, "{f}");
+    assert_eq!(f["noticed_at"]["function"], "train_step", "{f}");
+}
+
+#[test]
+fn a_stack_listed_innermost_first_gives_the_innermost_frame() {
+    let f = first(
+        "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [10,0,0], thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n\
+         Fatal Python error: Aborted\n\nCurrent thread 0x00007f3b (most recent call first):\n\
+         \x20 File \"/home/u/model.py\", line 14 in forward\n\
+         \x20 File \"/home/u/train.py\", line 90 in step\n\
+         \x20 File \"/home/u/train.py\", line 120 in <module>\n",
+    );
+    let place = if f["location"].is_null() {
+        &f["noticed_at"]
+    } else {
+        &f["location"]
+    };
+    assert_eq!(
+        (place["file"].as_str(), place["line"].as_i64()),
+        (Some("/home/u/model.py"), Some(14)),
+        "{f}"
+    );
+    assert_eq!(place["function"], "forward", "{f}");
+}
