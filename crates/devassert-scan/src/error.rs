@@ -7,6 +7,9 @@ pub enum ScanError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Format(String),
+    /// Decoding would pass the memory budget (see [`crate::budget`]).
+    #[error("{0}")]
+    Budget(String),
     #[error("cannot tell the file format (pass --input-format: {0})")]
     UnknownFormat(String),
     /// A panic while scanning: a bug of devassert's, never a clean file.
@@ -30,7 +33,7 @@ pub fn within_budget(what: &str, needed: u64, budget: u64) -> Result<()> {
     if needed <= budget {
         return Ok(());
     }
-    Err(bad(format!(
+    Err(ScanError::Budget(format!(
         "{what} needs {} MiB of memory, over the decode budget of {} MiB (a decompression bomb, or raise it with --max-decoded {}M)",
         mib(needed),
         mib(budget),

@@ -4,6 +4,8 @@
 //! this module, which drives them.
 
 mod arrow;
+#[cfg(test)]
+mod arrow_tests;
 mod csv;
 mod ipc;
 mod jsonl;
