@@ -260,7 +260,7 @@ pub fn png_mask(dir: &Path, bytes: u64) -> Result<Grown> {
     for y in 0..height {
         for x in 0..width as usize {
             let class: u16 = if y == height / 2 && x == 7 {
-                300
+                VOCAB as u16 + 10_000
             } else {
                 ((x / 512) as u16 + (y / 256) as u16) % 150
             };

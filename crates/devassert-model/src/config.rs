@@ -340,6 +340,21 @@ mod tests {
     }
 
     #[test]
+    fn a_file_s_label_map_is_counted_not_held() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("config.json");
+        let labels: Vec<String> = (0..1000).map(|i| format!("\"{i}\":\"L{i}\"")).collect();
+        let text = format!(
+            "{{\"model_type\":\"bert\",\"id2label\":{{{}}},\"label2id\":{{}},\"num_labels\":3}}",
+            labels.join(",")
+        );
+        std::fs::write(&p, text).unwrap();
+        let c = ModelConfig::read(&p).unwrap();
+        let n = c.num_labels.unwrap();
+        assert_eq!((n.name.as_str(), n.value), ("id2label", 1000));
+    }
+
+    #[test]
     fn reads_gpt2_names() {
         let c = cfg(
             json!({"model_type": "gpt2", "vocab_size": 50257, "n_positions": 1024, "bos_token_id": 50256, "eos_token_id": 50256}),

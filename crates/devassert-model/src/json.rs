@@ -21,6 +21,9 @@ use std::rc::Rc;
 /// largest published `tokenizer_config.json`.
 pub const KEPT_LIMIT: u64 = 8 << 20;
 
+/// The words every over-budget message of a seed holds.
+pub(crate) const BUDGET_WORDS: &str = "memory budget";
+
 /// What to do with one top-level key's value.
 pub(crate) enum Take {
     /// Keep it as a [`Value`] (metered).
@@ -99,6 +102,12 @@ fn parse<T>(
                     KEPT_LIMIT >> 20
                 ),
             )
+        } else if source.is_data() && source.to_string().contains(BUDGET_WORDS) {
+            // A seed's own limit (entries, names): said as the budget, not
+            // as broken JSON.
+            let text = source.to_string();
+            let message = text.split(" at line ").next().unwrap_or(&text);
+            ModelError::invalid(path, message)
         } else {
             ModelError::Json {
                 path: path.to_path_buf(),

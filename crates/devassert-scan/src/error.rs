@@ -28,6 +28,15 @@ pub fn bad(msg: impl Into<String>) -> ScanError {
     ScanError::Format(msg.into())
 }
 
+/// `e` said of a part of the file (`row group 3: …`), still an over-budget
+/// error when it was one (the scan retries those with all of the budget).
+pub fn within(e: ScanError, part: &str) -> ScanError {
+    match e {
+        ScanError::Budget(m) => ScanError::Budget(format!("{part}: {m}")),
+        e => bad(format!("{part}: {e}")),
+    }
+}
+
 /// Refuse a decode that needs `needed` bytes when the budget is `budget`.
 pub fn within_budget(what: &str, needed: u64, budget: u64) -> Result<()> {
     if needed <= budget {

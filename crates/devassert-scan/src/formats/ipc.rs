@@ -242,11 +242,45 @@ fn frame_at(data: &[u8], pos: usize, n: usize, budget: u64) -> Result<Option<Fra
             })?;
         buffers_end = buffers_end.max(end);
     }
+    inflated_within_budget(data, start + meta.len(), batch.as_ref(), n, budget)?;
     Ok(Some(Frame {
         meta_end: start + meta.len(),
         body_len,
         buffers_end,
     }))
+}
+
+/// A compressed message's buffers each start with their inflated length
+/// (arrow allocates it before it decompresses): their sum is held to the
+/// budget before the decoder sees them (32 MB of LZ4 zeros fit in kilobytes).
+fn inflated_within_budget(
+    data: &[u8],
+    body: usize,
+    batch: Option<&arrow_ipc::RecordBatch>,
+    n: usize,
+    budget: u64,
+) -> Result<()> {
+    let Some(batch) = batch.filter(|b| b.compression().is_some()) else {
+        return Ok(());
+    };
+    let mut inflated = 0u64;
+    for b in batch.buffers().into_iter().flatten() {
+        let at = usize::try_from(b.offset())
+            .ok()
+            .and_then(|o| body.checked_add(o));
+        let prefix = at.and_then(|a| data.get(a..a.checked_add(8)?));
+        if let Some(p) = prefix.filter(|_| b.length() >= 8) {
+            let stated = i64::from_le_bytes(p.try_into().unwrap_or([0; 8]));
+            // -1: stored uncompressed, the buffer's own length.
+            let len = u64::try_from(stated).unwrap_or(b.length() as u64);
+            inflated = inflated.saturating_add(len);
+        }
+    }
+    within_budget(
+        &format!("Arrow IPC message {n} (compressed: its buffers inflated)"),
+        inflated,
+        budget,
+    )
 }
 
 fn check_buffers(frame: &Frame, body: usize, n: usize) -> Result<()> {

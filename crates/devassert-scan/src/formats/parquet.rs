@@ -111,7 +111,7 @@ impl Reader for Parquet {
             .map(|g| {
                 contain(|| column.read_group(&file, meta.metadata(), g, opts, &kept))
                     .map_err(panicked)?
-                    .map_err(|e| bad(format!("row group {g}: {e}")))
+                    .map_err(|e| crate::error::within(e, &format!("row group {g}")))
             })
             .collect();
         let pieces = pieces.into_iter().collect::<Result<Vec<_>>>()?;
