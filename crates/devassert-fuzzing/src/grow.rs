@@ -174,7 +174,7 @@ const ROWS: usize = 1 << 16;
 pub fn parquet(dir: &Path, bytes: u64) -> Result<Grown> {
     let path = dir.join("ids.parquet");
     let props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_size(ROWS * 4)
+        .set_max_row_group_row_count(Some(ROWS * 4))
         .set_dictionary_enabled(false)
         .build();
     let schema = ids_batch(0, 1).schema();

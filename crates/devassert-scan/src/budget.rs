@@ -57,7 +57,7 @@ fn available() -> Option<(u64, &'static str)> {
         if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
             && lim.rlim_cur != libc::RLIM_INFINITY
         {
-            found.push((lim.rlim_cur as u64, "of address space (ulimit -v)"));
+            found.push((lim.rlim_cur, "of address space (ulimit -v)"));
         }
     }
     found.into_iter().min_by_key(|&(room, _)| room)

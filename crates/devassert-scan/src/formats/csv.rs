@@ -119,8 +119,7 @@ impl Reader for Csv {
         let mut fields = Fields::new(input.data(), self.delimiter);
         let mut names: Vec<String> = Vec::new();
         let (mut columns, mut kept) = (0usize, 0usize);
-        loop {
-            let Some(end) = fields.next() else { break };
+        while let Some(end) = fields.next() {
             columns += 1;
             if kept < HEADER_BYTES {
                 let name = fields.cell.text().into_owned();
