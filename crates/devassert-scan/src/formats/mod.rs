@@ -9,6 +9,8 @@ mod arrow_tests;
 mod csv;
 mod ipc;
 mod jsonl;
+#[cfg(test)]
+mod jsonl_tests;
 pub mod megatron;
 pub(crate) mod npy;
 mod npz;
