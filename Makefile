@@ -14,6 +14,7 @@ example:
 bench: bench-scan bench-explain bench-guard bench-preflight bench-pytest bench-fuzz
 bench-scan:
 	bench/scan/run.sh
+	bench/scan/bounded.sh
 bench-explain:
 	bench/explain/run.sh
 	bench/explain/shapes.sh
@@ -26,3 +27,4 @@ bench-pytest:
 # Minutes per fuzz family (the bounded harness CI runs for 60 s in all).
 bench-fuzz:
 	bench/fuzz/run.sh
+	bench/fuzz/scale.sh

@@ -10,26 +10,40 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct Inside {
     root: PathBuf,
+    /// A Hub repository's `blobs/` where it really is: links into it are
+    /// inside even when it is a link to another disk.
+    blobs: Option<PathBuf>,
 }
 
 impl Inside {
     /// The real path of `dir`. A Hugging Face hub snapshot
-    /// (`…/models--org--name/snapshots/<rev>/`) holds only symlinks into the
-    /// repository's `blobs/`: for it, the repository folder is the bound.
+    /// (`…/models--org--name/snapshots/<rev>/`, or a folder below it) holds
+    /// only symlinks into the repository's `blobs/` (`../../../blobs/…`
+    /// from a subfolder): for it, the repository folder is the bound, and
+    /// its `blobs/` wherever that really is.
     pub fn new(dir: &Path) -> io::Result<Inside> {
         let real = std::fs::canonicalize(dir)?;
         let hub_repo = real
-            .parent()
-            .filter(|p| p.file_name().is_some_and(|n| n == "snapshots"))
+            .ancestors()
+            .find(|a| {
+                a.parent()
+                    .is_some_and(|p| p.file_name().is_some_and(|n| n == "snapshots"))
+            })
+            .and_then(Path::parent)
             .and_then(Path::parent)
             .filter(|repo| repo.join("blobs").is_dir());
         Ok(Inside {
+            blobs: hub_repo.and_then(|r| std::fs::canonicalize(r.join("blobs")).ok()),
             root: hub_repo.map_or(real.clone(), Path::to_path_buf),
         })
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    fn holds(&self, real: &Path) -> bool {
+        real.starts_with(&self.root) || self.blobs.as_ref().is_some_and(|b| real.starts_with(b))
     }
 
     /// Whether the entry `path` of the walk may be followed: `Ok` when it is
@@ -41,7 +55,7 @@ impl Inside {
             return Ok(());
         }
         match std::fs::canonicalize(path) {
-            Ok(real) if real.starts_with(&self.root) => Ok(()),
+            Ok(real) if self.holds(&real) => Ok(()),
             Ok(real) => Err(format!(
                 "a symlink to {}, outside {}: not followed",
                 real.display(),
@@ -107,5 +121,27 @@ mod tests {
         let inside = Inside::new(&snap).expect("inside");
         assert_eq!(inside.root(), repo.as_path());
         assert_eq!(inside.check(&snap.join("config.json")), Ok(()));
+    }
+
+    #[test]
+    fn a_snapshot_subfolder_and_blobs_on_another_disk() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let base = d.path().canonicalize().expect("canonical");
+        let repo = base.join("cache/models--org--m");
+        let sub = repo.join("snapshots/abc/unet");
+        std::fs::create_dir_all(&sub).expect("mkdir");
+        // blobs/ is a link to a folder elsewhere ("another disk").
+        std::fs::create_dir_all(base.join("disk2/blobs")).expect("mkdir");
+        std::fs::write(base.join("disk2/blobs/f00"), "{}").expect("write");
+        std::fs::write(base.join("disk2/secret"), "x").expect("write");
+        symlink(base.join("disk2/blobs"), repo.join("blobs")).expect("link");
+        symlink("../../../blobs/f00", sub.join("config.json")).expect("link");
+        symlink(base.join("disk2/secret"), sub.join("other.json")).expect("link");
+        let inside = Inside::new(&sub).expect("inside");
+        assert_eq!(inside.root(), repo.as_path());
+        assert_eq!(inside.check(&sub.join("config.json")), Ok(()));
+        assert!(inside
+            .check(&sub.join("other.json"))
+            .is_err_and(|e| e.contains("outside")));
     }
 }

@@ -11,6 +11,7 @@ pub mod inside;
 pub mod lazy_regex;
 pub mod place;
 pub mod python_rules;
+pub mod regular;
 pub mod render;
 pub mod rule_id;
 pub mod sections;

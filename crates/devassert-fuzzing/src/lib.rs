@@ -5,6 +5,7 @@
 //! the test fixtures, decompression bombs and hostile files) and `mutate`
 //! derives new inputs from them deterministically.
 
+pub mod grow;
 pub mod mutate;
 pub mod seeds;
 

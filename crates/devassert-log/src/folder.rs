@@ -154,6 +154,10 @@ impl State<'_> {
                     Ok(false) => {}
                     Err(why) => self.skip(&p, why),
                 }
+            } else {
+                // A FIFO, socket or device: never opened (it could block), and said.
+                let why = devassert_core::regular::not_regular(&meta.file_type());
+                self.skip(&p, why.to_string());
             }
         }
     }

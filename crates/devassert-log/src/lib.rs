@@ -201,7 +201,14 @@ pub fn explain_paths_with(
             })?;
             continue;
         }
-        let mut f = match std::fs::File::open(path) {
+        // A file the user named may be a pipe (`explain <(cmd)`); one found
+        // in a folder must be a regular file, opened without blocking.
+        let opened = if *named {
+            std::fs::File::open(path)
+        } else {
+            devassert_core::regular::open(path)
+        };
+        let mut f = match opened {
             Ok(f) => f,
             Err(e) if !named => {
                 skipped.push(Skipped {
@@ -380,7 +387,7 @@ fn expand(paths: &[PathBuf], skipped: &mut Vec<Skipped>) -> Result<Vec<(PathBuf,
 /// an archive or an image, not a log: reading it would only make the folder
 /// look like a clean log. (A file named on the command line is always read.)
 fn is_binary(path: &Path) -> bool {
-    let Ok(f) = std::fs::File::open(path) else {
+    let Ok(f) = devassert_core::regular::open(path) else {
         return false;
     };
     let mut head = Vec::with_capacity(8192);

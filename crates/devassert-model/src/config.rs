@@ -2,7 +2,8 @@
 //! position and label fields its own way, and multimodal models nest the
 //! language model's fields under `text_config`.
 
-use crate::error::{read_json, ModelError};
+use crate::error::ModelError;
+use crate::json::{self, Take};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -140,17 +141,34 @@ const NO_TABLE_TYPES: &[&str] = &[
 
 impl ModelConfig {
     pub fn read(path: &Path) -> Result<ModelConfig, ModelError> {
-        let value = read_json(path)?;
-        let Value::Object(root) = value else {
-            return Err(ModelError::invalid(path, "not a JSON object"));
-        };
-        Self::from_map(&root).map_err(|message| ModelError::invalid(path, message))
+        // The label maps are only counted: a config of a million classes
+        // is not held in memory.
+        let read = json::read_object(path, &|k| match k {
+            "id2label" | "label2id" => Take::Count,
+            _ => Take::Keep,
+        })?;
+        let labels = read
+            .counts
+            .iter()
+            .find(|(k, _)| k == "id2label")
+            .map(|&(_, n)| n as i64);
+        Self::from_parts(&read.map, labels).map_err(|message| ModelError::invalid(path, message))
     }
 
-    /// The fields devassert checks; an impossible value of one of them (a
-    /// negative or fractional size, a number written as a string) is an
-    /// error naming the key rather than a field silently skipped.
+    /// The fields devassert checks, from a config held whole.
     pub fn from_map(root: &Map<String, Value>) -> Result<ModelConfig, String> {
+        let labels = root
+            .get("id2label")
+            .and_then(Value::as_object)
+            .map(|m| m.len() as i64);
+        Self::from_parts(root, labels)
+    }
+
+    /// The fields devassert checks, `id2label` given by its size; an
+    /// impossible value of one of them (a negative or fractional size, a
+    /// number written as a string) is an error naming the key rather than a
+    /// field silently skipped.
+    fn from_parts(root: &Map<String, Value>, id2label: Option<i64>) -> Result<ModelConfig, String> {
         // Multimodal configs keep the language model under `text_config`;
         // its fields win when the top level lacks them.
         let text = root.get("text_config").and_then(Value::as_object);
@@ -219,10 +237,6 @@ impl ModelConfig {
                 });
             }
         }
-        let id2label = root
-            .get("id2label")
-            .and_then(Value::as_object)
-            .map(|m| m.len() as i64);
         let num_labels = match id2label {
             Some(n) => Some(Field {
                 name: "id2label".into(),
@@ -323,6 +337,21 @@ mod tests {
 
     fn cfg(v: Value) -> ModelConfig {
         ModelConfig::from_map(v.as_object().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_file_s_label_map_is_counted_not_held() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("config.json");
+        let labels: Vec<String> = (0..1000).map(|i| format!("\"{i}\":\"L{i}\"")).collect();
+        let text = format!(
+            "{{\"model_type\":\"bert\",\"id2label\":{{{}}},\"label2id\":{{}},\"num_labels\":3}}",
+            labels.join(",")
+        );
+        std::fs::write(&p, text).unwrap();
+        let c = ModelConfig::read(&p).unwrap();
+        let n = c.num_labels.unwrap();
+        assert_eq!((n.name.as_str(), n.value), ("id2label", 1000));
     }
 
     #[test]

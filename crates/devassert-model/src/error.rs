@@ -84,11 +84,18 @@ impl ModelError {
     }
 }
 
-/// Read and parse a JSON file, naming it in any error.
-pub(crate) fn read_json(path: &std::path::Path) -> Result<serde_json::Value, ModelError> {
-    let bytes = std::fs::read(path).map_err(|e| ModelError::io(path, e))?;
-    serde_json::from_slice(&bytes).map_err(|source| ModelError::Json {
-        path: path.to_path_buf(),
-        source,
-    })
+/// Whether a file the folder may hold is there: a regular file (links
+/// followed) is, nothing or a folder is not, and anything else (a FIFO, a
+/// socket, a device) is an error naming it: it is never opened, since that
+/// could block, and never passed over in silence.
+pub(crate) fn present(path: &std::path::Path) -> Result<bool, ModelError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(true),
+        Ok(m) if m.is_dir() => Ok(false),
+        Ok(m) => Err(ModelError::io(
+            path,
+            devassert_core::regular::not_regular(&m.file_type()),
+        )),
+        Err(_) => Ok(false),
+    }
 }

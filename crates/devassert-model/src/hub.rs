@@ -190,7 +190,8 @@ fn display_id(repo: &Path) -> String {
 }
 
 /// The snapshot folder of `rev` (a branch or tag under `refs/`, or a commit
-/// hash; `main` by default), which must really be inside the cache `root`.
+/// hash; `main` by default), which must really be inside the cache `root`
+/// or inside its repository folder, wherever that really is.
 fn snapshot(root: &Path, repo: &Path, id: &str, rev: Option<&str>) -> Result<PathBuf, ModelError> {
     let rev = rev.unwrap_or("main");
     let ref_file = repo.join("refs").join(rev);
@@ -216,7 +217,10 @@ fn snapshot(root: &Path, repo: &Path, id: &str, rev: Option<&str>) -> Result<Pat
     }
     let real_root = std::fs::canonicalize(root).map_err(|e| ModelError::io(root, e))?;
     let real = std::fs::canonicalize(&snap).map_err(|e| ModelError::io(&snap, e))?;
-    if !real.starts_with(&real_root) {
+    // The repository folder may itself be a link to another disk (a cache
+    // spread over disks): the snapshot must then be inside it, there.
+    let real_repo = std::fs::canonicalize(repo).map_err(|e| ModelError::io(repo, e))?;
+    if !real.starts_with(&real_root) && !real.starts_with(&real_repo) {
         return Err(ModelError::invalid(
             &snap,
             format!(
@@ -233,7 +237,7 @@ fn snapshot(root: &Path, repo: &Path, id: &str, rev: Option<&str>) -> Result<Pat
 fn read_ref(path: &Path) -> Result<String, ModelError> {
     use std::io::Read;
     let mut text = String::new();
-    std::fs::File::open(path)
+    devassert_core::regular::open(path)
         .and_then(|f| f.take(MAX_REF_BYTES).read_to_string(&mut text))
         .map_err(|e| ModelError::io(path, e))?;
     let hash = text.trim();

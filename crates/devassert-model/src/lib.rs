@@ -14,6 +14,7 @@ pub mod config;
 pub mod data;
 pub mod error;
 pub mod hub;
+mod json;
 pub mod model_dir;
 pub mod safetensors;
 pub mod shapes;

@@ -94,7 +94,7 @@ impl ModelDir {
         let dir = &hub::resolve(arg)?;
         check_links(dir)?;
         let config_path = dir.join("config.json");
-        let config = if config_path.is_file() {
+        let config = if crate::error::present(&config_path)? {
             Some(ModelConfig::read(&config_path)?)
         } else {
             None

@@ -4,13 +4,13 @@
 //! before it is believed: a hostile length cannot make us allocate, and
 //! offsets that lie are an error, not a wrong shape.
 
-use crate::error::{read_json, ModelError};
+use crate::error::ModelError;
 use devassert_scan::safetensors_header::{self, header_len};
-use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+
+mod weight_map;
 
 /// One tensor as a header describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +40,7 @@ fn bad(path: &Path, message: impl Into<String>) -> ModelError {
 /// Read the header of one safetensors file (devassert-scan's parser; only
 /// the header is read, never the weights).
 pub fn read_header(path: &Path) -> Result<Vec<TensorInfo>, ModelError> {
-    let mut f = File::open(path).map_err(|e| ModelError::io(path, e))?;
+    let mut f = devassert_core::regular::open(path).map_err(|e| ModelError::io(path, e))?;
     let file_len = f.metadata().map_err(|e| ModelError::io(path, e))?.len();
     let mut prefix = [0u8; 8];
     let have = if file_len >= 8 {
@@ -102,10 +102,10 @@ fn shard_path(dir: &Path, index: &Path, name: &str) -> Result<PathBuf, ModelErro
 pub fn read_weights(dir: &Path) -> Result<Option<Weights>, ModelError> {
     let single = dir.join("model.safetensors");
     let index = dir.join("model.safetensors.index.json");
-    if index.is_file() {
+    if crate::error::present(&index)? {
         return read_sharded(dir, &index).map(Some);
     }
-    if single.is_file() {
+    if crate::error::present(&single)? {
         let tensors = read_header(&single)?;
         let mut w = Weights {
             files: vec!["model.safetensors".into()],
@@ -120,29 +120,8 @@ pub fn read_weights(dir: &Path) -> Result<Option<Weights>, ModelError> {
 }
 
 fn read_sharded(dir: &Path, index: &Path) -> Result<Weights, ModelError> {
-    let value = read_json(index)?;
-    let map = value
-        .get("weight_map")
-        .and_then(Value::as_object)
-        .ok_or_else(|| {
-            ModelError::invalid(
-                index,
-                "no \"weight_map\" object of tensor names to shard files",
-            )
-        })?;
-    let mut wanted: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (tensor, file) in map {
-        let file = file.as_str().ok_or_else(|| {
-            ModelError::invalid(
-                index,
-                format!("weight_map entry {tensor:?} is not a file name"),
-            )
-        })?;
-        wanted
-            .entry(file.to_string())
-            .or_default()
-            .push(tensor.clone());
-    }
+    let wanted = crate::json::read_with(index, weight_map::IndexSeed)?
+        .map_err(|message| ModelError::invalid(index, message))?;
     let mut w = Weights::default();
     for (file, names) in wanted {
         let path = shard_path(dir, index, &file)?;

@@ -5,7 +5,8 @@
 //! [`tokenizer_json`]), or from `vocab.txt` / `vocab.json` when there is none, plus
 //! `tokenizer_config.json`, `special_tokens_map.json` and `added_tokens.json`.
 
-use crate::error::{read_json, ModelError};
+use crate::error::{present, ModelError};
+use crate::json::read_json;
 use crate::tokenizer_json::{self, Vocab};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -103,8 +104,11 @@ impl TokenizerInfo {
     }
 }
 
+/// The largest `vocab.txt` read (BERT's is 230 KB; a million tokens ~10 MB).
+const VOCAB_TXT_LIMIT: u64 = 16 << 20;
+
 fn opt_json(path: &Path) -> Result<Option<Map<String, Value>>, ModelError> {
-    if !path.is_file() {
+    if !present(path)? {
         return Ok(None);
     }
     match read_json(path)? {
@@ -140,7 +144,7 @@ fn read_tokenizer_with(dir: &Path, full_limit: u64) -> Result<Option<TokenizerIn
     let mut added: BTreeMap<u64, AddedToken> = BTreeMap::new();
     let mut pair_type_id = None;
     let large = std::fs::metadata(&tj).is_ok_and(|m| m.len() > full_limit);
-    let (source, base_size) = if tj.is_file() && large {
+    let (source, base_size) = if present(&tj)? && large {
         let light = tokenizer_json::read(&tj)?;
         files.push("tokenizer.json".to_string());
         vocab = light.vocab;
@@ -156,7 +160,7 @@ fn read_tokenizer_with(dir: &Path, full_limit: u64) -> Result<Option<TokenizerIn
         }
         pair_type_id = light.pair_type_id;
         (VocabSource::TokenizerJson, light.base_size)
-    } else if tj.is_file() {
+    } else if present(&tj)? {
         // tokenizers panics on some malformed files ("Helper" on a JSON
         // error inside its `decoder`, found by fuzzing): contain it.
         let tok = devassert_core::contain::contain(|| tokenizers::Tokenizer::from_file(&tj))
@@ -187,9 +191,11 @@ fn read_tokenizer_with(dir: &Path, full_limit: u64) -> Result<Option<TokenizerIn
             pair_type_id = enc.get_type_ids().iter().max().map(|&m| u64::from(m));
         }
         (VocabSource::TokenizerJson, tok.get_vocab_size(false) as u64)
-    } else if dir.join("vocab.txt").is_file() {
+    } else if present(&dir.join("vocab.txt"))? {
         let p = dir.join("vocab.txt");
-        let text = std::fs::read(&p).map_err(|e| ModelError::io(&p, e))?;
+        // One token a line: its ids and the line count are all kept.
+        let text = devassert_core::regular::read(&p, VOCAB_TXT_LIMIT)
+            .map_err(|e| ModelError::io(&p, e))?;
         let text = String::from_utf8_lossy(&text);
         // transformers' load_vocab: one token per line, its id is the line number.
         for (i, line) in text.lines().enumerate() {
@@ -197,23 +203,9 @@ fn read_tokenizer_with(dir: &Path, full_limit: u64) -> Result<Option<TokenizerIn
         }
         files.push("vocab.txt".into());
         (VocabSource::VocabTxt, text.lines().count() as u64)
-    } else if dir.join("vocab.json").is_file() {
+    } else if present(&dir.join("vocab.json"))? {
         let p = dir.join("vocab.json");
-        let Value::Object(m) = read_json(&p)? else {
-            return Err(ModelError::invalid(
-                &p,
-                "not a JSON object of tokens to ids",
-            ));
-        };
-        for (k, v) in m {
-            let id = v.as_u64().ok_or_else(|| {
-                ModelError::invalid(
-                    &p,
-                    format!("token {k:?} has id {v}, not a non-negative integer"),
-                )
-            })?;
-            vocab.insert_if_absent(&k, id);
-        }
+        vocab = tokenizer_json::read_vocab_json(&p)?;
         files.push("vocab.json".into());
         if dir.join("merges.txt").is_file() {
             files.push("merges.txt".into());

@@ -13,9 +13,21 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
-/// Files up to this size go to the `tokenizers` library (every published
-/// tokenizer is far smaller); larger ones are read here.
-pub const FULL_READ_LIMIT: u64 = 64 << 20;
+/// Files up to this size go to the `tokenizers` library, which holds about
+/// 15 times the file (4 MiB: ~64 MiB, within the 256 MiB budget); larger
+/// ones are read here (a 63 MiB file took 848 MB in the library).
+pub const FULL_READ_LIMIT: u64 = 4 << 20;
+
+/// Entries of the vocabulary, and added tokens, kept at most: a map entry
+/// takes ~32 bytes, so 4M of them ~128 MiB; the largest published
+/// vocabularies hold about 1M.
+pub const MAX_ENTRIES: u64 = 4 << 20;
+
+fn too_many<E: de::Error>(what: &str) -> E {
+    E::custom(format!(
+        "more than {MAX_ENTRIES} {what}: over devassert's memory budget, not read"
+    ))
+}
 
 /// Token → id, by a 64-bit hash of the token (collisions are out of reach
 /// for vocabularies of millions).
@@ -66,16 +78,7 @@ pub struct Light {
 }
 
 pub fn read(path: &Path) -> Result<Light, ModelError> {
-    let file = std::fs::File::open(path).map_err(|e| ModelError::io(path, e))?;
-    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
-    let light = TopSeed
-        .deserialize(&mut de)
-        .and_then(|l| de.end().map(|()| l))
-        .map_err(|source| ModelError::Json {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok(light)
+    crate::json::read_with(path, TopSeed)
 }
 
 struct TopSeed;
@@ -97,11 +100,7 @@ impl<'de> Visitor<'de> for TopSeed {
         let mut processor = None;
         while let Some(k) = map.next_key::<String>()? {
             match k.as_str() {
-                "added_tokens" => {
-                    light.added = map
-                        .next_value::<Option<Vec<AddedJson>>>()?
-                        .unwrap_or_default()
-                }
+                "added_tokens" => light.added = map.next_value_seed(AddedSeed)?,
                 "model" => {
                     let (vocab, n) = map.next_value_seed(ModelSeed)?;
                     light.vocab = vocab;
@@ -167,6 +166,9 @@ impl<'de> Visitor<'de> for VocabSeed {
         while let Some((token, id)) = map.next_entry::<String, u64>()? {
             vocab.insert_if_absent(&token, id);
             n += 1;
+            if n > MAX_ENTRIES {
+                return Err(too_many("vocabulary entries"));
+            }
         }
         Ok((vocab, n))
     }
@@ -176,8 +178,96 @@ impl<'de> Visitor<'de> for VocabSeed {
         while let Some((piece, _score)) = seq.next_element::<(String, f64)>()? {
             vocab.insert_if_absent(&piece, n);
             n += 1;
+            if n > MAX_ENTRIES {
+                return Err(too_many("vocabulary entries"));
+            }
         }
         Ok((vocab, n))
+    }
+}
+
+/// A slow tokenizer's `vocab.json` (token → id), streamed: its vocabulary,
+/// or the first entry whose id is not a non-negative integer.
+pub fn read_vocab_json(path: &Path) -> Result<Vocab, ModelError> {
+    crate::json::read_with(path, VocabJsonSeed)?.map_err(|m| ModelError::invalid(path, m))
+}
+
+struct VocabJsonSeed;
+
+impl<'de> DeserializeSeed<'de> for VocabJsonSeed {
+    type Value = Result<Vocab, String>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for VocabJsonSeed {
+    type Value = Result<Vocab, String>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object of tokens to ids")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut vocab = Vocab::default();
+        let mut bad = None;
+        while let Some(token) = map.next_key::<String>()? {
+            if bad.is_some() {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            // A number or anything else: the value is small unless it is
+            // wrong, and then only the first is kept for the message.
+            let v = map.next_value::<serde_json::Value>()?;
+            match v.as_u64() {
+                Some(id) => vocab.insert_if_absent(&token, id),
+                None => {
+                    let text = v.to_string();
+                    let shown = devassert_core::render::inert::bounded(&text, 80);
+                    bad = Some(format!(
+                        "token {token:?} has id {shown}, not a non-negative integer"
+                    ));
+                }
+            }
+            if vocab.len() as u64 > MAX_ENTRIES {
+                return Err(too_many("vocabulary entries"));
+            }
+        }
+        Ok(bad.map_or(Ok(vocab), Err))
+    }
+}
+
+/// `added_tokens`: a list of entries (or null), at most [`MAX_ENTRIES`].
+struct AddedSeed;
+
+impl<'de> DeserializeSeed<'de> for AddedSeed {
+    type Value = Vec<AddedJson>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de> Visitor<'de> for AddedSeed {
+    type Value = Vec<AddedJson>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of added tokens")
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Vec::new())
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Vec::new())
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(t) = seq.next_element::<AddedJson>()? {
+            out.push(t);
+            if out.len() as u64 > MAX_ENTRIES {
+                return Err(too_many("added tokens"));
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -7,6 +7,9 @@ pub enum ScanError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Format(String),
+    /// Decoding would pass the memory budget (see [`crate::budget`]).
+    #[error("{0}")]
+    Budget(String),
     #[error("cannot tell the file format (pass --input-format: {0})")]
     UnknownFormat(String),
     /// A panic while scanning: a bug of devassert's, never a clean file.
@@ -25,12 +28,21 @@ pub fn bad(msg: impl Into<String>) -> ScanError {
     ScanError::Format(msg.into())
 }
 
+/// `e` said of a part of the file (`row group 3: …`), still an over-budget
+/// error when it was one (the scan retries those with all of the budget).
+pub fn within(e: ScanError, part: &str) -> ScanError {
+    match e {
+        ScanError::Budget(m) => ScanError::Budget(format!("{part}: {m}")),
+        e => bad(format!("{part}: {e}")),
+    }
+}
+
 /// Refuse a decode that needs `needed` bytes when the budget is `budget`.
 pub fn within_budget(what: &str, needed: u64, budget: u64) -> Result<()> {
     if needed <= budget {
         return Ok(());
     }
-    Err(bad(format!(
+    Err(ScanError::Budget(format!(
         "{what} needs {} MiB of memory, over the decode budget of {} MiB (a decompression bomb, or raise it with --max-decoded {}M)",
         mib(needed),
         mib(budget),

@@ -10,6 +10,7 @@
 //! [`shard`], [`range`], [`error`], then [`options`] and [`values`] on
 //! them; `scripts/check-layout` keeps it so.
 
+pub mod budget;
 mod causes;
 pub mod dtype;
 pub mod error;

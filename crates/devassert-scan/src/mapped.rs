@@ -24,7 +24,8 @@ impl Bytes {
 }
 
 pub(crate) fn open(path: &Path) -> Result<Arc<Bytes>, ScanError> {
-    let file = std::fs::File::open(path)?;
+    // Non-blocking and a regular file only: a FIFO or device never hangs it.
+    let file = devassert_core::regular::open(path)?;
     let len = file.metadata()?.len();
     if len == 0 {
         return Ok(Arc::new(Bytes::Heap(Vec::new())));

@@ -1,6 +1,7 @@
 //! The scan: expand the paths, read and check every file in parallel, and
 //! assemble one report (`files`, `errors`, findings).
 
+use crate::budget;
 use crate::dtype::Dtype;
 use crate::error::ScanError;
 use crate::findings::{self, Check, PartFindings};
@@ -113,23 +114,36 @@ fn scan_inner(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) ->
         .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
         .collect();
     progress.start(files.len() as u64, sizes.iter().sum());
-    let outcomes: Vec<Result<FileOutcome, FileError>> = files
+    // Files read at once share the decode budget; one that needs more than
+    // its share is read again below, alone, with all of it (crate::budget).
+    let shared = ScanOptions {
+        decode_budget: budget::share(opts.decode_budget, rayon::current_num_threads()),
+        ..opts.clone()
+    };
+    let mut outcomes: Vec<Result<FileOutcome, ScanError>> = files
         .par_iter()
         .zip(sizes.par_iter())
         .map(|(f, &size)| {
             let fp = FileProgress::new(progress, size);
-            // A panic scanning one file is an error naming it (the other
-            // files are still scanned, and the exit code is 2).
-            let r = devassert_core::contain::catch(|| scan_file(f, opts, &fp))
-                .unwrap_or_else(|p| Err(ScanError::Internal(p)))
-                .map_err(|e| FileError {
-                    file: f.display().to_string(),
-                    error: e.to_string(),
-                });
+            let r = scan_contained(f, &shared, &fp);
             fp.finish();
             r
         })
         .collect();
+    if shared.decode_budget < opts.decode_budget {
+        let none = FileProgress::new(progress, 0);
+        for (f, o) in files.iter().zip(outcomes.iter_mut()) {
+            if matches!(o, Err(ScanError::Budget(_))) {
+                *o = scan_contained(f, opts, &none);
+            }
+        }
+    }
+    let outcomes = files.iter().zip(outcomes).map(|(f, o)| {
+        o.map_err(|e| FileError {
+            file: f.display().to_string(),
+            error: e.to_string(),
+        })
+    });
     progress.finish();
 
     let mut summaries = Vec::new();
@@ -170,6 +184,17 @@ fn scan_inner(paths: &[PathBuf], opts: &ScanOptions, progress: &dyn Progress) ->
         },
     });
     report
+}
+
+/// Scan one file; a panic is an error naming it (the other files are
+/// still scanned, and the exit code is 2).
+fn scan_contained(
+    f: &Path,
+    opts: &ScanOptions,
+    progress: &FileProgress<'_>,
+) -> Result<FileOutcome, ScanError> {
+    devassert_core::contain::catch(|| scan_file(f, opts, progress))
+        .unwrap_or_else(|p| Err(ScanError::Internal(p)))
 }
 
 /// The path as the user would type it: `./x` from walking `.` shown as `x`.

@@ -25,7 +25,7 @@ fn is_data_file(path: &Path) -> bool {
         return true;
     }
     let mut head = [0u8; 16];
-    let Ok(mut f) = std::fs::File::open(path) else {
+    let Ok(mut f) = devassert_core::regular::open(path) else {
         return false;
     };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
@@ -129,18 +129,29 @@ fn walk_dir(
                 // A folder inside is walked where it really is; never twice, never in a loop.
                 Ok(()) if path.is_file() && is_data_file(&path) => files.push(path),
                 Ok(()) if path.is_file() => skipped.push(path),
-                Ok(()) => {}
+                Ok(()) => match std::fs::metadata(&path) {
+                    Ok(m) if !m.is_dir() => errors.push(not_regular(&path, &m.file_type())),
+                    _ => {}
+                },
                 Err(why) => errors.push(FileError {
                     file: path.display().to_string(),
                     error: why,
                 }),
             },
-            Ok(_) => {}
+            // A FIFO, socket or device: never opened, and said.
+            Ok(t) => errors.push(not_regular(&path, &t)),
             Err(e) => errors.push(FileError {
                 file: path.display().to_string(),
                 error: format!("cannot read it: {e}"),
             }),
         }
+    }
+}
+
+fn not_regular(path: &Path, t: &std::fs::FileType) -> FileError {
+    FileError {
+        file: path.display().to_string(),
+        error: devassert_core::regular::not_regular(t).to_string(),
     }
 }
 

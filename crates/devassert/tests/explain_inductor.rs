@@ -289,14 +289,14 @@ fn a_folder_past_its_entries_is_said_and_not_advised_again() {
     );
 }
 
-/// Generated code past the 512 MiB read from a folder in all: the file
+/// Generated code past the 96 MiB read from a folder in all: the file
 /// where the read stopped is named, with the bound.
 #[test]
 fn the_total_read_from_a_folder_is_said() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    // Seventeen files of 32 MiB (sparse: no disk is used): the seventeenth
-    // is past 512 MiB.
-    for i in 0..17 {
+    // Four files of 32 MiB (sparse: no disk is used): the fourth is past
+    // 96 MiB.
+    for i in 0..4 {
         let f = std::fs::File::create(tmp.path().join(format!("m{i:02}.py"))).expect("create");
         f.set_len(32 << 20).expect("set_len");
     }
@@ -314,7 +314,7 @@ fn the_total_read_from_a_folder_is_said() {
         .output()
         .expect("run devassert");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("m16.py") && err.contains("512 MiB"), "{err}");
+    assert!(err.contains("m03.py") && err.contains("96 MiB"), "{err}");
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     let skipped = v["skipped"].as_array().cloned().unwrap_or_default();
     assert_eq!(skipped.len(), 1, "{skipped:?}");

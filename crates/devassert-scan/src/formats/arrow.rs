@@ -22,9 +22,15 @@ pub struct Arrow;
 impl Reader for Arrow {
     fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
         let (format, (schema, batches)) = if input.data().starts_with(b"ARROW1") {
-            (InputFormat::ArrowFile, ipc::file(&input.bytes)?)
+            (
+                InputFormat::ArrowFile,
+                ipc::file(&input.bytes, opts.decode_budget)?,
+            )
         } else {
-            (InputFormat::ArrowStream, ipc::stream(&input.bytes)?)
+            (
+                InputFormat::ArrowStream,
+                ipc::stream(&input.bytes, opts.decode_budget)?,
+            )
         };
         let col = choose_column(&schema, opts)?;
         let len = input.data().len() as u64;
@@ -33,7 +39,21 @@ impl Reader for Arrow {
 }
 
 fn is_int(t: &DataType) -> bool {
-    t.is_integer()
+    match t {
+        DataType::Dictionary(_, v) => v.is_integer(),
+        t => t.is_integer(),
+    }
+}
+
+/// A dictionary-typed column (`pa.array(ids).dictionary_encode()`) as the
+/// values its keys stand for, a batch at a time; any other column as it is.
+fn plain(col: &ArrayRef) -> Result<ArrayRef> {
+    let Some(d) = col.as_any_dictionary_opt() else {
+        return Ok(col.clone());
+    };
+    let options = arrow_select::take::TakeOptions { check_bounds: true };
+    arrow_select::take::take(d.values().as_ref(), d.keys(), Some(options))
+        .map_err(|e| bad(format!("corrupt dictionary column: {e}")))
 }
 
 fn int_or_list(t: &DataType) -> bool {
@@ -312,6 +332,7 @@ impl<'o> ColumnBuilder<'o> {
     /// has no nulls, else its valid values are gathered first (a null row
     /// holds nothing, null elements are skipped).
     pub fn push(&mut self, col: &ArrayRef) -> Result<()> {
+        let col = &plain(col)?;
         // A batch states its length; the rows it adds, and the starts and
         // ends held for it, are checked before any is built.
         let n = col.len() as u64;

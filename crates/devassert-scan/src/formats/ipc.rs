@@ -9,7 +9,7 @@
 //! message (a schema type it cannot represent, a validity buffer shorter
 //! than its array) is contained and reported as corrupt data.
 
-use crate::error::{bad, Result};
+use crate::error::{bad, within_budget, Result};
 use crate::mapped::Bytes;
 use arrow_array::RecordBatch;
 use arrow_buffer::Buffer;
@@ -22,16 +22,20 @@ use std::sync::Arc;
 
 const CONTINUATION: u32 = 0xFFFF_FFFF;
 
+/// Memory a byte of IPC metadata may take decoded (its strings copied out,
+/// with their map's overhead).
+const DECODED_PER_BYTE: u64 = 2;
+
 pub type Batches = Box<dyn Iterator<Item = Result<RecordBatch>>>;
 
 /// The schema and batches of an IPC stream (`datasets`' `data-*.arrow`).
-pub fn stream(bytes: &Arc<Bytes>) -> Result<(SchemaRef, Batches)> {
+pub fn stream(bytes: &Arc<Bytes>, budget: u64) -> Result<(SchemaRef, Batches)> {
     let data = bytes.as_slice();
     // Walk every frame first, so the decoder only ever gets whole, in-range
     // messages; the walk stops at the end-of-stream marker or the file's end.
     let mut pos = 0;
     let mut n = 0;
-    while let Some(frame) = frame_at(data, pos, n)? {
+    while let Some(frame) = frame_at(data, pos, n, budget)? {
         let end = frame.meta_end + frame.body_len;
         if end > data.len() {
             return Err(bad(format!(
@@ -58,7 +62,7 @@ pub fn stream(bytes: &Arc<Bytes>) -> Result<(SchemaRef, Batches)> {
 }
 
 /// The schema and batches of an IPC file (`ARROW1` … footer … `ARROW1`).
-pub fn file(bytes: &Arc<Bytes>) -> Result<(SchemaRef, Batches)> {
+pub fn file(bytes: &Arc<Bytes>, budget: u64) -> Result<(SchemaRef, Batches)> {
     let data = bytes.as_slice();
     let n = data.len();
     let trailer: [u8; 10] = data
@@ -79,6 +83,11 @@ pub fn file(bytes: &Arc<Bytes>) -> Result<(SchemaRef, Batches)> {
                 "the footer states {footer_len} bytes, more than the {n}-byte file holds"
             ))
         })?;
+    within_budget(
+        "the Arrow IPC footer (its schema and metadata, decoded)",
+        (footer_len as u64).saturating_mul(DECODED_PER_BYTE),
+        budget,
+    )?;
     let footer = root_as_footer(&data[footer_start..n - 10])
         .map_err(|e| bad(format!("unreadable Arrow IPC footer: {e}")))?;
     let fb_schema = footer
@@ -106,8 +115,8 @@ pub fn file(bytes: &Arc<Bytes>) -> Result<(SchemaRef, Batches)> {
             ))
         })?;
         let slice = &data[offset..offset + meta];
-        let frame =
-            frame_at(slice, 0, n)?.ok_or_else(|| bad(format!("block {n} holds no message")))?;
+        let frame = frame_at(slice, 0, n, budget)?
+            .ok_or_else(|| bad(format!("block {n} holds no message")))?;
         check_buffers(&frame, body, n)?;
         Ok(buf.slice_with_length(offset, meta + body))
     };
@@ -164,7 +173,7 @@ struct Frame {
 /// The message framed at `pos`: an optional continuation marker, a 4-byte
 /// metadata length, the flatbuffer. `None` at the end of the data or at the
 /// end-of-stream marker (length 0).
-fn frame_at(data: &[u8], pos: usize, n: usize) -> Result<Option<Frame>> {
+fn frame_at(data: &[u8], pos: usize, n: usize, budget: u64) -> Result<Option<Frame>> {
     let word = |at: usize| -> Option<u32> {
         let b: [u8; 4] = data.get(at..at.checked_add(4)?)?.try_into().ok()?;
         Some(u32::from_le_bytes(b))
@@ -196,6 +205,13 @@ fn frame_at(data: &[u8], pos: usize, n: usize) -> Result<Option<Frame>> {
                 data.len() - start.min(data.len())
             ))
         })?;
+    // A schema's key-value metadata is copied out when decoded (500 MB of
+    // it took 984 MB): refused past the budget before.
+    within_budget(
+        &format!("Arrow IPC message {n}'s metadata (decoded)"),
+        u64::from(len).saturating_mul(DECODED_PER_BYTE),
+        budget,
+    )?;
     let message = root_as_message(meta).map_err(|e| {
         bad(format!(
             "Arrow IPC message {n} has unreadable metadata: {e}"
@@ -226,11 +242,45 @@ fn frame_at(data: &[u8], pos: usize, n: usize) -> Result<Option<Frame>> {
             })?;
         buffers_end = buffers_end.max(end);
     }
+    inflated_within_budget(data, start + meta.len(), batch.as_ref(), n, budget)?;
     Ok(Some(Frame {
         meta_end: start + meta.len(),
         body_len,
         buffers_end,
     }))
+}
+
+/// A compressed message's buffers each start with their inflated length
+/// (arrow allocates it before it decompresses): their sum is held to the
+/// budget before the decoder sees them (32 MB of LZ4 zeros fit in kilobytes).
+fn inflated_within_budget(
+    data: &[u8],
+    body: usize,
+    batch: Option<&arrow_ipc::RecordBatch>,
+    n: usize,
+    budget: u64,
+) -> Result<()> {
+    let Some(batch) = batch.filter(|b| b.compression().is_some()) else {
+        return Ok(());
+    };
+    let mut inflated = 0u64;
+    for b in batch.buffers().into_iter().flatten() {
+        let at = usize::try_from(b.offset())
+            .ok()
+            .and_then(|o| body.checked_add(o));
+        let prefix = at.and_then(|a| data.get(a..a.checked_add(8)?));
+        if let Some(p) = prefix.filter(|_| b.length() >= 8) {
+            let stated = i64::from_le_bytes(p.try_into().unwrap_or([0; 8]));
+            // -1: stored uncompressed, the buffer's own length.
+            let len = u64::try_from(stated).unwrap_or(b.length() as u64);
+            inflated = inflated.saturating_add(len);
+        }
+    }
+    within_budget(
+        &format!("Arrow IPC message {n} (compressed: its buffers inflated)"),
+        inflated,
+        budget,
+    )
 }
 
 fn check_buffers(frame: &Frame, body: usize, n: usize) -> Result<()> {

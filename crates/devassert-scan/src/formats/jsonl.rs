@@ -1,106 +1,434 @@
 //! JSON Lines: one object per line; `--column` is a dotted field path whose
 //! value is an integer or an array of integers.
+//!
+//! Nothing of a line is held but the field's integers, a batch at a time: a
+//! line is parsed in place ([`serde_json`]'s streaming deserializer with
+//! visitors that walk the path), the other fields skipped unread
+//! ([`IgnoredAny`]), and the values scanned batch by batch as they are
+//! found (a line with a 50M-id array took 2 GB as a `Value`).
 
+use super::arrow::ColumnBuilder;
 use super::reader::{Input, Reader};
-use crate::error::{bad, Result};
+use crate::dtype::Dtype;
+use crate::error::{bad, excerpt, Result};
 use crate::format::InputFormat;
 use crate::options::{ScanOptions, Target};
-use crate::values::{Layout, Part, Values};
-use serde_json::Value;
+use crate::values::Part;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserializer as _;
+use std::fmt;
 
 pub struct Jsonl;
 
-fn lookup<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('.').try_fold(v, |v, key| match v {
-        Value::Object(m) => m.get(key),
-        Value::Array(a) => key.parse::<usize>().ok().and_then(|i| a.get(i)),
-        _ => None,
-    })
-}
+/// Values scanned at a time.
+pub(super) const BATCH: usize = 1 << 16;
 
-fn int(v: &Value) -> Option<i64> {
-    v.as_i64()
-        .or_else(|| v.as_u64().map(|u| i64::try_from(u).unwrap_or(i64::MAX)))
-}
+/// Keys of the first line named in a message, at most.
+const KEYS_SHOWN: usize = 50;
 
 impl Reader for Jsonl {
     fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
         let text =
             std::str::from_utf8(input.data()).map_err(|e| bad(format!("not UTF-8 text: {e}")))?;
         let mut field: Option<String> = opts.column.clone();
-        let mut values = Vec::new();
-        let mut offsets = vec![0u64];
-        let mut any_array = false;
+        let mut sink = Sink::new(opts);
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() {
                 continue;
             }
             let lineno = n + 1;
-            let obj: Value = serde_json::from_str(line)
-                .map_err(|e| bad(format!("line {lineno}: not valid JSON: {e}")))?;
             let path = match &field {
                 Some(f) => f.clone(),
                 None => {
-                    let chosen = default_field(&obj, opts.target).ok_or_else(|| {
-                        let keys: Vec<&str> = obj
-                            .as_object()
-                            .map(|m| m.keys().map(String::as_str).collect())
-                            .unwrap_or_default();
+                    let chosen = default_field(line, opts.target)
+                        .map_err(|e| bad(format!("line {lineno}: not valid JSON: {e}")))?;
+                    let chosen = chosen.map_err(|keys| {
                         bad(format!(
                             "line {lineno}: pass --column to choose a field (fields: {})",
-                            keys.join(", ")
+                            excerpt(&keys.join(", "))
                         ))
                     })?;
                     field = Some(chosen.clone());
                     chosen
                 }
             };
-            let v = lookup(&obj, &path)
-                .ok_or_else(|| bad(format!("line {lineno}: no field {path:?}")))?;
-            match v {
-                Value::Array(items) => {
-                    any_array = true;
-                    for (j, item) in items.iter().enumerate() {
-                        values.push(int(item).ok_or_else(|| {
-                            bad(format!(
-                                "line {lineno}: {path}[{j}] is {item}, not an integer"
-                            ))
-                        })?);
-                    }
-                }
-                Value::Null => {}
-                other => values.push(int(other).ok_or_else(|| {
-                    bad(format!("line {lineno}: {path} is {other}, not an integer"))
-                })?),
+            let keys: Vec<&str> = path.split('.').collect();
+            let mut de = serde_json::Deserializer::from_str(line);
+            let found = PathSeed {
+                rest: &keys,
+                sink: &mut sink,
             }
-            offsets.push(values.len() as u64);
+            .deserialize(&mut de)
+            .and_then(|f| de.end().map(|()| f));
+            let found = match found {
+                Ok(found) => found,
+                Err(e) => {
+                    // A batch over the budget stopped the parse: that error.
+                    if let Some(stopped) = sink.error.take() {
+                        return Err(stopped);
+                    }
+                    return Err(match sink.failed.take() {
+                        Some(why) => bad(format!("line {lineno}: {path}{why}")),
+                        None => bad(format!("line {lineno}: not valid JSON: {e}")),
+                    });
+                }
+            };
+            if !found {
+                return Err(bad(format!("line {lineno}: no field {path:?}")));
+            }
+            sink.end_row()?;
         }
-        let scalars = !any_array && offsets.windows(2).all(|w| w[1] - w[0] == 1);
-        let layout = if scalars {
-            Layout::Scalars
-        } else {
-            Layout::Rows { offsets }
-        };
-        let label = if any_array { "array<int>" } else { "int" };
-        Ok(vec![Part {
-            name: field,
-            format: InputFormat::Jsonl,
-            dtype_label: label.into(),
-            data: Values::from_i64(values).into(),
-            layout,
-            shape: None,
-        }])
+        let label = if sink.any_array { "array<int>" } else { "int" };
+        let mut part = sink
+            .finish()?
+            .finish(String::new(), label.into(), InputFormat::Jsonl);
+        part.name = field;
+        Ok(vec![part])
     }
 }
 
-fn default_field(obj: &Value, target: Target) -> Option<String> {
+/// The usual field of the line's object, or its keys when none is there.
+fn default_field(
+    line: &str,
+    target: Target,
+) -> serde_json::Result<std::result::Result<String, Vec<String>>> {
     let usual: &[&str] = match target {
         Target::Tokens => &["input_ids", "tokens", "token_ids", "ids"],
         Target::Labels => &["labels", "label", "target", "class", "class_id"],
     };
-    usual
+    let mut de = serde_json::Deserializer::from_str(line);
+    let keys = de.deserialize_any(KeysVisitor)?;
+    de.end()?;
+    Ok(usual
         .iter()
-        .find(|k| lookup(obj, k).is_some())
-        .map(|k| k.to_string())
+        .find(|u| keys.iter().any(|k| k == *u))
+        .map(|u| u.to_string())
+        .ok_or(keys))
+}
+
+/// The top-level keys of an object (the first [`KEYS_SHOWN`] unseen ones
+/// kept, the usual names always), values skipped unread.
+struct KeysVisitor;
+
+impl<'de> Visitor<'de> for KeysVisitor {
+    type Value = Vec<String>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Vec<String>, A::Error> {
+        let mut keys = Vec::new();
+        while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            map.next_value::<IgnoredAny>()?;
+            let usual = matches!(
+                k.as_ref(),
+                "input_ids"
+                    | "tokens"
+                    | "token_ids"
+                    | "ids"
+                    | "labels"
+                    | "label"
+                    | "target"
+                    | "class"
+                    | "class_id"
+            );
+            if keys.len() < KEYS_SHOWN || usual {
+                keys.push(k.into_owned());
+            }
+        }
+        Ok(keys)
+    }
+    // Not an object: no fields to choose from.
+    fn visit_seq<A: SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Vec<String>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Vec::new())
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<Vec<String>, E> {
+        Ok(Vec::new())
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<Vec<String>, E> {
+        Ok(Vec::new())
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<Vec<String>, E> {
+        Ok(Vec::new())
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<Vec<String>, E> {
+        Ok(Vec::new())
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<Vec<String>, E> {
+        Ok(Vec::new())
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Vec<String>, E> {
+        Ok(Vec::new())
+    }
+}
+
+/// Where the field's integers go: a batch, scanned when full.
+struct Sink<'o> {
+    builder: ColumnBuilder<'o>,
+    values: Vec<i64>,
+    /// Where each row of the batch ends, in values from the batch's start.
+    ends: Vec<u64>,
+    /// Some row of the batch is not exactly one value.
+    uneven: bool,
+    row_len: u64,
+    any_array: bool,
+    /// Why the value at the path is unusable (`[j] is "x", not an integer`).
+    failed: Option<String>,
+    /// Why the scan stopped (a batch over the budget).
+    error: Option<crate::error::ScanError>,
+}
+
+impl<'o> Sink<'o> {
+    fn new(opts: &'o ScanOptions) -> Self {
+        Sink {
+            builder: ColumnBuilder::new(false, opts),
+            values: Vec::with_capacity(BATCH),
+            ends: Vec::new(),
+            uneven: false,
+            row_len: 0,
+            any_array: false,
+            failed: None,
+            error: None,
+        }
+    }
+
+    /// Add a value; `false` once the scan has stopped (see `error`).
+    fn push(&mut self, v: i64) -> bool {
+        self.values.push(v);
+        self.row_len += 1;
+        // A long row is scanned in pieces; its end is recorded with the last.
+        if self.values.len() >= BATCH {
+            self.uneven = true;
+            return self.flush();
+        }
+        true
+    }
+
+    fn end_row(&mut self) -> Result<()> {
+        self.uneven |= self.row_len != 1 || self.any_array;
+        self.ends.push(self.values.len() as u64);
+        self.row_len = 0;
+        if self.ends.len() >= BATCH {
+            self.flush();
+        }
+        self.error.take().map_or(Ok(()), Err)
+    }
+
+    /// Scan the batch; `false` when it cannot be (over the budget: the
+    /// error is kept). Rows still open carry over: their values are scanned
+    /// now and their end recorded later, relative to the next batch.
+    fn flush(&mut self) -> bool {
+        let raw: &[u8] = bytemuck::cast_slice(&self.values);
+        let ends = (self.uneven || self.any_array).then_some(self.ends.as_slice());
+        if let Err(e) = self.builder.push_decoded(raw, Dtype::I64, Dtype::I64, ends) {
+            self.error = Some(e);
+            return false;
+        }
+        self.values.clear();
+        self.ends.clear();
+        true
+    }
+
+    fn finish(mut self) -> Result<ColumnBuilder<'o>> {
+        if !self.values.is_empty() || !self.ends.is_empty() {
+            self.flush();
+        }
+        self.error.take().map_or(Ok(self.builder), Err)
+    }
+}
+
+/// The value at `rest` below the current one: `true` once found.
+struct PathSeed<'a, 'o> {
+    rest: &'a [&'a str],
+    sink: &'a mut Sink<'o>,
+}
+
+impl<'de> DeserializeSeed<'de> for PathSeed<'_, '_> {
+    type Value = bool;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<bool, D::Error> {
+        if self.rest.is_empty() {
+            d.deserialize_any(Target0 { sink: self.sink })
+        } else {
+            d.deserialize_any(self)
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for PathSeed<'_, '_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<bool, A::Error> {
+        let (key, below) = (self.rest[0], &self.rest[1..]);
+        let mut found = false;
+        while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if !found && k == key {
+                found = map.next_value_seed(PathSeed {
+                    rest: below,
+                    sink: &mut *self.sink,
+                })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<bool, A::Error> {
+        let want = self.rest[0].parse::<usize>().ok();
+        let mut found = false;
+        let mut i = 0usize;
+        loop {
+            let more = if Some(i) == want {
+                let seed = PathSeed {
+                    rest: &self.rest[1..],
+                    sink: &mut *self.sink,
+                };
+                seq.next_element_seed(seed)?
+                    .inspect(|&f| found = f)
+                    .is_some()
+            } else {
+                seq.next_element::<IgnoredAny>()?.is_some()
+            };
+            if !more {
+                return Ok(found);
+            }
+            i += 1;
+        }
+    }
+    fn visit_bool<E>(self, _: bool) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_i64<E>(self, _: i64) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_u64<E>(self, _: u64) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_f64<E>(self, _: f64) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_str<E>(self, _: &str) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<bool, E> {
+        Ok(false)
+    }
+}
+
+/// The value at the path: an integer, an array of integers, or null.
+struct Target0<'a, 'o> {
+    sink: &'a mut Sink<'o>,
+}
+
+fn fail<E: de::Error>(sink: &mut Sink<'_>, why: String) -> E {
+    sink.failed = Some(why);
+    E::custom("not an integer")
+}
+
+fn sat(u: u64) -> i64 {
+    i64::try_from(u).unwrap_or(i64::MAX)
+}
+
+impl<'de> Visitor<'de> for Target0<'_, '_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an integer or an array of integers")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<bool, E> {
+        // A stop is reported by the row's end.
+        self.sink.push(v);
+        Ok(true)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<bool, E> {
+        self.sink.push(sat(v));
+        Ok(true)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<bool, E> {
+        Err(fail(self.sink, format!(" is {v}, not an integer")))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<bool, E> {
+        Err(fail(self.sink, format!(" is {v}, not an integer")))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<bool, E> {
+        let why = format!(" is \"{}\", not an integer", excerpt(v));
+        Err(fail(self.sink, why))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<bool, E> {
+        Ok(true)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> std::result::Result<bool, A::Error> {
+        Err(fail(self.sink, " is an object, not an integer".into()))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<bool, A::Error> {
+        self.sink.any_array = true;
+        let mut j = 0u64;
+        while let Some(ok) = seq.next_element_seed(Item {
+            sink: &mut *self.sink,
+            j,
+        })? {
+            if !ok {
+                return Err(de::Error::custom("the scan stopped"));
+            }
+            j += 1;
+        }
+        Ok(true)
+    }
+}
+
+/// One element of the array at the path.
+struct Item<'a, 'o> {
+    sink: &'a mut Sink<'o>,
+    j: u64,
+}
+
+impl<'de> DeserializeSeed<'de> for Item<'_, '_> {
+    type Value = bool;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> std::result::Result<bool, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Item<'_, '_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an integer")
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<bool, E> {
+        Ok(self.sink.push(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<bool, E> {
+        Ok(self.sink.push(sat(v)))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<bool, E> {
+        let why = format!("[{}] is {v}, not an integer", self.j);
+        Err(fail(self.sink, why))
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<bool, E> {
+        let why = format!("[{}] is {v}, not an integer", self.j);
+        Err(fail(self.sink, why))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<bool, E> {
+        let why = format!("[{}] is \"{}\", not an integer", self.j, excerpt(v));
+        Err(fail(self.sink, why))
+    }
+    fn visit_unit<E: de::Error>(self) -> std::result::Result<bool, E> {
+        let why = format!("[{}] is null, not an integer", self.j);
+        Err(fail(self.sink, why))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> std::result::Result<bool, A::Error> {
+        let why = format!("[{}] is an object, not an integer", self.j);
+        Err(fail(self.sink, why))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> std::result::Result<bool, A::Error> {
+        let why = format!("[{}] is an array, not an integer", self.j);
+        Err(fail(self.sink, why))
+    }
 }

@@ -16,8 +16,9 @@ use std::sync::Arc;
 
 /// The `.idx` that makes `bin` a Megatron dataset: the same name with
 /// `.idx`, when it exists and starts with the magic. One that is a link out
-/// of the `.bin`'s folder is not opened: it counts, so that the reader
-/// reports it instead of the `.bin` being read as raw tokens.
+/// of the `.bin`'s folder is not opened, nor one that is not a regular file
+/// (a FIFO would block the open): they count, so that the reader reports
+/// them instead of the `.bin` being read as raw tokens.
 pub fn companion(bin: &Path) -> Option<PathBuf> {
     if !bin
         .extension()
@@ -29,8 +30,11 @@ pub fn companion(bin: &Path) -> Option<PathBuf> {
     if idx.symlink_metadata().ok()?.file_type().is_symlink() && inside_check(bin, &idx).is_err() {
         return Some(idx);
     }
+    if !std::fs::metadata(&idx).ok()?.is_file() {
+        return Some(idx);
+    }
     let mut head = [0u8; 9];
-    let mut f = std::fs::File::open(&idx).ok()?;
+    let mut f = devassert_core::regular::open(&idx).ok()?;
     std::io::Read::read_exact(&mut f, &mut head).ok()?;
     (&head == MAGIC).then_some(idx)
 }

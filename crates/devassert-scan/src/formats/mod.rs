@@ -4,9 +4,13 @@
 //! this module, which drives them.
 
 mod arrow;
+#[cfg(test)]
+mod arrow_tests;
 mod csv;
 mod ipc;
 mod jsonl;
+#[cfg(test)]
+mod jsonl_tests;
 pub mod megatron;
 pub(crate) mod npy;
 mod npz;

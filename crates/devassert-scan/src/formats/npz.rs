@@ -13,10 +13,27 @@ use std::sync::Arc;
 
 pub struct Npz;
 
+/// A zip that is not an npz, said for what it is: `torch.save` writes a zip
+/// whose members are a pickle (`…/data.pkl`) and raw storages, which read
+/// as "not a .npy" otherwise.
+fn other_zip<R: std::io::Read + std::io::Seek>(zip: &zip::ZipArchive<R>) -> Option<String> {
+    let pickle = zip
+        .file_names()
+        .any(|n| n == "data.pkl" || n.ends_with("/data.pkl"));
+    pickle.then(|| {
+        "a PyTorch file (torch.save's zip of a pickle), which devassert does not read: \
+         save the ids with numpy.save / np.savez or safetensors, or scan the data they came from"
+            .to_string()
+    })
+}
+
 impl Reader for Npz {
     fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
         let mut zip = zip::ZipArchive::new(std::io::Cursor::new(input.data()))
             .map_err(|e| bad(format!("not a readable zip: {e}")))?;
+        if let Some(what) = other_zip(&zip) {
+            return Err(bad(what));
+        }
         let mut parts = Vec::new();
         let mut names = Vec::new();
         let mut used = 0u64; // bytes inflated so far, kept until the scan ends

@@ -5,6 +5,7 @@
 //! time building validity bitmaps and list arrays that a range check does
 //! not need: list columns read twice as fast this way.)
 
+mod footer;
 mod pages;
 
 use super::arrow::{choose_column, dtype_of, is_list, type_name, ColumnBuilder};
@@ -70,6 +71,7 @@ fn batch_rows(rg: &RowGroupMetaData, leaf: usize) -> usize {
 
 impl Reader for Parquet {
     fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
+        footer::within_budget(input.data(), opts.decode_budget)?;
         let file = bytes::Bytes::from_owner(Mapped(input.bytes.clone()));
         // parquet (and the arrow-ipc schema it embeds) can panic on corrupt
         // metadata and pages; see devassert_core::contain.
@@ -109,7 +111,7 @@ impl Reader for Parquet {
             .map(|g| {
                 contain(|| column.read_group(&file, meta.metadata(), g, opts, &kept))
                     .map_err(panicked)?
-                    .map_err(|e| bad(format!("row group {g}: {e}")))
+                    .map_err(|e| crate::error::within(e, &format!("row group {g}")))
             })
             .collect();
         let pieces = pieces.into_iter().collect::<Result<Vec<_>>>()?;
@@ -147,6 +149,12 @@ impl Column {
             DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
                 f.data_type()
             }
+            t => t,
+        };
+        // A dictionary-typed column (pyarrow's `dictionary_encode()`) is
+        // stored as its values: Parquet's own dictionary pages.
+        let inner = match inner {
+            DataType::Dictionary(_, v) => v.as_ref(),
             t => t,
         };
         let unsupported = || {

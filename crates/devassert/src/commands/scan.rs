@@ -85,10 +85,11 @@ pub struct ScanArgs {
     /// Scan only shard K of N (K from 0) of the sorted file list.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<Shard>,
-    /// Memory one compressed file (PNG mask, npz member, Parquet page, the
-    /// row offsets of Parquet/Arrow rows) may inflate to, per scan thread:
-    /// 512M, 2G, 1048576 (bytes). A file that needs more is refused (exit 2)
-    /// and the other files are still scanned.
+    /// Memory the scan may decode into (PNG masks, npz members, Parquet
+    /// pages, the row offsets of Parquet/Arrow/JSONL rows), all files
+    /// together: 512M, 2G, 1048576 (bytes). A file that needs more is refused
+    /// (exit 2) and the other files are still scanned; a budget this machine
+    /// cannot give is refused before anything is read.
     #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
     pub max_decoded: u64,
     /// Merge shard reports (`--format json` output of scans) into one.
@@ -137,6 +138,8 @@ fn options(args: &ScanArgs) -> anyhow::Result<ScanOptions> {
     } else {
         args.ignore.clone()
     };
+    // Refused now, not aborted mid-scan by a failed allocation.
+    devassert_scan::budget::affordable(args.max_decoded).map_err(anyhow::Error::msg)?;
     Ok(ScanOptions {
         bounds,
         ignore,
@@ -218,13 +221,18 @@ impl Progress for Bar {
     }
 }
 
+/// The largest shard report `--merge` reads (one lists at most a few
+/// dozen values and places per finding).
+const REPORT_LIMIT: u64 = 64 << 20;
+
 pub fn run(args: ScanArgs, g: &Global) -> anyhow::Result<i32> {
     let report = if args.merge {
         let mut reports = Vec::new();
         for p in &args.paths {
-            let text = std::fs::read_to_string(p)
+            // A regular file of a report's size: a FIFO never blocks the merge.
+            let text = devassert_core::regular::read(p, REPORT_LIMIT)
                 .with_context(|| format!("cannot read {}", p.display()))?;
-            let r: Report = serde_json::from_str(&text).with_context(|| {
+            let r: Report = serde_json::from_slice(&text).with_context(|| {
                 format!(
                     "{} is not a devassert scan report (--format json)",
                     p.display()

@@ -1,0 +1,289 @@
+//! The JSON files of a model folder, read within a memory budget.
+//!
+//! A JSON value in memory takes 10 to 16 times its text (a 120 MB
+//! `config.json` peaked at 1.4 GB), so no file is read whole: the parser
+//! streams from the file, the keys a caller only counts are skipped unread
+//! ([`IgnoredAny`]), and the text of the values kept is metered as it
+//! is parsed: past [`KEPT_LIMIT`] the read stops with an error naming the
+//! file, before the memory is taken.
+
+use crate::error::ModelError;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde_json::{Map, Value};
+use std::cell::Cell;
+use std::fmt;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+use std::rc::Rc;
+
+/// Bytes of JSON text kept from one file: 8 MiB makes at most ~128 MiB of
+/// values (a list of small integers, the worst case), and is ten times the
+/// largest published `tokenizer_config.json`.
+pub const KEPT_LIMIT: u64 = 8 << 20;
+
+/// The words every over-budget message of a seed holds.
+pub(crate) const BUDGET_WORDS: &str = "memory budget";
+
+/// What to do with one top-level key's value.
+pub(crate) enum Take {
+    /// Keep it as a [`Value`] (metered).
+    Keep,
+    /// Keep only how many entries it has (an object or an array), skipped unread.
+    Count,
+}
+
+/// The top-level object of a JSON file, within the budget.
+pub(crate) struct Object {
+    pub map: Map<String, Value>,
+    /// Entries of each [`Take::Count`] key present.
+    pub counts: Vec<(String, u64)>,
+}
+
+/// Read the top-level object of `path` (a regular file, opened without
+/// blocking), taking each key as `take` says.
+pub(crate) fn read_object(path: &Path, take: &dyn Fn(&str) -> Take) -> Result<Object, ModelError> {
+    let meter = Rc::new(Meter::default());
+    let de = reader(path, &meter)?;
+    parse(
+        path,
+        &meter,
+        de,
+        ObjectSeed {
+            take,
+            meter: &meter,
+        },
+    )
+}
+
+/// Read all of `path`'s top-level object (metered).
+pub(crate) fn read_all(path: &Path) -> Result<Map<String, Value>, ModelError> {
+    read_object(path, &|_| Take::Keep).map(|o| o.map)
+}
+
+/// `read_all` as one JSON value (an object).
+pub(crate) fn read_json(path: &Path) -> Result<Value, ModelError> {
+    read_all(path).map(Value::Object)
+}
+
+/// Stream `path` through a seed of the caller's, whose own memory is its
+/// affair (the tokenizer's vocabulary, the weight map).
+pub(crate) fn read_with<T>(
+    path: &Path,
+    seed: impl for<'de> DeserializeSeed<'de, Value = T>,
+) -> Result<T, ModelError> {
+    let meter = Rc::new(Meter::default());
+    let de = reader(path, &meter)?;
+    parse(path, &meter, de, seed)
+}
+
+type De = serde_json::Deserializer<serde_json::de::IoRead<Metered>>;
+
+fn reader(path: &Path, meter: &Rc<Meter>) -> Result<De, ModelError> {
+    let file = devassert_core::regular::open(path).map_err(|e| ModelError::io(path, e))?;
+    Ok(serde_json::Deserializer::from_reader(Metered {
+        inner: BufReader::new(file),
+        meter: Rc::clone(meter),
+    }))
+}
+
+fn parse<T>(
+    path: &Path,
+    meter: &Meter,
+    mut de: De,
+    seed: impl for<'de> DeserializeSeed<'de, Value = T>,
+) -> Result<T, ModelError> {
+    let r = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
+    r.map_err(|source| {
+        if meter.over.get() {
+            ModelError::invalid(
+                path,
+                format!(
+                    "more than {} MiB of it would be held in memory (devassert's memory budget): not read",
+                    KEPT_LIMIT >> 20
+                ),
+            )
+        } else if source.is_data() && source.to_string().contains(BUDGET_WORDS) {
+            // A seed's own limit (entries, names): said as the budget, not
+            // as broken JSON.
+            let text = source.to_string();
+            let message = text.split(" at line ").next().unwrap_or(&text);
+            ModelError::invalid(path, message)
+        } else {
+            ModelError::Json {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })
+}
+
+/// Where the parser is in the file, and where a kept value must end.
+struct Meter {
+    at: Cell<u64>,
+    stop_at: Cell<u64>,
+    over: Cell<bool>,
+}
+
+impl Default for Meter {
+    fn default() -> Self {
+        Meter {
+            at: Cell::new(0),
+            stop_at: Cell::new(u64::MAX),
+            over: Cell::new(false),
+        }
+    }
+}
+
+/// The file as the parser reads it: a read past `stop_at` fails, so a kept
+/// value never grows past the budget.
+struct Metered {
+    inner: BufReader<std::fs::File>,
+    meter: Rc<Meter>,
+}
+
+impl Read for Metered {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let m = &self.meter;
+        let room = m.stop_at.get().saturating_sub(m.at.get());
+        if room == 0 && !buf.is_empty() {
+            m.over.set(true);
+            return Err(io::Error::other("over the memory budget"));
+        }
+        let want = buf.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        m.at.set(m.at.get() + n as u64);
+        Ok(n)
+    }
+}
+
+struct ObjectSeed<'a> {
+    take: &'a dyn Fn(&str) -> Take,
+    meter: &'a Meter,
+}
+
+impl<'de> DeserializeSeed<'de> for ObjectSeed<'_> {
+    type Value = Object;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Object, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ObjectSeed<'_> {
+    type Value = Object;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
+        let mut out = Object {
+            map: Map::new(),
+            counts: Vec::new(),
+        };
+        let mut kept = 0u64;
+        while let Some(k) = map.next_key::<String>()? {
+            match (self.take)(&k) {
+                Take::Keep => {
+                    let start = self.meter.at.get();
+                    self.meter
+                        .stop_at
+                        .set(start.saturating_add(KEPT_LIMIT.saturating_sub(kept)));
+                    let v: Value = map.next_value()?;
+                    self.meter.stop_at.set(u64::MAX);
+                    kept += self.meter.at.get() - start;
+                    out.map.insert(k, v);
+                }
+                Take::Count => {
+                    let n = map.next_value_seed(CountSeed)?;
+                    out.counts.push((k, n));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The number of entries of an object or array, each skipped unread.
+struct CountSeed;
+
+impl<'de> DeserializeSeed<'de> for CountSeed {
+    type Value = u64;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<u64, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CountSeed {
+    type Value = u64;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object or an array")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u64, A::Error> {
+        let mut n = 0;
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {
+            n += 1;
+        }
+        Ok(n)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<u64, A::Error> {
+        let mut n = 0;
+        while seq.next_element::<IgnoredAny>()?.is_some() {
+            n += 1;
+        }
+        Ok(n)
+    }
+    // Anything else (null, a number) counts as no entries; the caller
+    // reads the key's type from what it kept.
+    fn visit_unit<E>(self) -> Result<u64, E> {
+        Ok(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(d: &Path, name: &str, text: &str) -> std::path::PathBuf {
+        let p = d.join(name);
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    #[test]
+    fn counted_keys_are_never_held() {
+        let d = tempfile::tempdir().expect("tempdir");
+        // 20 MiB of counted keys: well past the limit had they been kept.
+        let big: String = (0..2_000_000).map(|i| format!("{i},")).collect();
+        let labels: String = (0..400_000).map(|i| format!("\"{i}\":\"L{i}\",")).collect();
+        let text =
+            format!("{{\"junk\":[{big}0],\"id2label\":{{{labels}\"x\":\"y\"}},\"vocab_size\":5}}");
+        let p = write(d.path(), "config.json", &text);
+        let o = read_object(&p, &|k| match k {
+            "junk" | "id2label" => Take::Count,
+            _ => Take::Keep,
+        })
+        .expect("read");
+        assert_eq!(o.map.get("vocab_size"), Some(&Value::from(5)));
+        assert!(!o.map.contains_key("junk"));
+        let counts = [
+            ("junk".to_string(), 2_000_001),
+            ("id2label".to_string(), 400_001),
+        ];
+        assert_eq!(o.counts, counts);
+    }
+
+    #[test]
+    fn a_kept_value_past_the_limit_stops_the_read() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let big: String = (0..3_000_000).map(|i| format!("{i},")).collect();
+        let p = write(d.path(), "c.json", &format!("{{\"a\":[{big}0]}}"));
+        let e = read_all(&p).expect_err("over the budget").to_string();
+        assert!(e.contains("memory budget"), "{e}");
+    }
+
+    #[test]
+    fn broken_json_is_still_named_invalid() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = write(d.path(), "c.json", "{\"a\": ");
+        let e = read_all(&p).expect_err("broken").to_string();
+        assert!(e.ends_with("invalid JSON"), "{e}");
+    }
+}
