@@ -41,16 +41,31 @@ fn repeated_tracebacks_are_read_whole_at_their_place() {
         let kept = (0..24).chain(n - 24..n);
         for (tb, i) in f.tracebacks.iter().zip(kept) {
             assert_eq!(tb.line, 2 + 7 * i as u64, "traceback {i}");
-            assert_eq!(tb.exception.as_deref(), Some(&*format!("ValueError: bad row {i}")));
+            assert_eq!(
+                tb.exception.as_deref(),
+                Some(&*format!("ValueError: bad row {i}"))
+            );
             let frames: Vec<_> = tb
                 .frames
                 .iter()
-                .map(|f| (f.file.as_str(), f.line, f.function.as_str(), f.code.as_deref()))
+                .map(|f| {
+                    (
+                        f.file.as_str(),
+                        f.line,
+                        f.function.as_str(),
+                        f.code.as_deref(),
+                    )
+                })
                 .collect();
             assert_eq!(
                 frames,
                 [
-                    ("/home/ml/data.py", 88, "__getitem__", Some("return self.decode(self.rows[i])")),
+                    (
+                        "/home/ml/data.py",
+                        88,
+                        "__getitem__",
+                        Some("return self.decode(self.rows[i])")
+                    ),
                     (
                         "/home/ml/data.py",
                         61,
@@ -60,8 +75,14 @@ fn repeated_tracebacks_are_read_whole_at_their_place() {
                 ]
             );
         }
-        assert!(f.launch_blocking, "the repeated code row's hint is still read");
-        let e = f.device_error.as_ref().expect("the crash after the tracebacks");
+        assert!(
+            f.launch_blocking,
+            "the repeated code row's hint is still read"
+        );
+        let e = f
+            .device_error
+            .as_ref()
+            .expect("the crash after the tracebacks");
         assert_eq!(e.first.line, 7 * n as u64 + 1);
         assert_eq!(f.inputs[0].lines, 7 * n as u64 + 1);
     }
