@@ -105,7 +105,9 @@ impl Reader {
 /// nothing but give the builder its one segment: no device marker, not cut
 /// by a terminal, one segment with no escaped line break, no dangling kernel
 /// path, no DSA key, no notebook place, no host error, no
-/// `CUDA_LAUNCH_BLOCKING`, no catalog pattern.
+/// `CUDA_LAUNCH_BLOCKING`, no catalog pattern. A check added to
+/// `take_row`, `take_line`, `read_line` or `text_line` must be added here
+/// too, or a repeated traceback row would skip it.
 fn builder_only(pre: &Prefilter, raw: &[u8], matched: &mut Vec<Target>) -> Option<Known> {
     static MARKER: Searcher = searcher!(b"ssertion ");
     static CU: Searcher = searcher!(b".cu");
