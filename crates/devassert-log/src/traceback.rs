@@ -102,7 +102,7 @@ pub fn is_reversed_header(t: &str) -> bool {
 /// Whether a line (trimmed) starts a traceback: a header or a frame of
 /// Python's, or IPython's header or a cell's frame.
 pub fn starts(t: &str) -> bool {
-    is_header(t) || is_reversed_header(t) || parse_frame(t).is_some() || ipython::starts(t)
+    is_header(t) || is_reversed_header(t) || is_frame(t) || ipython::starts(t)
 }
 
 /// Whether a line (trimmed) is one of IPython's traceback lines that no
@@ -126,6 +126,22 @@ pub fn may_start(t: &str) -> bool {
 
 /// `File "x.py", line 12, in f` (trimmed).
 pub fn parse_frame(t: &str) -> Option<Frame> {
+    let (file, line, function) = frame_parts(t)?;
+    Some(Frame {
+        file: ipython::cell_of_file(file).unwrap_or_else(|| file.to_string()),
+        line,
+        function: function.to_string(),
+        code: None,
+    })
+}
+
+/// Whether a line (trimmed) is a frame of Python's, without building it.
+fn is_frame(t: &str) -> bool {
+    frame_parts(t).is_some()
+}
+
+/// A frame line's file, line and function.
+fn frame_parts(t: &str) -> Option<(&str, u64, &str)> {
     static LINE: crate::device_line::Searcher = crate::device_line::searcher!(b"\", line ");
     let rest = t.strip_prefix("File \"")?;
     let q = LINE.find(rest.as_bytes())?;
@@ -139,12 +155,7 @@ pub fn parse_frame(t: &str) -> Option<Frame> {
         .or_else(|| after[n..].strip_prefix(" in "))
         .map(str::trim)
         .unwrap_or("");
-    Some(Frame {
-        file: ipython::cell_of_file(file).unwrap_or_else(|| file.to_string()),
-        line,
-        function: function.to_string(),
-        code: None,
-    })
+    Some((file, line, function))
 }
 
 impl Builder {
@@ -221,7 +232,7 @@ impl Builder {
             State::Message => {
                 if t.is_empty()
                     || is_header(t)
-                    || parse_frame(t).is_some()
+                    || is_frame(t)
                     || ipython::starts(t)
                     || (self.ipython && ipython::is_rule(t))
                     || CHAIN_MARKERS.iter().any(|m| t.starts_with(m))

@@ -88,7 +88,9 @@ impl Reader {
     pub(super) fn read_carry(&mut self) -> Vec<u8> {
         let line = std::mem::take(&mut self.lines.carry);
         self.lines.carry_started = false;
-        if self.wants_every_line() || self.pre.line_matters(&line) {
+        if self.take_known_row(&line) {
+            // Read as the builder's row it is (see `memo`).
+        } else if self.wants_every_line() || self.pre.line_matters(&line) {
             self.take_row(&line, 0, line.len());
         } else {
             self.take_line(&line, false);
@@ -115,8 +117,13 @@ impl Reader {
             }
             if self.wants_every_line() {
                 let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
-                let found = lines.get(next).is_some_and(|l| l.start == p);
                 let row = &region[p..e.min(p + MAX_LINE)];
+                // A repeated row of a traceback that the builder alone reads (see `memo`).
+                if self.take_known_row(row) {
+                    p = e + 1;
+                    continue;
+                }
+                let found = lines.get(next).is_some_and(|l| l.start == p);
                 self.lines.plain = !found && !self.pre.looks_at_everything() && plain_row(row);
                 self.take_row(region, p, e);
                 self.lines.plain = false;

@@ -22,6 +22,7 @@ mod group;
 mod groups;
 mod kept;
 mod lines;
+mod memo;
 mod notebook;
 mod pos;
 mod quiet;

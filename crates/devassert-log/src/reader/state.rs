@@ -33,6 +33,8 @@ pub struct Reader {
     /// Rows known to hold no device marker (`unwrap::has_marker`, a
     /// function of the row alone), kept the same way.
     pub(super) unmarked: super::quiet::QuietLines,
+    /// Rows only the traceback builder reads, and their text (see `memo`).
+    pub(super) traceback_rows: super::memo::TracebackRows,
 }
 
 impl Reader {
@@ -49,6 +51,7 @@ impl Reader {
             rank_budget: Default::default(),
             quiet_lines: Default::default(),
             unmarked: Default::default(),
+            traceback_rows: Default::default(),
         }
     }
 }

@@ -1,0 +1,166 @@
+//! Rows that only the traceback builder reads: a log that logs handled
+//! tracebacks and goes on repeats their rows (header, frames and code
+//! lines, the same thousands of times), and each was cleaned, split into
+//! segments, stripped of prefixes, checked for markers, cuts, DSA keys and
+//! notebook places, and searched by the host-error table and the catalog
+//! before the builder saw it. Those steps are functions of the row alone
+//! (and a "nothing found" of the catalog stays so: the evidence still
+//! wanted only shrinks); when, read while a traceback is open and nothing
+//! else is, all of them come out as "nothing", the row is kept here with
+//! its cleaned text, and its repeats go to the builder at once. A row is
+//! looked at when seen the second time, so that rows that never repeat
+//! (exception messages) cost one hash.
+
+use super::state::Reader;
+use crate::clean::{self, Stamp};
+use crate::device_line::{self, searcher, Searcher};
+use crate::errors;
+use crate::prefilter::{Prefilter, Target};
+use crate::unwrap;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// Rows kept at most, each at most [`MAX_ROW`] bytes: about 0.5 MiB.
+const MAX_ROWS: usize = 1024;
+const MAX_ROW: usize = 512;
+/// Rows seen once, by hash, before they are looked at.
+const MAX_SEEN: usize = 8192;
+
+/// What a row known to the builder alone reads as.
+pub(super) struct Known {
+    /// Its only segment, prefixes stripped, as `text_line` gets it
+    /// (shared: the builder reads it while the reader is borrowed).
+    text: Rc<str>,
+    rank: Option<i64>,
+    time: Option<Stamp>,
+    /// Its width as `take_row` counts it (`unwrap::row`'s length).
+    width: usize,
+}
+
+#[derive(Default)]
+pub(super) struct TracebackRows {
+    known: HashMap<Box<[u8]>, Known, ahash::RandomState>,
+    seen: HashSet<u64, ahash::RandomState>,
+    /// The catalog patterns a row matched (kept to reuse its allocation).
+    matched: Vec<Target>,
+}
+
+impl Reader {
+    /// Whether the row was read as a known traceback row (see the module):
+    /// what `take_row`, `take_line`, `take_piece`, `read_line` and
+    /// `text_line` would have done with it. Asked once per row, before
+    /// `take_row` (a row is counted as seen when asked).
+    pub(super) fn take_known_row(&mut self, raw: &[u8]) -> bool {
+        if !self.only_tracebacks_open() || raw.len() > MAX_ROW {
+            return false;
+        }
+        let memo = &mut self.traceback_rows;
+        let Some(k) = memo.known.get(raw) else {
+            let h = memo.seen.hasher().hash_one(raw);
+            if memo.seen.contains(&h) {
+                if let Some(k) = builder_only(self.pre, raw, &mut memo.matched) {
+                    if memo.known.len() >= MAX_ROWS {
+                        memo.known.clear();
+                    }
+                    memo.known.insert(raw.into(), k);
+                }
+            } else {
+                if memo.seen.len() >= MAX_SEEN {
+                    memo.seen.clear();
+                }
+                memo.seen.insert(h);
+            }
+            // Read as any row this time.
+            return false;
+        };
+        let (width, rank, time, text) = (k.width, k.rank, k.time, Rc::clone(&k.text));
+        if width > self.lines.widest {
+            (self.lines.widest, self.lines.widest_rows) = (width, 0);
+        }
+        if width == self.lines.widest {
+            self.lines.widest_rows += 1;
+        }
+        self.lines.line_no += 1;
+        #[cfg(feature = "test-hooks")]
+        crate::crash::injected_panic(raw);
+        self.lines.last_prefix = (rank, time);
+        self.traceback_line(&text, rank.or(self.lines.input_rank));
+        true
+    }
+
+    /// A traceback is open, and no dangling path, DSA report, last thread
+    /// line, glued line or waiting row is: the builder is all a row is read
+    /// for.
+    fn only_tracebacks_open(&self) -> bool {
+        !self.tracebacks.builders.is_empty()
+            && self.groups.pending_path.is_none()
+            && self.groups.echo.is_none()
+            && !self.dsa.open
+            && self.lines.glued_prefix.is_none()
+            && self.lines.waiting.is_none()
+    }
+}
+
+/// A row that, read while a traceback is open and nothing else is, does
+/// nothing but give the builder its one segment: no device marker, not cut
+/// by a terminal, one segment with no escaped line break, no dangling kernel
+/// path, no DSA key, no notebook place, no host error, no
+/// `CUDA_LAUNCH_BLOCKING`, no catalog pattern. A check added to
+/// `take_row`, `take_line`, `read_line` or `text_line` must be added here
+/// too, or a repeated traceback row would skip it.
+fn builder_only(pre: &Prefilter, raw: &[u8], matched: &mut Vec<Target>) -> Option<Known> {
+    static MARKER: Searcher = searcher!(b"ssertion ");
+    static CU: Searcher = searcher!(b".cu");
+    static ESCAPED_BREAK: Searcher = searcher!(b"\\n");
+    static BLOCKING: Searcher = searcher!(b"CUDA_LAUNCH_BLOCKING");
+    static SERIALIZE: Searcher = searcher!(b"AMD_SERIALIZE_KERNEL");
+    // `take_row`: no marker (so not glued either), no carriage return (a
+    // row ending in one is read otherwise), no terminal cut.
+    if raw.last() == Some(&b'\r') {
+        return None;
+    }
+    let cur = clean::lossy(raw);
+    if unwrap::has_marker(&cur)
+        || (unwrap::full_width(raw)
+            && (unwrap::cut_marked(&cur, true, false).is_some() || unwrap::prefixed_cut(&cur)))
+    {
+        return None;
+    }
+    // `read_line`: one segment, no `repr`'d pieces.
+    let mut segments = clean::readable(&cur);
+    if segments.len() != 1 {
+        return None;
+    }
+    let (text, prefix) = segments.pop()?;
+    let b = text.as_bytes();
+    let t = text.trim();
+    // `device_lines` (no dangling path pending), `dsa_line` (no report
+    // open), the notebook check.
+    if MARKER.find(b).is_some()
+        || ESCAPED_BREAK.find(b).is_some()
+        || (CU.find(b).is_some() && device_line::dangling_path(&text).is_some())
+        || super::dsa::starts_or_fills(t)
+        || super::notebook::notebook_place(t).is_some()
+    {
+        return None;
+    }
+    // `text_line`'s host error, launch blocking and evidence checks, with
+    // all evidence wanted.
+    let tb = t.as_bytes();
+    if (pre.has_trigger(t) && errors::classify(t).is_some())
+        || ((BLOCKING.find(tb).is_some() || SERIALIZE.find(tb).is_some())
+            && errors::sets_launch_blocking(t))
+    {
+        return None;
+    }
+    pre.catalog_matches(&device_line::without_coordinates(t), |_| true, matched);
+    if !matched.is_empty() {
+        return None;
+    }
+    Some(Known {
+        text: text.into(),
+        rank: prefix.rank,
+        time: prefix.time,
+        width: cur.len(),
+    })
+}

@@ -1,0 +1,89 @@
+//! A log of handled tracebacks repeats their rows thousands of times; a
+//! repeated row that only the traceback builder reads goes to it at once
+//! (`reader/memo.rs`). Every traceback must still be read whole and at its
+//! place, and a repeated row that says something else (a launch-blocking
+//! hint, a host error) must still say it.
+
+use devassert_core::Catalog;
+use devassert_log::{Facts, LogAnalyzer};
+
+fn handled(i: usize) -> String {
+    format!(
+        "step {i}: skipping a sample\n\
+         Traceback (most recent call last):\n  \
+         File \"/home/ml/data.py\", line 88, in __getitem__\n    \
+         return self.decode(self.rows[i])\n  \
+         File \"/home/ml/data.py\", line 61, in decode\n    \
+         obj = json.loads(line)  # CUDA_LAUNCH_BLOCKING=1 made no difference\n\
+         ValueError: bad row {i}\n"
+    )
+}
+
+fn facts(text: &str, chunk: usize) -> Facts {
+    let mut a = LogAnalyzer::new(Catalog::builtin());
+    a.begin_input("log");
+    for c in text.as_bytes().chunks(chunk) {
+        a.feed(c);
+    }
+    a.facts()
+}
+
+#[test]
+fn repeated_tracebacks_are_read_whole_at_their_place() {
+    let n = 100;
+    let mut log: String = (0..n).map(handled).collect();
+    log.push_str("RuntimeError: CUDA error: device-side assert triggered\n");
+    for chunk in [log.len(), 4096, 97] {
+        let f = facts(&log, chunk);
+        // The first 24 and the latest 24, in log order.
+        assert_eq!(f.tracebacks.len(), 48);
+        assert_eq!(f.tracebacks_dropped, (n - 48) as u64);
+        let kept = (0..24).chain(n - 24..n);
+        for (tb, i) in f.tracebacks.iter().zip(kept) {
+            assert_eq!(tb.line, 2 + 7 * i as u64, "traceback {i}");
+            assert_eq!(
+                tb.exception.as_deref(),
+                Some(&*format!("ValueError: bad row {i}"))
+            );
+            let frames: Vec<_> = tb
+                .frames
+                .iter()
+                .map(|f| {
+                    (
+                        f.file.as_str(),
+                        f.line,
+                        f.function.as_str(),
+                        f.code.as_deref(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                frames,
+                [
+                    (
+                        "/home/ml/data.py",
+                        88,
+                        "__getitem__",
+                        Some("return self.decode(self.rows[i])")
+                    ),
+                    (
+                        "/home/ml/data.py",
+                        61,
+                        "decode",
+                        Some("obj = json.loads(line)  # CUDA_LAUNCH_BLOCKING=1 made no difference")
+                    ),
+                ]
+            );
+        }
+        assert!(
+            f.launch_blocking,
+            "the repeated code row's hint is still read"
+        );
+        let e = f
+            .device_error
+            .as_ref()
+            .expect("the crash after the tracebacks");
+        assert_eq!(e.first.line, 7 * n as u64 + 1);
+        assert_eq!(f.inputs[0].lines, 7 * n as u64 + 1);
+    }
+}
