@@ -9,6 +9,7 @@ mod model_summary;
 mod options;
 mod ranks;
 mod scan_table;
+mod values_line;
 
 use crate::finding::Report;
 

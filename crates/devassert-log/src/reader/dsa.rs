@@ -1,35 +1,11 @@
 //! `TORCH_USE_CUDA_DSA` reports: the fields of the first failure, and a
 //! group for its assertion when no device line printed it.
 
-use super::dsa_report::DsaReport;
+use super::dsa_report::{opens, DsaReport, KEYS};
 use super::group::AssertGroup;
 use super::state::Reader;
 use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};
 use std::collections::HashSet;
-
-/// The fields of a DSA report.
-const KEYS: [&str; 9] = [
-    "GPU assertion failure message = ",
-    "File containing assertion = ",
-    "Device function containing assertion = ",
-    "Thread ID that failed assertion = ",
-    "Block ID that failed assertion = ",
-    "File containing kernel launch = ",
-    "Function containing kernel launch = ",
-    "Name of kernel launched that led to failure = ",
-    "Device that launched kernel = ",
-];
-
-/// A line that starts a DSA report.
-fn opens(t: &str) -> bool {
-    t.contains("CUDA device-side assertion failures were found")
-        || t.starts_with("Looking for device-side assertion failure information")
-}
-
-/// Whether `dsa_line` does anything with a line while no report is open.
-pub(super) fn starts_or_fills(t: &str) -> bool {
-    opens(t) || KEYS.iter().any(|k| t.contains(k))
-}
 
 impl Reader {
     pub(super) fn dsa_line(&mut self, t: &str, rank: Option<i64>) {

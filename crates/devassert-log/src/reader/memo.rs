@@ -11,39 +11,14 @@
 //! looked at when seen the second time, so that rows that never repeat
 //! (exception messages) cost one hash.
 
+use super::memo_rows::{Known, MAX_ROW, MAX_ROWS, MAX_SEEN};
 use super::state::Reader;
-use crate::clean::{self, Stamp};
+use crate::clean;
 use crate::device_line::{self, searcher, Searcher};
 use crate::errors;
 use crate::prefilter::{Prefilter, Target};
 use crate::unwrap;
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
-
-/// Rows kept at most, each at most [`MAX_ROW`] bytes: about 0.5 MiB.
-const MAX_ROWS: usize = 1024;
-const MAX_ROW: usize = 512;
-/// Rows seen once, by hash, before they are looked at.
-const MAX_SEEN: usize = 8192;
-
-/// What a row known to the builder alone reads as.
-pub(super) struct Known {
-    /// Its only segment, prefixes stripped, as `text_line` gets it
-    /// (shared: the builder reads it while the reader is borrowed).
-    text: Rc<str>,
-    rank: Option<i64>,
-    time: Option<Stamp>,
-    /// Its width as `take_row` counts it (`unwrap::row`'s length).
-    width: usize,
-}
-
-#[derive(Default)]
-pub(super) struct TracebackRows {
-    known: HashMap<Box<[u8]>, Known, ahash::RandomState>,
-    seen: HashSet<u64, ahash::RandomState>,
-    /// The catalog patterns a row matched (kept to reuse its allocation).
-    matched: Vec<Target>,
-}
 
 impl Reader {
     /// Whether the row was read as a known traceback row (see the module):
@@ -139,7 +114,7 @@ fn builder_only(pre: &Prefilter, raw: &[u8], matched: &mut Vec<Target>) -> Optio
     if MARKER.find(b).is_some()
         || ESCAPED_BREAK.find(b).is_some()
         || (CU.find(b).is_some() && device_line::dangling_path(&text).is_some())
-        || super::dsa::starts_or_fills(t)
+        || super::dsa_report::starts_or_fills(t)
         || super::notebook::notebook_place(t).is_some()
     {
         return None;

@@ -23,6 +23,7 @@ mod groups;
 mod kept;
 mod lines;
 mod memo;
+mod memo_rows;
 mod notebook;
 mod pos;
 mod quiet;

@@ -34,7 +34,7 @@ pub struct Reader {
     /// function of the row alone), kept the same way.
     pub(super) unmarked: super::quiet::QuietLines,
     /// Rows only the traceback builder reads, and their text (see `memo`).
-    pub(super) traceback_rows: super::memo::TracebackRows,
+    pub(super) traceback_rows: super::memo_rows::TracebackRows,
 }
 
 impl Reader {

@@ -1,0 +1,32 @@
+//! What the reader keeps of rows that only the traceback builder reads
+//! (the reading is in `memo`).
+
+use crate::clean::Stamp;
+use crate::prefilter::Target;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// Rows kept at most, each at most [`MAX_ROW`] bytes: about 0.5 MiB.
+pub(super) const MAX_ROWS: usize = 1024;
+pub(super) const MAX_ROW: usize = 512;
+/// Rows seen once, by hash, before they are looked at.
+pub(super) const MAX_SEEN: usize = 8192;
+
+/// What a row known to the builder alone reads as.
+pub(super) struct Known {
+    /// Its only segment, prefixes stripped, as `text_line` gets it
+    /// (shared: the builder reads it while the reader is borrowed).
+    pub(super) text: Rc<str>,
+    pub(super) rank: Option<i64>,
+    pub(super) time: Option<Stamp>,
+    /// Its width as `take_row` counts it (`unwrap::row`'s length).
+    pub(super) width: usize,
+}
+
+#[derive(Default)]
+pub(super) struct TracebackRows {
+    pub(super) known: HashMap<Box<[u8]>, Known, ahash::RandomState>,
+    pub(super) seen: HashSet<u64, ahash::RandomState>,
+    /// The catalog patterns a row matched (kept to reuse its allocation).
+    pub(super) matched: Vec<Target>,
+}
