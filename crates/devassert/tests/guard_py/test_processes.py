@@ -21,6 +21,18 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
 
+
+def _public_dtensor():
+    """Whether this torch has the public DTensor API (torch.distributed.tensor,
+    2.5+) and FSDP2's public `fully_shard` (2.6+), which these tests use."""
+    try:
+        from torch.distributed.fsdp import fully_shard  # noqa: F401
+        from torch.distributed.tensor import DTensor  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 PARENT = r"""
 import json, os, sys
 import torch
@@ -135,6 +147,7 @@ dist.destroy_process_group()
 '''
 
 
+@unittest.skipUnless(_public_dtensor(), "this torch has no public DTensor / fully_shard API (torch 2.6+)")
 class TorchrunFSDP2AndTensorParallel(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

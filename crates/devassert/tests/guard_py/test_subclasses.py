@@ -30,6 +30,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
 
 
+def _public_dtensor():
+    """Whether this torch has the public DTensor API (torch.distributed.tensor,
+    2.5+), which these tests use."""
+    try:
+        from torch.distributed.tensor import DTensor  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 class Wrapper(torch.Tensor):
     """A wrapper subclass as DTensor and torchao write them: no storage of its
     own, every op unwrapped in __torch_dispatch__. `traceable`: it declares its
@@ -231,7 +241,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
-@unittest.skipUnless(torch.distributed.is_available(), "torch.distributed is not built")
+@unittest.skipUnless(torch.distributed.is_available() and _public_dtensor(), f"torch {torch.__version__} has no public DTensor API (2.5+)")
 class DTensorTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
