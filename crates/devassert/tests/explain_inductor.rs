@@ -321,5 +321,5 @@ fn the_total_read_from_a_folder_is_said() {
     assert!(skipped[0]["path"]
         .as_str()
         .unwrap_or_default()
-        .ends_with("m16.py"));
+        .ends_with("m03.py"));
 }
