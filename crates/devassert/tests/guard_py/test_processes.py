@@ -18,19 +18,11 @@ import tempfile
 import textwrap
 import unittest
 
+import two_ranks
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
 
-
-def _public_dtensor():
-    """Whether this torch has the public DTensor API (torch.distributed.tensor,
-    2.5+) and FSDP2's public `fully_shard` (2.6+), which these tests use."""
-    try:
-        from torch.distributed.fsdp import fully_shard  # noqa: F401
-        from torch.distributed.tensor import DTensor  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 PARENT = r"""
@@ -147,7 +139,7 @@ dist.destroy_process_group()
 '''
 
 
-@unittest.skipUnless(_public_dtensor(), "this torch has no public DTensor / fully_shard API (torch 2.6+)")
+@unittest.skipUnless(two_ranks.public_dtensor(fsdp=True), "this torch has no public DTensor / fully_shard API (torch 2.6+)")
 class TorchrunFSDP2AndTensorParallel(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -155,14 +147,8 @@ class TorchrunFSDP2AndTensorParallel(unittest.TestCase):
         script = os.path.join(cls.tmp.name, "train.py")
         with open(script, "w") as f:
             f.write(TORCHRUN)
-        env = dict(os.environ, PYTHONPATH=PYTHONPATH, OMP_NUM_THREADS="1")
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", script, cls.tmp.name]
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=cls.tmp.name)
-        assert done.returncode == 0, done.stdout + done.stderr
-        cls.ranks = []
-        for r in range(2):
-            with open(os.path.join(cls.tmp.name, f"rank{r}.json")) as f:
-                cls.ranks.append(json.load(f))
+        cls.ranks = two_ranks.run(cmd, cls.tmp.name, cwd=cls.tmp.name)
 
     @classmethod
     def tearDownClass(cls):

@@ -11,7 +11,6 @@ Run: python -m unittest test_subclasses (PYTHONPATH must hold python/).
 
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -26,18 +25,11 @@ from devassert._checks import deferred as _async
 from devassert._checks import violation as _violation
 from devassert._guard import intercept as _intercept
 
+import two_ranks
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.path.abspath(os.path.join(HERE, "..", "..", "..", "..", "python"))
 
-
-def _public_dtensor():
-    """Whether this torch has the public DTensor API (torch.distributed.tensor,
-    2.5+), which these tests use."""
-    try:
-        from torch.distributed.tensor import DTensor  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 class Wrapper(torch.Tensor):
@@ -241,23 +233,15 @@ def _free_port():
         return s.getsockname()[1]
 
 
-@unittest.skipUnless(torch.distributed.is_available() and _public_dtensor(), f"torch {torch.__version__} has no public DTensor API (2.5+)")
+@unittest.skipUnless(torch.distributed.is_available() and two_ranks.public_dtensor(), f"torch {torch.__version__} has no public DTensor API (2.5+)")
 class DTensorTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        import json
-
         cls.tmp = tempfile.TemporaryDirectory()
         script = os.path.join(cls.tmp.name, "dtensor.py")
         with open(script, "w") as f:
             f.write(textwrap.dedent(_DTENSOR))
-        env = dict(os.environ, PYTHONPATH=PYTHONPATH, OMP_NUM_THREADS="1")
-        out = subprocess.run([sys.executable, script, str(_free_port()), cls.tmp.name], capture_output=True, text=True, env=env, timeout=600)
-        assert out.returncode == 0, out.stdout + out.stderr
-        cls.ranks = []
-        for r in range(2):
-            with open(os.path.join(cls.tmp.name, f"rank{r}.json")) as f:
-                cls.ranks.append(json.load(f))
+        cls.ranks = two_ranks.run([sys.executable, script, str(_free_port()), cls.tmp.name], cls.tmp.name)
 
     @classmethod
     def tearDownClass(cls):
