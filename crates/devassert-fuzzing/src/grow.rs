@@ -155,6 +155,23 @@ pub fn csv_cell(dir: &Path, bytes: u64) -> Result<Grown> {
     })
 }
 
+/// Hands `write` batches of ids until about `bytes` of them (8 bytes each)
+/// were written: the Parquet and Arrow generators differ only in the writer.
+fn each_batch<E>(
+    bytes: u64,
+    mut write: impl FnMut(&arrow_array::RecordBatch) -> std::result::Result<(), E>,
+) -> Result<()>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let mut start = 0u64;
+    while start * 8 < bytes {
+        write(&ids_batch(start, ROWS)).map_err(std::io::Error::other)?;
+        start += ROWS as u64;
+    }
+    Ok(())
+}
+
 fn ids_batch(start: u64, rows: usize) -> arrow_array::RecordBatch {
     use arrow_array::{Int64Array, RecordBatch};
     let ids: Int64Array = (0..rows as u64)
@@ -180,12 +197,7 @@ pub fn parquet(dir: &Path, bytes: u64) -> Result<Grown> {
     let schema = ids_batch(0, 1).schema();
     let mut w = parquet::arrow::ArrowWriter::try_new(File::create(&path)?, schema, Some(props))
         .map_err(std::io::Error::other)?;
-    let mut start = 0u64;
-    while start * 8 < bytes {
-        w.write(&ids_batch(start, ROWS))
-            .map_err(std::io::Error::other)?;
-        start += ROWS as u64;
-    }
+    each_batch(bytes, |b| w.write(b))?;
     w.close().map_err(std::io::Error::other)?;
     Ok(Grown {
         path,
@@ -199,12 +211,7 @@ pub fn arrow_stream(dir: &Path, bytes: u64) -> Result<Grown> {
     let schema = ids_batch(0, 1).schema();
     let mut w = arrow_ipc::writer::StreamWriter::try_new(writer(&path)?, &schema)
         .map_err(std::io::Error::other)?;
-    let mut start = 0u64;
-    while start * 8 < bytes {
-        w.write(&ids_batch(start, ROWS))
-            .map_err(std::io::Error::other)?;
-        start += ROWS as u64;
-    }
+    each_batch(bytes, |b| w.write(b))?;
     w.finish().map_err(std::io::Error::other)?;
     Ok(Grown {
         path,
