@@ -184,6 +184,9 @@ def build(found, error, frames, samples=None, views=None):
         evidence["guard_inherited"] = dict(_report.inherited)
     if samples and not certain and note:
         evidence["samples_note"] = note
+    split = getattr(found_samples, "split", None)
+    if split is not None:
+        evidence["split"] = split
     if inner is not None and inner != location:
         evidence["inner_frame"] = inner
     where = {"location": location, "evidence": evidence, "samples": samples, "samples_certain": certain}

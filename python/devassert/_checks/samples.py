@@ -31,6 +31,7 @@ import weakref
 import torch
 
 from . import caller as _caller
+from . import splits as _splits
 from .violation import cpu_view
 
 # Batches recorded, newest last: enough for loaders that fetch a few ahead.
@@ -49,11 +50,12 @@ class _Batch:
     """One batch a DataLoader returned: its sampler indices (None for an
     IterableDataset), its worker, and (shape, dtype, ref) of its tensors."""
 
-    __slots__ = ("indices", "worker", "tensors")
+    __slots__ = ("indices", "worker", "tensors", "split")
 
-    def __init__(self, data, indices, worker):
+    def __init__(self, data, indices, worker, split=None):
         self.indices = indices
         self.worker = worker
+        self.split = split
         self.tensors = []
         held = 0
         for t in _tensors(data):
@@ -80,13 +82,16 @@ class _Strong:
 
 
 class Samples(tuple):
-    """(samples, certain, worker), and `note`: why the samples are not certain."""
+    """(samples, certain, worker), and `note`: why the samples are not
+    certain; `split`: the split of the dataset they came from, when known."""
 
     note = None
+    split = None
 
-    def __new__(cls, samples, certain, worker, note=None):
+    def __new__(cls, samples, certain, worker, note=None, split=None):
         self = super().__new__(cls, (samples, certain, worker))
         self.note = note
+        self.split = split
         return self
 
 
@@ -212,7 +217,15 @@ def _note_batch(it, data):
         index, worker = getattr(it, "_devassert_index", None), None
     # An IterableDataset's sampler yields None: no indices, but the batch is
     # kept (a match names its worker, and it is the newest batch).
-    _recent.append(_Batch(data, _wrapped_indices(it, _flatten(index)) or None, worker))
+    _recent.append(_Batch(data, _wrapped_indices(it, _flatten(index)) or None, worker, _split(it)))
+
+
+def _split(it):
+    """The split of the iterator's dataset (asked once per iterator: an epoch)."""
+    known = it.__dict__.get("_devassert_split", _split)
+    if known is _split:
+        known = it.__dict__["_devassert_split"] = _splits.split_of(getattr(it, "_dataset", None))
+    return known
 
 
 def _wrapped_indices(it, indices):
@@ -349,7 +362,7 @@ def _match(t, rows, worker):
     b = _processed(batches)
     if b is not None and b.indices and t.dim() and t.size(0) == len(b.indices):
         note = "computed from the batch being processed (the calling code holds it); its rows are taken as that batch's rows"
-        return Samples(_mapped(rows, b.indices), False, _first(worker, b.worker), note)
+        return Samples(_mapped(rows, b.indices), False, _first(worker, b.worker), note, b.split)
     return Samples(None, False, worker)
 
 
@@ -425,7 +438,8 @@ def _named(t, batches, rows, worker, proven, unknown=0):
             note = "the batch has no sampler index per row (an IterableDataset, or a custom sampler or collate)"
         if len(batches) > 1 or unknown:
             note = f"{len(batches) + unknown} batches the DataLoader returned may hold this tensor; every candidate is named"
-    return Samples(samples, certain, _first(worker, batch_worker), note)
+    splits = {b.split for b in batches}
+    return Samples(samples, certain, _first(worker, batch_worker), note, splits.pop() if len(splits) == 1 else None)
 
 
 def _first(*values):

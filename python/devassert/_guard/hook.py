@@ -7,6 +7,8 @@ imports torch.
 
 import sys
 
+from .._after_import import spec_then
+
 
 class _TorchImportHook:
     """A sys.meta_path finder that lets the real finders load torch, then
@@ -15,29 +17,12 @@ class _TorchImportHook:
     def find_spec(self, name, path=None, target=None):
         if name != "torch":
             return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        loader = spec.loader
-        exec_module = getattr(loader, "exec_module", None)
-        if exec_module is None:
-            return None
 
-        def exec_then_guard(module):
-            exec_module(module)
+        def then():
             remove()
             _on_torch_imported()
 
-        try:
-            loader.exec_module = exec_then_guard
-        except (AttributeError, TypeError):
-            return None
-        return spec
+        return spec_then(self, name, path, target, then)
 
 
 _HOOK = _TorchImportHook()

@@ -100,7 +100,7 @@ def keep(exc, emitted=False, rows=None):
         )
     rank = _report.rank()
     base = {
-        "split": "train",
+        "split": finding["evidence"].get("split") or "unknown",
         "rank": rank,
         "pid": os.getpid(),
         "step": _step.current_step(),

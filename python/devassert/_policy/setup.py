@@ -3,6 +3,9 @@
 from .._checks import deferred as _async
 from .._checks import violation as _violation
 from . import absorb as _absorb
+from . import accelerated as _accelerated
+from . import engines as _engines
+from . import loaded as _loaded
 from . import state as _state
 from . import step as _step
 
@@ -26,6 +29,8 @@ def apply(on_bad_batch=None, quarantine=None, max_skips=None, level="on"):
         _violation.PRECHECK_CPU = True
         _async.sink = _absorb.sink
         _step.install()
+        _engines.watch_deepspeed()
+        _accelerated.watch()
     else:
         off()
 
@@ -40,3 +45,6 @@ def off():
     if _async.sink is _absorb.sink:
         _async.sink = None
     _step.uninstall()
+    _loaded.unwatch_all()
+    _engines.unwrap_all()
+    _accelerated.unwrap()

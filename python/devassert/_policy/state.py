@@ -27,6 +27,8 @@ steps = 0  # optimizer steps decided
 samples = []  # dataset indices quarantined (this rank)
 fatal = None  # why skipping must end at the next step (a batch mostly bad), or None
 _exit_hooked = False
+skipped_now = set()  # id() of the optimizers whose last step was skipped (read by accelerated.py)
+_held = threading.local()  # .verdict: what the engine step running in this thread decided
 
 
 def configure(on_bad_batch, quarantine, max_skips_):
@@ -53,6 +55,17 @@ def configure(on_bad_batch, quarantine, max_skips_):
     max_skips = max_skips_
     if skipping:
         _hook_exit()
+
+
+def hold(verdict):
+    """An engine's step (`engines.py`) decided: the torch optimizer steps it
+    runs take `verdict` (True: skip) without deciding again; None: it ended."""
+    _held.verdict = verdict
+
+
+def held():
+    """The verdict of the engine step running in this thread, or None."""
+    return getattr(_held, "verdict", None)
 
 
 def current():

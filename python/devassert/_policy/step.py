@@ -58,6 +58,7 @@ def uninstall():
 def reset():
     """Forget the optimizers seen (a new policy, tests)."""
     global _window
+    _state.skipped_now.clear()
     _consumed.clear()
     _counts.clear()
     _window = 0
@@ -70,6 +71,13 @@ def _forget(key):
 
 def _pre_hook(optimizer, args, kwargs):
     if not _state.skipping:
+        return None
+    held = _state.held()
+    if held is not None:
+        # Inside an engine's step (DeepSpeed's ZeRO: once per parameter
+        # group), which decided for all of them.
+        if held:
+            _clear(optimizer)
         return None
     verdicts = getattr(_decided, "by", None)
     if verdicts and id(optimizer) in verdicts:
@@ -104,6 +112,8 @@ def _after(closure, optimizer):
 
 
 def _clear(optimizer):
+    """Skip `optimizer`'s step: no parameter has a gradient for it to apply."""
+    _state.skipped_now.add(id(optimizer))
     for group in optimizer.param_groups:
         for p in group["params"]:
             p.grad = None
@@ -210,7 +220,10 @@ def _scaler_step(original):
     def step(self, optimizer, *args, **kwargs):
         if not _state.skipping or not getattr(self, "_enabled", True):
             return original(self, optimizer, *args, **kwargs)
-        if decide(optimizer):
+        held = _state.held()
+        if held is False:
+            return original(self, optimizer, *args, **kwargs)
+        if held or decide(optimizer):
             # No unscale, no inf check, no optimizer step: the scale and its
             # growth tracker stay as they were at update().
             _clear(optimizer)

@@ -1,6 +1,7 @@
 """What both callbacks do: preflight, log every finding, stop on an error
 (unless warn_only), and hold the guard on until training ends."""
 
+from .._checks import splits as _splits
 from .._guard.level import LEVELS, guard
 from .._preflight.report import PreflightError, finding_lines
 from .._preflight.run import preflight
@@ -29,6 +30,7 @@ class Session:
         elif not o["warn_only"]:
             raise PreflightError(report, f"devassert preflight ({who})")
         if o["guard"] not in (None, False, "off"):
+            _name_splits(data)
             level = o["guard"] if isinstance(o["guard"], str) else "on"
             self._guard = guard(level, on_bad_batch=o.get("on_bad_batch"), quarantine=o.get("quarantine"), max_skips=o.get("max_skips"))
         return report
@@ -43,6 +45,15 @@ class Session:
         if self._guard is not None:
             self._guard.__exit__(None, None, None)
             self._guard = None
+            _splits.forget()
+
+
+def _name_splits(data):
+    """The run's datasets by split, for the quarantine file and the findings:
+    {"train_dataset": ..., "eval_dataset[a]": ..., "val": ...} names
+    "train", "eval[a]", "val"."""
+    for key, source in (data or {}).items():
+        _splits.name(source, key.replace("_dataset", ""))
 
 
 def options(warn_only, guard, num_classes, ignore_index, label_key, max_rows, on_bad_batch=None, quarantine=None, max_skips=None):

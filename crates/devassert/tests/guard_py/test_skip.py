@@ -23,6 +23,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 import devassert
+import two_ranks
 from devassert import quarantine
 from devassert._checks import deferred as _async
 from devassert._checks import violation as _violation
@@ -116,7 +117,8 @@ class Skip(unittest.TestCase):
         train(dataset())
         [r] = self.records()
         self.assertEqual((r["dataset_index"], r["row"], r["certain"], r["step"]), (BAD_INDEX, 1, True, 2))
-        self.assertEqual((r["op"], r["argument"], r["rule"], r["split"], r["values"]), ("embedding", "input", "DA101", "train", [VOCAB + 4]))
+        # A TensorDataset does not say its split, and no callback named it.
+        self.assertEqual((r["op"], r["argument"], r["rule"], r["split"], r["values"]), ("embedding", "input", "DA101", "unknown", [VOCAB + 4]))
         self.assertEqual(r["bound"], {"low": 0, "high": VOCAB})
         self.assertIn("holds 1 value(s) outside [0, 10)", r["message"])
         self.assertEqual(quarantine.indices(self.path), [BAD_INDEX])
@@ -132,6 +134,21 @@ class Skip(unittest.TestCase):
         self.assertEqual(_state.skipped_steps, 1)
         self.assertEqual(quarantine.indices(self.path), [BAD_INDEX, 9])
         self.assertEqual(len(quarantine.exclude(data, self.path)), N - 2)
+
+    def test_the_split_is_the_datasets_own(self):
+        import datasets
+
+        rows = datasets.Dataset.from_dict({"x": dataset()[:][0].tolist()}, split="validation").with_format("torch")
+        self.skip()
+        model = net()
+        opt = torch.optim.AdamW(model.parameters(), lr=0.05)
+        for batch in DataLoader(quarantine.exclude(rows, os.path.join(self.tmp, "none.jsonl")), batch_size=BATCH):
+            model(batch["x"]).square().mean().backward()
+            opt.step()
+            opt.zero_grad()
+        [r] = self.records()
+        self.assertEqual((r["dataset_index"], r["split"]), (BAD_INDEX, "validation"))
+        self.assertEqual(_state.findings, [])
 
     def test_exclude_a_sampler_and_a_datasets_dataset(self):
         with open(self.path, "w") as fh:
@@ -350,6 +367,82 @@ class DDP(unittest.TestCase):
         self.assertEqual((r["rank"], r["step"], r["values"]), (1, 2, [15]))
 
 
+class FSDP(unittest.TestCase):
+    """FSDP2 (`fully_shard`) and classic FSDP (flat parameters) under torchrun,
+    2 gloo ranks on CPU, only rank 1 meeting the bad sample (skip_fsdp.py)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out = tempfile.mkdtemp(prefix="devassert-fsdp-")
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "skip_fsdp.py", cls.out]
+        cls.done = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=600)
+        cls.ranks = [torch.load(os.path.join(cls.out, f"rank{r}.pt")) for r in (0, 1)] if cls.done.returncode == 0 else None
+
+    def check(self, name):
+        self.assertEqual(self.done.returncode, 0, self.done.stdout + self.done.stderr)
+        runs = [r[name] for r in self.ranks]
+        if "error" in runs[0]:
+            self.skipTest(f"{name} does not run on CPU with gloo in torch {torch.__version__}: {runs[0]['error']}")
+        for r in runs:
+            # Parameters gathered full, and this rank's optimizer state shard.
+            for a, b in zip(r["skipped"]["params"], r["reference"]["params"]):
+                self.assertTrue(torch.equal(a, b), f"{name}: parameters differ from the reference")
+            for a, b in zip(r["skipped"]["state"], r["reference"]["state"]):
+                self.assertEqual(sorted(a), sorted(b))
+                self.assertTrue(all(torch.equal(a[k], b[k]) for k in a), f"{name}: optimizer state differs")
+            self.assertFalse(all(torch.equal(a, b) for a, b in zip(r["every"]["params"], r["reference"]["params"])), "the left-out step changed nothing")
+        for a, b in zip(runs[0]["skipped"]["params"], runs[1]["skipped"]["params"]):
+            self.assertTrue(torch.equal(a, b), f"{name}: the ranks diverged")
+        [record] = quarantine.read(os.path.join(self.out, f"{name}.jsonl"))
+        self.assertEqual((record["dataset_index"], record["row"], record["rank"], record["step"], record["values"]), (5, 0, 1, 1, [15]))
+        self.assertIn("skipped the update of step 1 (AdamW): rank 1 met a bad batch", self.done.stderr)
+        self.assertIn("skipped the update of step 1 (AdamW): this rank met a bad batch", self.done.stderr)
+
+    @unittest.skipUnless(two_ranks.public_dtensor(fsdp=True), "this torch has no public fully_shard (FSDP2, torch 2.6+)")
+    def test_fsdp2_every_rank_skips_the_step_only_rank_1_met(self):
+        self.check("fsdp2")
+
+    def test_classic_fsdp_every_rank_skips_the_step_only_rank_1_met(self):
+        self.check("fsdp1")
+
+
+class DeepSpeedShapedEngine(unittest.TestCase):
+    """An engine whose optimizer wrapper updates its own dynamic loss scaler
+    before it calls the torch optimizer once per parameter group (DeepSpeed's
+    ZeRO 1/2; zero_shape.py, loaded under DeepSpeed's module name by
+    skip_engine.py in a process of its own)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.out = tempfile.mkdtemp(prefix="devassert-engine-")
+        cls.done = subprocess.run([sys.executable, "skip_engine.py", cls.out], cwd=HERE, capture_output=True, text=True, timeout=600)
+
+    def setUp(self):
+        self.assertEqual(self.done.returncode, 0, self.done.stdout + self.done.stderr)
+        self.got = torch.load(os.path.join(self.out, "engine.pt"))
+
+    def same(self, run):
+        ref = self.got["reference"]
+        params = all(torch.equal(a, b) for a, b in zip(run["params"], ref["params"]))
+        state = all(torch.equal(a[k], b[k]) for a, b in zip(run["state"], ref["state"]) for k in a)
+        return params, state, run["scaler"] == ref["scaler"]
+
+    def test_a_skipped_step_leaves_the_loss_scaler_and_every_group_as_the_reference(self):
+        self.assertTrue(self.got["wrapped"], "the wrapper's class was not wrapped when its module loaded")
+        self.assertEqual(self.same(self.got["skipped"]), (True, True, True))
+        # The step read as an overflow: the engine counted it as skipped and
+        # left its LR scheduler, as DeepSpeed's does.
+        self.assertEqual(self.got["skipped"]["counts"], (6, 1, 5))
+        self.assertIn("skipped the update of step 2 (DeepSpeedZeroOptimizer): this rank met a bad batch", self.done.stderr)
+        records = quarantine.read(os.path.join(self.out, "quarantine.jsonl"))
+        self.assertEqual((records[0]["dataset_index"], records[0]["step"]), (BAD_INDEX, 2))
+
+    def test_the_torch_optimizers_hook_alone_would_let_the_scaler_count_the_step(self):
+        params, state, scaler = self.same(self.got["hook_only"])
+        self.assertFalse(scaler)
+        self.assertFalse(params and state)  # the second group's update went through
+
+
 class Tiny(torch.nn.Module):
     """A model the Trainer takes (a dict with the loss), built here: no download."""
 
@@ -413,13 +506,66 @@ class HFTrainer(unittest.TestCase):
             trainer, model = self.train(dataset(), [cb])
         for a, b in zip(model.parameters(), ref_model.parameters()):
             self.assertTrue(torch.equal(a, b))
-        # The Trainer counts the skipped step, and its scheduler stepped.
+        # The Trainer counts the skipped step; accelerate read it as skipped
+        # (as an AMP overflow), so the Trainer did not step its scheduler.
         self.assertEqual(trainer.state.global_step, N // BATCH)
-        self.assertEqual(trainer.lr_scheduler.last_epoch, N // BATCH)
+        self.assertEqual(trainer.lr_scheduler.last_epoch, N // BATCH - 1)
         self.assertIn("skipped 1 of 6 optimizer steps", "\n".join(logs.output))
         self.assertEqual(quarantine.indices(self.path), [BAD_INDEX])
+        self.assertEqual([r["split"] for r in quarantine.read(self.path)], ["train"])  # the callback named the Trainer's datasets
         self.assertEqual(_intercept.current_level(), "off")
         self.assertFalse(_state.skipping)
+
+
+class Accelerate(unittest.TestCase):
+    """A real accelerate loop on CPU: a skipped step reads as skipped
+    (``accelerator.optimizer_step_was_skipped``), so its AcceleratedScheduler
+    does not step, as after an AMP overflow."""
+
+    def tearDown(self):
+        devassert.guard("off", on_bad_batch="raise")
+
+    def test_the_skipped_step_reads_as_skipped_and_the_scheduler_waits(self):
+        from accelerate import Accelerator
+
+        def reference():
+            model = net()
+            opt = torch.optim.AdamW(model.parameters(), lr=0.05)
+            sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.9)
+            for step, (x,) in enumerate(DataLoader(dataset(bad=()), batch_size=BATCH)):
+                model(x).square().mean().backward()
+                if step != 2:
+                    opt.step()
+                    sched.step()
+                opt.zero_grad()
+            return model, sched
+
+        ref_model, ref_sched = reference()
+        devassert.guard("on", on_bad_batch="skip", max_skips=3)
+        _state.reset()
+        accelerator = Accelerator(cpu=True)
+        model = net()
+        opt = torch.optim.AdamW(model.parameters(), lr=0.05)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.9)
+        model, opt, sched, loader = accelerator.prepare(model, opt, sched, DataLoader(dataset(), batch_size=BATCH))
+        skipped = []
+        with contextlib.redirect_stderr(io.StringIO()):
+            for (x,) in loader:
+                accelerator.backward(model(x).square().mean())
+                opt.step()
+                skipped.append(accelerator.optimizer_step_was_skipped)
+                sched.step()
+                opt.zero_grad()
+        self.assertEqual(skipped, [False, False, True, False, False, False])
+        self.assertEqual(sched.scheduler.last_epoch, ref_sched.last_epoch)
+        self.assertEqual(sched.get_last_lr(), ref_sched.get_last_lr())
+        for a, b in zip(accelerator.unwrap_model(model).parameters(), ref_model.parameters()):
+            self.assertTrue(torch.equal(a, b))
+        self.assertEqual(_state.samples, [BAD_INDEX])
+        devassert.guard("off", on_bad_batch="raise")
+        from accelerate.optimizer import AcceleratedOptimizer
+
+        self.assertIsNone(getattr(AcceleratedOptimizer.step, "__devassert_original__", None))
 
 
 class LightningFit(unittest.TestCase):
@@ -462,6 +608,7 @@ class LightningFit(unittest.TestCase):
         self.assertEqual(trainer.global_step, N // BATCH)
         self.assertIn("skipped 1 of 6 optimizer steps", "\n".join(logs.output))
         self.assertEqual(quarantine.indices(self.path), [BAD_INDEX])
+        self.assertEqual([r["split"] for r in quarantine.read(self.path)], ["train"])
 
 
 if __name__ == "__main__":
