@@ -44,6 +44,7 @@ from .._checks import deferred as _async
 from .._checks import faithful as _faithful
 from .._checks import report as _report
 from .._checks import violation as _violation
+from .._policy import absorb as _absorb
 from . import cache as _cache
 from . import graph
 from . import inside as _compiled_inside
@@ -160,7 +161,36 @@ def check(points, inputs, host_only=False):
         # wraps them) is not asked: eager code stops before it too.
         if host and p.check.cpu_checks and not found.cpu_undefined and _faithful._attempt(p.original, args, kwargs) is None:
             continue  # the CPU op accepts these values: eager code goes on too
-        _faithful.stop(p.original, p.check, args, kwargs, found, graph.with_callers(p.frames, _report.caller_frames()))
+        frames = graph.with_callers(p.frames, _report.caller_frames())
+        safe = _skipped(p, inputs, args, kwargs, found, frames)
+        if safe is not None:
+            inputs = safe
+            continue
+        _faithful.stop(p.original, p.check, args, kwargs, found, frames)
+    return inputs
+
+
+def _skipped(p, inputs, args, kwargs, found, frames):
+    """Under on_bad_batch="skip" in training (docs/skip.md): the call's inputs
+    with the bad index made valid, the finding kept and the step marked bad;
+    None (raise) when the bad argument is not one of the graph's inputs as it
+    is (a view of one, a value computed from several)."""
+    if not _absorb.applies():
+        return None
+    safe = _absorb.made_safe(p.check, args, kwargs, found)
+    if safe is None:
+        return None
+    new = list(inputs)
+    for (i, make), now in [((i, m), safe[0][i]) for i, m in p.fill] + [((k, m), safe[1][k]) for k, m in p.fill_kw]:
+        was = args[i] if isinstance(i, int) else kwargs[i]
+        if now is was:
+            continue
+        source = getattr(make, "__self__", None)
+        if not isinstance(source, graph._Input) or source.chain:
+            return None
+        new[source.index] = now
+    _absorb.keep_found(p.original, args, kwargs, found, frames)
+    return new
 
 
 def _on_host(args, kwargs, eager_cpu=True):
@@ -183,7 +213,7 @@ def guarded(compiled, points, level, region=None):
                 if _compiled_inside._pending:
                     _compiled_inside.poll()
                 # While a CUDA graph is captured a sync would break the capture.
-                check(points, args, on == 2 or _async.capturing())
+                args = check(points, args, on == 2 or _async.capturing())
             except Exception as stop:
                 _caller.trim(stop)  # as from an eager op: no frame of the guard
                 raise

@@ -264,7 +264,12 @@ class Region:
         values = [int(x) for x in table[row]]
         self.counter.copy_(self.init)  # reported once
         site = next(s for s in self.sites if s.row <= row < s.row + s.rows)
-        raise _exception(site, row, values, str(self.counter.device)) from None
+        exc = _exception(site, row, values, str(self.counter.device))
+        # on_bad_batch="skip" in training: the op already ran on valid values;
+        # the finding is kept and the step skipped (docs/skip.md).
+        if _async.sink is not None and torch.is_grad_enabled() and _async.sink(exc):
+            return
+        raise exc from None
 
 
 _pending = collections.deque()  # (region, event): copies not yet read, oldest first

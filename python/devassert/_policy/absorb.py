@@ -55,6 +55,19 @@ def run(original, check, args, kwargs, found, caller, strict):
     return _caller.call(caller, original, *safe)
 
 
+def made_safe(check, args, kwargs, found):
+    """(args, kwargs) with every bad argument's bad values made valid, or None."""
+    return _made_safe(check, args, kwargs, found, True)
+
+
+def keep_found(original, args, kwargs, found, frames):
+    """Keep the finding of `found` (its op will run on values made safe by the
+    caller: a compiled region's boundary), located at `frames`."""
+    error = None if found.cpu_undefined else _faithful._attempt(original, args, kwargs)
+    exc = _faithful.build(found, error, frames)
+    keep(exc, rows=_bad_rows(found, exc.finding))
+
+
 def _bad_rows(found, finding):
     """(bad rows, rows) of the batch when its rows are dataset samples (the
     guard mapped them to the batch for certain), else None."""

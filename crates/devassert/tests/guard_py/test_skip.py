@@ -347,6 +347,67 @@ class Skip(unittest.TestCase):
         self.assertEqual(quarantine.indices(self.path), [BAD_INDEX])
 
 
+class Compiled(unittest.TestCase):
+    """A bad index in a torch.compile region (Inductor, CPU) under skip: the
+    compiled op runs on values made valid and the step is skipped, as in
+    eager code; an index that reaches the region as one of its inputs is made
+    valid at the boundary (the sample is named), one computed inside the
+    region is made valid there (the sample is not known)."""
+
+    def setUp(self):
+        from devassert import _support
+
+        if not _support.compiled():
+            self.skipTest(_support.compiled_skip_reason())
+        self.tmp = tempfile.mkdtemp(prefix="devassert-skip-compiled-")
+        self.path = os.path.join(self.tmp, "quarantine.jsonl")
+
+    def tearDown(self):
+        devassert.guard("off", on_bad_batch="raise")
+
+    def train(self, shift, data, leave_out=(), compiled=True):
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = net()
+
+            def forward(self, x):
+                # shift None: the region's input is the index; else an index computed in the region.
+                return self.net(x if shift is None else x + shift)
+
+        model = Net()
+        opt = torch.optim.AdamW(model.parameters(), lr=0.05)
+        run = torch.compile(model, dynamic=False) if compiled else model
+        for step, (x,) in enumerate(DataLoader(data, batch_size=BATCH)):
+            run(x).square().mean().backward()
+            if step not in leave_out:
+                opt.step()
+            opt.zero_grad()
+        return [p.detach().clone() for p in model.parameters()]
+
+    def check(self, shift, sample):
+        ref = self.train(shift, dataset(bad=()), leave_out={2}, compiled=False)
+        devassert.guard("on", on_bad_batch="skip", quarantine=self.path)
+        _state.reset()
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            got = self.train(shift, dataset())
+        for a, b in zip(got, ref):
+            self.assertTrue(torch.equal(a, b), "parameters differ from the reference")
+        self.assertEqual((_state.skipped_steps, _state.steps), (1, N // BATCH))
+        self.assertIn("skipped the update of step 2 (AdamW): this rank met a bad batch", err.getvalue())
+        [r] = quarantine.read(self.path)
+        self.assertEqual((r["dataset_index"], r["op"], r["step"]), (sample, "embedding", 2))
+        return r
+
+    def test_an_input_index_is_made_valid_at_the_boundary(self):
+        self.check(None, BAD_INDEX)
+
+    def test_an_index_computed_in_the_region_is_made_valid_there(self):
+        # x + 0: the embedding's index is a value of the graph, not its input.
+        r = self.check(0, None)
+        self.assertIn("inside a compiled region", r["message"])
+
+
 class DDP(unittest.TestCase):
     def test_every_rank_skips_the_step_only_rank_1_met(self):
         out = tempfile.mkdtemp(prefix="devassert-ddp-")
