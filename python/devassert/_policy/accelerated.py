@@ -3,16 +3,18 @@ skipped there too (``step_was_skipped``, ``accelerator.optimizer_step_was_skippe
 as a step AMP's scaler skips does, so accelerate's ``AcceleratedScheduler``
 and the transformers ``Trainer`` leave the LR schedule where it was.
 
-With a GradScaler accelerate finds the skip itself (the scaler never called
-the optimizer's step); without one it would not, so the wrapped step says so.
+The property is patched, not ``step``: torch's LR schedulers put a counting
+wrapper of ``optimizer.step`` on the instance when they are made (before a
+callback turns the guard on, in the Trainer), and that wrapper calls the
+class's step as it was then.
 """
 
 from . import loaded as _loaded
 from . import state as _state
 
-MODULE, CLASS = "accelerate.optimizer", "AcceleratedOptimizer"
+MODULE, CLASS, NAME = "accelerate.optimizer", "AcceleratedOptimizer", "step_was_skipped"
 
-_wrapped = []  # (class, original step)
+_wrapped = []  # (class, original property)
 
 
 def watch():
@@ -22,32 +24,21 @@ def watch():
 def unwrap():
     while _wrapped:
         cls, original = _wrapped.pop()
-        cls.step = original
+        setattr(cls, NAME, original)
 
 
 def _wrap(module):
     cls = getattr(module, CLASS, None)
-    original = vars(cls).get("step") if isinstance(cls, type) else None
-    if original is None or getattr(original, "__devassert_original__", None) is not None or not _state.skipping:
+    original = vars(cls).get(NAME) if isinstance(cls, type) else None
+    if not isinstance(original, property) or original.fget is None or _wrapped or not _state.skipping:
         return
 
-    def step(self, *args, **kwargs):
-        if not _state.skipping:
-            return original(self, *args, **kwargs)
-        inner = getattr(self, "optimizer", None)
-        _state.skipped_now.discard(id(inner))
-        if self.__dict__.pop("_devassert_skipped", False):
-            self._is_overflow = False  # set by the last step here, not by a scaler
-        result = original(self, *args, **kwargs)
-        if id(inner) in _state.skipped_now:
-            _state.skipped_now.discard(id(inner))
-            self._is_overflow = True
-            self._devassert_skipped = True
-        return result
+    def step_was_skipped(self):
+        if original.fget(self):
+            return True
+        # The last step of the optimizer it wraps, as the policy decided it.
+        return _state.skipping and _state.last_skipped.get(id(getattr(self, "optimizer", None)), False)
 
-    step.__devassert_original__ = original
-    step.__wrapped__ = original
-    step.__name__ = "step"
-    step.__qualname__ = getattr(original, "__qualname__", "step")
+    step_was_skipped.__doc__ = original.__doc__
     _wrapped.append((cls, original))
-    cls.step = step
+    setattr(cls, NAME, property(step_was_skipped))

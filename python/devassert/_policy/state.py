@@ -27,7 +27,7 @@ steps = 0  # optimizer steps decided
 samples = []  # dataset indices quarantined (this rank)
 fatal = None  # why skipping must end at the next step (a batch mostly bad), or None
 _exit_hooked = False
-skipped_now = set()  # id() of the optimizers whose last step was skipped (read by accelerated.py)
+last_skipped = {}  # id(optimizer) -> whether its last step was skipped (read by accelerated.py)
 _held = threading.local()  # .verdict: what the engine step running in this thread decided
 
 

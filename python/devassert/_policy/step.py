@@ -58,13 +58,14 @@ def uninstall():
 def reset():
     """Forget the optimizers seen (a new policy, tests)."""
     global _window
-    _state.skipped_now.clear()
+    _state.last_skipped.clear()
     _consumed.clear()
     _counts.clear()
     _window = 0
 
 
 def _forget(key):
+    _state.last_skipped.pop(key, None)
     _consumed.pop(key, None)
     _counts.pop(key, None)
 
@@ -76,6 +77,7 @@ def _pre_hook(optimizer, args, kwargs):
     if held is not None:
         # Inside an engine's step (DeepSpeed's ZeRO: once per parameter
         # group), which decided for all of them.
+        _state.last_skipped[id(optimizer)] = held
         if held:
             _clear(optimizer)
         return None
@@ -113,7 +115,7 @@ def _after(closure, optimizer):
 
 def _clear(optimizer):
     """Skip `optimizer`'s step: no parameter has a gradient for it to apply."""
-    _state.skipped_now.add(id(optimizer))
+    _state.last_skipped[id(optimizer)] = True
     for group in optimizer.param_groups:
         for p in group["params"]:
             p.grad = None
@@ -139,6 +141,7 @@ def decide(optimizer):
     _consumed[key] = marks
     fatal = _state.fatal
     bad, by_rank, fatal_anywhere = _agree(local, fatal is not None)
+    _state.last_skipped[key] = bad
     _counts[key] = _counts.get(key, 0) + 1
     with _state._lock:
         _state.steps = max(_state.steps, _counts[key])
