@@ -130,11 +130,14 @@ def _plan(gm):
 
 
 def check(points, inputs, host_only=False):
-    """Run each point's check on the call's inputs; raise the eager finding.
+    """Run each point's check on the call's inputs; raise the eager finding,
+    or, under on_bad_batch="skip" in training, return the inputs to call with
+    instead (a bad input index made valid); None: call with them as they are.
     `host_only` (the async level, a CUDA graph capture): indices on an
     accelerator (CPU ones when `_async.FAKE_DEVICE`) are left, as a check
     there would sync: the region checks them inside
     (`_compiled_inside.instrument(gm, sync_free=True)`; not during a capture)."""
+    given = inputs
     for p in points:
         if p.done:
             continue
@@ -167,7 +170,7 @@ def check(points, inputs, host_only=False):
             inputs = safe
             continue
         _faithful.stop(p.original, p.check, args, kwargs, found, frames)
-    return inputs
+    return inputs if inputs is not given else None
 
 
 def _skipped(p, inputs, args, kwargs, found, frames):
@@ -181,13 +184,16 @@ def _skipped(p, inputs, args, kwargs, found, frames):
     if safe is None:
         return None
     new = list(inputs)
-    for (i, make), now in [((i, m), safe[0][i]) for i, m in p.fill] + [((k, m), safe[1][k]) for k, m in p.fill_kw]:
-        was = args[i] if isinstance(i, int) else kwargs[i]
+    changed = [(m, args[i], safe[0][i]) for i, m in p.fill] + [(m, kwargs[k], safe[1][k]) for k, m in p.fill_kw]
+    for make, was, now in changed:
         if now is was:
             continue
         source = getattr(make, "__self__", None)
         if not isinstance(source, graph._Input) or source.chain:
             return None
+        if now.stride() != was.stride():
+            # The compiled code may assume the input's strides.
+            now = torch.empty_strided(was.size(), was.stride(), dtype=was.dtype, device=was.device).copy_(now)
         new[source.index] = now
     _absorb.keep_found(p.original, args, kwargs, found, frames)
     return new
@@ -213,7 +219,9 @@ def guarded(compiled, points, level, region=None):
                 if _compiled_inside._pending:
                     _compiled_inside.poll()
                 # While a CUDA graph is captured a sync would break the capture.
-                args = check(points, args, on == 2 or _async.capturing())
+                safe = check(points, args, on == 2 or _async.capturing())
+                if safe is not None:
+                    args = safe
             except Exception as stop:
                 _caller.trim(stop)  # as from an eager op: no frame of the guard
                 raise
