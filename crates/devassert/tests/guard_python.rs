@@ -25,7 +25,8 @@
 //! eager finding (`guard_py/test_compiled_forms.py`, the equivalence harness;
 //! `DEVASSERT_FULL_MATRIX=1` runs its whole matrix).
 //! `on_bad_batch="skip"` in real training loops (AdamW, accumulation, GradScaler,
-//! DDP over 2 gloo ranks under torchrun, the Trainer callbacks: `guard_py/test_skip.py`).
+//! DDP, FSDP2 and classic FSDP over 2 gloo ranks under torchrun, a DeepSpeed-shaped
+//! engine, accelerate, compiled regions, the Trainer callbacks: `guard_py/test_skip.py`).
 
 mod common;
 
