@@ -340,6 +340,7 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         f.bound.as_ref(),
         std::mem::take(&mut f.causes),
     );
+    f.fixes.retain(|x| !decided.refutes_fix(x));
     f.causes = decided.causes;
     if !decided.ruled_out.is_empty() {
         evidence.insert("ruled_out".into(), json!(decided.ruled_out));

@@ -15,6 +15,18 @@ use crate::finding::Cause;
 pub struct Blended {
     pub causes: Vec<Cause>,
     pub ruled_out: Vec<String>,
+    /// The fixes of the refuted causes: a general fix that says the same
+    /// (`x` / `x after y`) must not be shown either.
+    pub refuted_fixes: Vec<String>,
+}
+
+impl Blended {
+    /// Whether `fix` is one of a refuted cause's fixes.
+    pub fn refutes_fix(&self, fix: &str) -> bool {
+        self.refuted_fixes
+            .iter()
+            .any(|g| fix.starts_with(g.as_str()) || g.starts_with(fix))
+    }
 }
 
 /// Said of a cause the log gives no evidence for.
@@ -51,6 +63,7 @@ pub fn blend(ranked: Vec<Cause>, d: &Decision) -> Blended {
                     .is_some_and(|t| t.starts_with(':'))
             }) {
                 out.ruled_out.push(r.clone());
+                out.refuted_fixes.extend(c.fixes);
                 continue;
             }
         }
@@ -95,7 +108,8 @@ mod tests {
                 "seq_len_gt_max_positions",
                 0.55,
                 "too long (evidence: a frame is the position embedding)",
-            ),
+            )
+            .with_fixes(["truncate the inputs".to_string()]),
             Cause::new("negative_index", 0.10, "negative ids"),
         ]
     }
@@ -136,6 +150,9 @@ mod tests {
             .ruled_out
             .iter()
             .any(|r| r.starts_with("seq_len_gt_max_positions:")));
+        // Its fix is not shown, nor a general one that says the same.
+        assert!(b.refutes_fix("truncate the inputs to 512 tokens"));
+        assert!(!b.refutes_fix("subtract 1"));
     }
 
     #[test]
