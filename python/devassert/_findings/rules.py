@@ -543,6 +543,7 @@ FACT_CAUSES = [
         ],
         "refute": [
             {"when": "tok_len <= top", "fact": "len(tokenizer) = {tok_len} does not reach id {top}: the tokenizer did not make it"},
+            {"when": "tok_len - tok_added > high", "fact": "the tokenizer's own vocabulary ({tok_len - tok_added} tokens without its {tok_added} added) is already past the table's {high} rows: not tokens added later"},
             {"when": "positions", "fact": "the ids count up by one along the sequence: positions, not tokens"},
         ],
         "fix": [
