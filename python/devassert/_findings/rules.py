@@ -500,10 +500,10 @@ FACT_CAUSES = [
     },
     {
         "id": "seq_len_gt_max_positions", "kind": "ids",
-        "requires": "top >= high && (positions || hint_pos || (top == high && (known(hint_tok) == 0 || hint_tok == 0) && (high == 512 || high == 514 || high == 1024 || high == 2048 || high == 4096 || high == 4098 || high == 8192)))", "prior": 0.3,
+        "requires": "top >= high && (positions || hint_pos || (top == high && known(positions) == 0 && (known(hint_tok) == 0 || hint_tok == 0) && (high == 512 || high == 514 || high == 1024 || high == 2048 || high == 4096 || high == 4098 || high == 8192)))", "prior": 0.3,
         "why": "a sequence is longer than the position table, so position ids run past it",
         "support": [
-            {"when": "top == high && (known(hint_tok) == 0 || hint_tok == 0) && (high == 512 || high == 514 || high == 1024 || high == 2048 || high == 4096 || high == 4098 || high == 8192)", "weight": "0.3", "fact": "id {top} is the first past a table of {high} rows, a common max_position_embeddings: a sequence of more than {high} tokens"},
+            {"when": "top == high && known(positions) == 0 && (known(hint_tok) == 0 || hint_tok == 0) && (high == 512 || high == 514 || high == 1024 || high == 2048 || high == 4096 || high == 4098 || high == 8192)", "weight": "0.3", "fact": "id {top} is the first past a table of {high} rows, a common max_position_embeddings: a sequence of more than {high} tokens"},
             {"when": "positions && col_min == 0", "weight": "0.45", "fact": "the ids are positions 0..{col_max} of a sequence of {seq_len}; the table has {high} rows"},
             {"when": "positions && col_min > 1 && seq_len > high - col_min", "weight": "0.45", "fact": "positions start at {col_min} (an offset such as RoBERTa's padding_idx + 1): {seq_len} tokens need {col_min + seq_len} rows, the table has {high}"},
             {"when": "hint_pos", "weight": "0.25", "fact": "the table is a position embedding"},
