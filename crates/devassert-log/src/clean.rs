@@ -211,7 +211,31 @@ pub fn strip_prefixes(mut s: &str) -> (&str, Prefix) {
             break;
         }
     }
+    if p.rank.is_none() {
+        // NCCL's own tag, left in the text: old releases print no launcher prefix.
+        p.rank = nccl_rank(s.trim_start());
+    }
     (s, p)
+}
+
+/// ProcessGroupNCCL's tag on its lines: `[Rank 1] Watchdog caught …`,
+/// `[PG 0 Rank 1] Timeout at NCCL work …`, `[PG ID 0 PG GUID 0(default_pg)
+/// Rank 1] Exception …`. The text keeps it (it says whose collective).
+fn nccl_rank(t: &str) -> Option<i64> {
+    let rest = t.strip_prefix('[')?;
+    let close = rest.get(..rest.len().min(120))?.find("] ")?;
+    let inner = &rest[..close];
+    let n = if let Some(n) = inner.strip_prefix("Rank ") {
+        n
+    } else if inner.starts_with("PG ") {
+        inner.rsplit_once(" Rank ")?.1
+    } else {
+        return None;
+    };
+    if n.is_empty() || n.len() > RANK_DIGITS || digits(n) != n.len() {
+        return None;
+    }
+    parse_i64(n)
 }
 
 fn digits(s: &str) -> usize {

@@ -4,6 +4,7 @@
 //! message), its rule, the traceback's place (a reliable `location` or only
 //! `noticed_at`), the ranked causes, and everything after it as fallout.
 
+mod decided;
 mod fallout;
 mod place;
 mod rank_list;
@@ -285,9 +286,15 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
     {
         stated_texts.push(&e.message);
     }
+    // The values the failure itself states (not a length or size a log
+    // line's evidence captured): what the facts engine reads.
+    let mut failure_values = Vec::new();
     for text in stated_texts {
         let s = values::stated(text);
         for v in s.values {
+            if !failure_values.contains(&v) {
+                failure_values.push(v);
+            }
             if !f.values.contains(&v) {
                 f.values.push(v);
             }
@@ -303,6 +310,9 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         .filter(|s| s.bound.is_some() && s.bound == f.bound)
     {
         for v in &s.values {
+            if !failure_values.contains(v) {
+                failure_values.push(*v);
+            }
             if !f.values.contains(v) {
                 f.values.push(*v);
             }
@@ -319,6 +329,21 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
                 json!(format!("the indexed dimension has size {h}")),
             );
         }
+    }
+    // The causes re-decided by the facts the log states (values, bound, lines, frames).
+    let decided = decided::decide(
+        catalog,
+        &facts.hits,
+        &frames,
+        f.op_family,
+        &failure_values,
+        f.bound.as_ref(),
+        std::mem::take(&mut f.causes),
+    );
+    f.fixes.retain(|x| !decided.refutes_fix(x));
+    f.causes = decided.causes;
+    if !decided.ruled_out.is_empty() {
+        evidence.insert("ruled_out".into(), json!(decided.ruled_out));
     }
     if let Some(name) = facts
         .inputs

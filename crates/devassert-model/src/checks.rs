@@ -107,16 +107,31 @@ fn vocab_vs_rows(model: &ModelDir, rows: Option<&Sourced>, out: &mut Vec<Finding
                     .collect::<Vec<_>>()),
             );
         }
-        let (cause, why) = if added_past {
-            ("added_tokens_no_resize", format!("the tokenizer has {} added token(s) with ids {}..={} past the embedding's {} rows: they were added without resizing the embeddings", past.len(), past[0].id, max_id, rows.value))
-        } else {
-            (
+        let mut past_ids: Vec<u64> = past.iter().map(|t| t.id).collect();
+        if past_ids.is_empty() {
+            past_ids.push(max_id);
+        }
+        // The engine decides between the token-table causes (a pad token
+        // added past the rows is padding's story); its why for any but the
+        // two this check words itself.
+        let decided = crate::decided::past_rows(tok, rows.value, &past_ids);
+        if !decided.ruled_out.is_empty() {
+            evidence.insert("ruled_out".into(), json!(decided.ruled_out));
+        }
+        let first = decided.causes.first();
+        let (cause, why) = match first.map(|c| c.id.as_str()) {
+            Some("added_tokens_no_resize") if added_past => ("added_tokens_no_resize", format!("the tokenizer has {} added token(s) with ids {}..={} past the embedding's {} rows: they were added without resizing the embeddings", past.len(), past[0].id, max_id, rows.value)),
+            Some(id @ ("added_tokens_no_resize" | "pad_token_id_out_of_range" | "negative_index")) => (
+                id,
+                first.map(|c| c.why.clone()).unwrap_or_default(),
+            ),
+            _ => (
                 "token_id_ge_vocab",
                 format!(
                     "the tokenizer's vocabulary reaches id {max_id} but the embedding has {} rows",
                     rows.value
                 ),
-            )
+            ),
         };
         let mut f = finding(
             EMBEDDING,
@@ -125,11 +140,7 @@ fn vocab_vs_rows(model: &ModelDir, rows: Option<&Sourced>, out: &mut Vec<Finding
             evidence,
             vec![format!("model.resize_token_embeddings(len(tokenizer))  # {} -> {} rows, then save the model", rows.value, max_id.saturating_add(1))],
         );
-        let mut values: Vec<u64> = past.iter().map(|t| t.id).collect();
-        if values.is_empty() {
-            values.push(max_id);
-        }
-        f.values = values
+        f.values = past_ids
             .iter()
             .take(24)
             .map(|&v| Scalar::Int(v as i64))

@@ -12,6 +12,7 @@
 pub mod checks;
 pub mod config;
 pub mod data;
+mod decided;
 pub mod error;
 pub mod hub;
 mod json;

@@ -116,3 +116,44 @@ fn a_stack_listed_innermost_first_gives_the_innermost_frame() {
     );
     assert_eq!(place["function"], "forward", "{f}");
 }
+
+/// The whole report (findings and fallout).
+fn report(log: &str) -> Value {
+    let out = common::bin()
+        .args(["explain", "--format", "json", "--no-source", "-"])
+        .write_stdin(log)
+        .output()
+        .expect("run devassert");
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn nccls_rank_tag_names_the_rank_that_timed_out() {
+    // torch 1.13 under torchrun: no launcher prefix, only NCCL's own `[Rank 1]`.
+    let log = r#"../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [91,0,0], thread: [64,0,0] Assertion `srcIndex < srcSelectDimSize` failed.
+../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [91,0,0], thread: [65,0,0] Assertion `srcIndex < srcSelectDimSize` failed.
+Traceback (most recent call last):
+  File "/workspace/train.py", line 118, in <module>
+    main()
+  File "/workspace/train.py", line 102, in main
+    loss = model(input_ids=batch["input_ids"], labels=batch["labels"]).loss
+  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1194, in _call_impl
+    return forward_call(*input, **kwargs)
+RuntimeError: CUDA error: device-side assert triggered
+CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1.
+[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2045, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800394 milliseconds before timing out.
+[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.
+[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down.
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2045, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800394 milliseconds before timing out.
+ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 1 (pid: 41237) of binary: /opt/conda/bin/python
+"#;
+    let v = report(log);
+    assert_eq!(v["findings"][0]["rule"], "DA101", "{v}");
+    let timeout = v["fallout"]
+        .as_array()
+        .and_then(|a| a.iter().find(|f| f["kind"] == "nccl_timeout"))
+        .unwrap_or_else(|| panic!("no NCCL timeout in the fallout: {v}"));
+    assert_eq!(timeout["ranks"], serde_json::json!([1]), "{v}");
+}

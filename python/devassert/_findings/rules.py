@@ -500,9 +500,10 @@ FACT_CAUSES = [
     },
     {
         "id": "seq_len_gt_max_positions", "kind": "ids",
-        "requires": "top >= high && (positions || hint_pos)", "prior": 0.3,
+        "requires": "top >= high && (positions || hint_pos || (top == high && known(positions) == 0 && (known(hint_tok) == 0 || hint_tok == 0) && (high == 512 || high == 514 || high == 1024 || high == 2048 || high == 4096 || high == 4098 || high == 8192)))", "prior": 0.3,
         "why": "a sequence is longer than the position table, so position ids run past it",
         "support": [
+            {"when": "top == high && known(positions) == 0 && (known(hint_tok) == 0 || hint_tok == 0) && (high == 512 || high == 514 || high == 1024 || high == 2048 || high == 4096 || high == 4098 || high == 8192)", "weight": "0.3", "fact": "id {top} is the first past a table of {high} rows, a common max_position_embeddings: a sequence of more than {high} tokens"},
             {"when": "positions && col_min == 0", "weight": "0.45", "fact": "the ids are positions 0..{col_max} of a sequence of {seq_len}; the table has {high} rows"},
             {"when": "positions && col_min > 1 && seq_len > high - col_min", "weight": "0.45", "fact": "positions start at {col_min} (an offset such as RoBERTa's padding_idx + 1): {seq_len} tokens need {col_min + seq_len} rows, the table has {high}"},
             {"when": "hint_pos", "weight": "0.25", "fact": "the table is a position embedding"},
@@ -532,15 +533,17 @@ FACT_CAUSES = [
     },
     {
         "id": "added_tokens_no_resize", "kind": "ids",
-        "requires": "top >= high && (base_vocab || tok_len > high)", "prior": 0.15,
+        "requires": "top >= high && (base_vocab || tok_len > high || adds_tokens)", "prior": 0.15,
         "why": "tokens were added to the tokenizer but the embedding was not resized, so the new ids are >= its rows",
         "support": [
             {"when": "tok_len > top && tok_len > high", "weight": "0.6", "fact": "len(tokenizer) = {tok_len} covers id {top}; the embedding has {high} rows"},
             {"when": "tok_added > 0", "weight": "0.15", "fact": "the tokenizer has {tok_added} added token(s)"},
+            {"when": "adds_tokens", "weight": "0.3", "fact": "the program adds tokens to its tokenizer"},
             {"when": "base_vocab && top < high + 1024", "weight": "0.5 * n_past / count", "fact": "{high} is a common base vocabulary's size and the ids go a little past it (to {top})"},
         ],
         "refute": [
             {"when": "tok_len <= top", "fact": "len(tokenizer) = {tok_len} does not reach id {top}: the tokenizer did not make it"},
+            {"when": "tok_len - tok_added > high", "fact": "the tokenizer's own vocabulary ({tok_len - tok_added} tokens without its {tok_added} added) is already past the table's {high} rows: not tokens added later"},
             {"when": "positions", "fact": "the ids count up by one along the sequence: positions, not tokens"},
         ],
         "fix": [

@@ -34,6 +34,7 @@ impl Catalog {
             let (guesses, text) = OP_GUESSES_FILE;
             Catalog::from_sources(CATALOG_FILES.iter().copied())
                 .and_then(|c| c.with_op_guesses(guesses, text))
+                .map(Catalog::with_log_facts)
                 .unwrap_or_else(|e| panic!("embedded catalog is invalid: {e}"))
         })
     }
@@ -184,7 +185,20 @@ impl Catalog {
             log_patterns,
             rules,
             op_guesses: Vec::new(),
+            log_facts: Vec::new(),
         })
+    }
+
+    /// The catalog whose reader also records the log lines that state a
+    /// fact (`[[log_fact]]` of `catalog/causes.toml`, see `facts::log`).
+    pub fn with_log_facts(mut self) -> Catalog {
+        for (i, row) in crate::facts::log::rows().iter().enumerate() {
+            if row.scope == crate::facts::log::Scope::Log {
+                self.log_patterns.push(row.re.clone());
+                self.log_facts.push((i, self.log_patterns.len() - 1));
+            }
+        }
+        self
     }
 
     /// The catalog with the traceback → op guesses of `text` (the file

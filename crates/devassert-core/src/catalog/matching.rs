@@ -52,6 +52,12 @@ impl LogHits {
     pub fn len(&self) -> usize {
         self.first.len()
     }
+    /// The captures of log pattern `i`'s first match, if it matched.
+    pub fn captures(&self, i: usize) -> Option<Vec<(&str, &str)>> {
+        self.first
+            .get(&i)
+            .map(|c| c.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect())
+    }
     /// Whether log pattern `i` (see [`Catalog::log_patterns`]) has matched.
     pub fn contains(&self, i: usize) -> bool {
         self.first.contains_key(&i)
@@ -166,6 +172,21 @@ impl Catalog {
             .iter()
             .find(|g| g.frame.is_match(text))
             .map(|g| &self.rules[g.rule])
+    }
+
+    /// Set the facts that the log's lines stated (`facts::log`'s `log`
+    /// rows whose pattern matched), for values of `kind`.
+    pub fn log_facts(&self, hits: &LogHits, kind: &str, facts: &mut crate::facts::Facts) {
+        let rows = crate::facts::log::rows();
+        for &(row, pattern) in &self.log_facts {
+            let Some(r) = rows.get(row) else { continue };
+            if r.kind.as_deref().is_some_and(|k| k != kind) {
+                continue;
+            }
+            if let Some(caps) = hits.captures(pattern) {
+                crate::facts::log::apply(r, &caps, facts);
+            }
+        }
     }
 
     /// Rank a rule's causes. `frames` are traceback function names and code

@@ -7,7 +7,9 @@
 //! them valid. The guard evaluates the same file, generated into
 //! `python/devassert/_findings/rules.py`.
 
+pub mod blend;
 pub mod expr;
+pub mod log;
 pub mod table;
 
 pub use expr::Facts;
@@ -55,6 +57,8 @@ pub struct Decision {
     pub support: Vec<Vec<String>>,
     /// `cause_id: the fact that refutes it`.
     pub ruled_out: Vec<String>,
+    /// What the supports added to each cause's prior, in the causes' order.
+    pub gain: Vec<f64>,
 }
 
 /// -1 as an unsigned array stores it: uint16 65535, uint32 4294967295.
@@ -105,7 +109,7 @@ pub fn value_facts(values: &HashMap<i64, u64>, low: i64, high: i64, kind: Kind) 
 
 /// Decide the causes of out-of-range values of `kind` from `facts`.
 pub fn decide(kind: Kind, facts: &Facts) -> Decision {
-    let mut scored: Vec<(f64, Cause, Vec<String>)> = Vec::new();
+    let mut scored: Vec<(f64, Cause, Vec<String>, f64)> = Vec::new();
     let mut ruled_out = Vec::new();
     for def in table().iter().filter(|d| d.kind == kind.as_str()) {
         if !def.requires.holds(facts) {
@@ -117,9 +121,12 @@ pub fn decide(kind: Kind, facts: &Facts) -> Decision {
             continue;
         }
         let mut score = def.prior;
+        let mut gain = 0.0;
         let mut said = Vec::new();
         for s in def.supports.iter().filter(|s| s.when.holds(facts)) {
-            score += s.weight.eval(facts).unwrap_or(0.0).max(0.0);
+            let w = s.weight.eval(facts).unwrap_or(0.0).max(0.0);
+            score += w;
+            gain += w;
             if let Some(text) = expr::render(&s.fact, facts) {
                 said.push(text);
             }
@@ -143,13 +150,14 @@ pub fn decide(kind: Kind, facts: &Facts) -> Decision {
         });
         let confidence = ((score.clamp(0.05, 0.95)) * 100.0).round() / 100.0;
         let cause = Cause::new(def.id.clone(), confidence, why).with_fixes(fixes);
-        scored.push((score, cause, said));
+        scored.push((score, cause, said, gain));
     }
     // Best first; the table's order breaks ties.
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut causes: Vec<Cause> = Vec::new();
     let mut support = Vec::new();
-    for (_, c, said) in scored {
+    let mut gains = Vec::new();
+    for (_, c, said, gain) in scored {
         match causes.iter_mut().find(|m| m.id == c.id) {
             // One entry per cause id: the best explanation, with the
             // others' fixes.
@@ -163,6 +171,7 @@ pub fn decide(kind: Kind, facts: &Facts) -> Decision {
             None => {
                 causes.push(c);
                 support.push(said);
+                gains.push(gain);
             }
         }
     }
@@ -170,6 +179,7 @@ pub fn decide(kind: Kind, facts: &Facts) -> Decision {
         causes,
         support,
         ruled_out,
+        gain: gains,
     }
 }
 

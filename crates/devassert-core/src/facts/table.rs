@@ -36,6 +36,7 @@ pub const FACT_NAMES: &[&str] = &[
     "hint_type",
     "hint_tok",
     "hf",
+    "adds_tokens",
 ];
 
 /// What the values index.
@@ -45,6 +46,9 @@ pub const KINDS: &[&str] = &["ids", "labels"];
 #[serde(deny_unknown_fields)]
 pub struct File {
     pub cause: Vec<CauseRow>,
+    /// What explain reads from a log's lines and frames (see [`super::log`]).
+    #[serde(default)]
+    pub log_fact: Vec<super::log::LogFactRow>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -132,3 +132,25 @@ fn ranks_of_any_size_are_ranks() {
     let huge = format!("[rank{}]: w", "9".repeat(19));
     assert_eq!(strip(&huge), (huge.clone(), None));
 }
+
+#[test]
+fn nccls_own_rank_tag_names_the_rank_and_stays_in_the_text() {
+    for (line, rank) in [
+        ("[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout", 1),
+        ("[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 3] Timeout at NCCL work: 808", 3),
+        ("[E1105 03:12:44.904112021 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 12] Exception (either an error or timeout) detected by watchdog", 12),
+    ] {
+        let (r, p) = strip_prefixes(line);
+        assert_eq!(p.rank, Some(rank), "{line}");
+        assert!(r.starts_with('['), "{r}");
+    }
+    // A bracket that only mentions a rank is no tag.
+    for line in [
+        "[Rank one] x",
+        "[PG 0] Rank 1 x",
+        "[Rank 1]x",
+        "[Ranking 2] y",
+    ] {
+        assert_eq!(strip_prefixes(line).1.rank, None, "{line}");
+    }
+}

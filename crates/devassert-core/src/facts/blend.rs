@@ -1,0 +1,173 @@
+//! explain's causes re-decided by the facts a log states. A rule's causes
+//! come scored by their prior plus the log's pattern evidence (a frame is
+//! the position embedding, the log shows `add_tokens` …); the engine's
+//! [`Decision`] over the offending values, the bound and the facts read
+//! from the lines then adds what its supports weigh, drops the causes a
+//! fact refutes, and brings in the causes the facts call for that the rule
+//! does not list (`off_by_one`). A cause that nothing in the log bears on
+//! says it is ranked by its prior.
+
+use super::Decision;
+use crate::finding::Cause;
+
+/// The causes, best first, and the ones the log's facts refute.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Blended {
+    pub causes: Vec<Cause>,
+    pub ruled_out: Vec<String>,
+    /// The fixes of the refuted causes: a general fix that says the same
+    /// (`x` / `x after y`) must not be shown either.
+    pub refuted_fixes: Vec<String>,
+}
+
+impl Blended {
+    /// Whether `fix` is one of a refuted cause's fixes.
+    pub fn refutes_fix(&self, fix: &str) -> bool {
+        self.refuted_fixes
+            .iter()
+            .any(|g| fix.starts_with(g.as_str()) || g.starts_with(fix))
+    }
+}
+
+/// Said of a cause the log gives no evidence for.
+pub const BY_PRIOR: &str = "(nothing in the log bears on it: ranked by its prior)";
+
+/// Whether `why` already cites the log's evidence.
+fn cites(why: &str) -> bool {
+    why.contains("(evidence:") || why.contains("(facts:")
+}
+
+pub fn blend(ranked: Vec<Cause>, d: &Decision) -> Blended {
+    let mut out = Blended::default();
+    let supported = |id: &str| {
+        d.causes
+            .iter()
+            .position(|c| c.id == id)
+            .filter(|&k| !d.support[k].is_empty())
+    };
+    for mut c in ranked {
+        if let Some(k) = supported(&c.id) {
+            c.confidence += d.gain[k];
+            c.why = format!("{} (facts: {})", c.why, d.support[k].join("; "));
+            // The engine's fixes are checked against the facts: they go first.
+            let mut fixes = d.causes[k].fixes.clone();
+            for x in c.fixes {
+                if !fixes.contains(&x) {
+                    fixes.push(x);
+                }
+            }
+            c.fixes = fixes;
+        } else if !d.causes.iter().any(|m| m.id == c.id) {
+            if let Some(r) = d.ruled_out.iter().find(|r| {
+                r.strip_prefix(c.id.as_str())
+                    .is_some_and(|t| t.starts_with(':'))
+            }) {
+                out.ruled_out.push(r.clone());
+                out.refuted_fixes.extend(c.fixes);
+                continue;
+            }
+        }
+        if !cites(&c.why) && !c.established && c.id != "unknown" {
+            c.why = format!("{} {BY_PRIOR}", c.why);
+        }
+        out.causes.push(c);
+    }
+    // Causes the facts call for that the rule does not list.
+    for (k, c) in d.causes.iter().enumerate() {
+        if !d.support[k].is_empty() && !out.causes.iter().any(|m| m.id == c.id) {
+            let mut c = c.clone();
+            c.why = format!(
+                "{} (facts: {})",
+                strip_support(&c.why),
+                d.support[k].join("; ")
+            );
+            out.causes.push(c);
+        }
+    }
+    // Best first; equal scores keep the rule's order.
+    out.causes
+        .sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    out
+}
+
+/// The engine's `why` is `text: support; support`: the text alone.
+fn strip_support(why: &str) -> &str {
+    why.split_once(": ").map_or(why, |(t, _)| t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{decide, value_facts, Kind};
+    use super::*;
+    use std::collections::HashMap;
+
+    fn rule_causes() -> Vec<Cause> {
+        vec![
+            Cause::new("token_id_ge_vocab", 0.30, "ids past the table"),
+            Cause::new(
+                "seq_len_gt_max_positions",
+                0.55,
+                "too long (evidence: a frame is the position embedding)",
+            )
+            .with_fixes(["truncate the inputs".to_string()]),
+            Cause::new("negative_index", 0.10, "negative ids"),
+        ]
+    }
+
+    #[test]
+    fn negative_values_stated_put_negative_index_first() {
+        let values = HashMap::from([(-1i64, 1u64)]);
+        let f = value_facts(&values, 0, 10, Kind::Ids);
+        let b = blend(rule_causes(), &decide(Kind::Ids, &f));
+        assert_eq!(b.causes[0].id, "negative_index", "{b:#?}");
+        assert!(b.causes[0].why.contains("(facts:"), "{}", b.causes[0].why);
+        let t = b
+            .causes
+            .iter()
+            .find(|c| c.id == "token_id_ge_vocab")
+            .expect("kept");
+        assert!(t.why.ends_with(BY_PRIOR), "{}", t.why);
+    }
+
+    #[test]
+    fn a_refuted_cause_is_dropped_and_said() {
+        // Positions 1..=10 on a 10-row table: off by one, the input is not too long.
+        let values = HashMap::from([(10i64, 1u64)]);
+        let mut f = value_facts(&values, 0, 10, Kind::Ids);
+        for (k, v) in [
+            ("col_min", 1.0),
+            ("col_max", 10.0),
+            ("seq_len", 10.0),
+            ("positions", 1.0),
+            ("offset", 0.0),
+        ] {
+            f.insert(k.into(), v);
+        }
+        let b = blend(rule_causes(), &decide(Kind::Ids, &f));
+        assert_eq!(b.causes[0].id, "off_by_one", "{b:#?}");
+        assert!(b.causes.iter().all(|c| c.id != "seq_len_gt_max_positions"));
+        assert!(b
+            .ruled_out
+            .iter()
+            .any(|r| r.starts_with("seq_len_gt_max_positions:")));
+        // Its fix is not shown, nor a general one that says the same.
+        assert!(b.refutes_fix("truncate the inputs to 512 tokens"));
+        assert!(!b.refutes_fix("subtract 1"));
+    }
+
+    #[test]
+    fn without_facts_the_rule_order_stays_and_says_so() {
+        let b = blend(rule_causes(), &Decision::default());
+        let ids: Vec<_> = b.causes.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "seq_len_gt_max_positions",
+                "token_id_ge_vocab",
+                "negative_index"
+            ]
+        );
+        assert!(!b.causes[0].why.contains(BY_PRIOR));
+        assert!(b.causes[1].why.ends_with(BY_PRIOR));
+    }
+}

@@ -1,0 +1,169 @@
+//! The facts a crash log states: `[[log_fact]]` rows of
+//! `catalog/causes.toml` name a pattern over the log's lines (`log`) or the
+//! traceback's function names and code lines (`frame`), and what a match
+//! sets: each named group whose name is a fact sets that fact to the number
+//! it captured, and `fact` / `value` set one fact when the pattern matches.
+//! explain adds them to the offending values and bound it read, and decides
+//! the causes with the same engine as the commands that measure.
+
+use super::expr::Facts;
+use super::table::FACT_NAMES;
+use crate::lazy_regex::LazyRegex;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogFactRow {
+    #[serde(default)]
+    pub log: Option<String>,
+    #[serde(default)]
+    pub frame: Option<String>,
+    /// The fact a match sets to `value` (1 when not given).
+    #[serde(default)]
+    pub fact: Option<String>,
+    #[serde(default)]
+    pub value: Option<f64>,
+    /// Only for values of this kind (`ids` / `labels`).
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+/// Where a row's pattern looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Log,
+    Frame,
+}
+
+#[derive(Debug, Clone)]
+pub struct LogFact {
+    pub scope: Scope,
+    pub re: LazyRegex,
+    pub set: Option<(String, f64)>,
+    pub kind: Option<String>,
+}
+
+/// Parse and check the rows: one pattern each, every fact a known one.
+pub fn compile(rows: &[LogFactRow]) -> Result<Vec<LogFact>, String> {
+    let mut out = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        let at = format!("causes.toml: log_fact #{}", i + 1);
+        let (scope, pattern) = match (&r.log, &r.frame) {
+            (Some(p), None) => (Scope::Log, p),
+            (None, Some(p)) => (Scope::Frame, p),
+            _ => return Err(format!("{at}: give one of `log` or `frame`")),
+        };
+        let re = LazyRegex::new(pattern).map_err(|e| format!("{at}: {e}"))?;
+        re.compile().map_err(|e| format!("{at}: {e}"))?;
+        let groups: Vec<&str> = re.capture_names().flatten().collect();
+        if let Some(g) = groups.iter().find(|g| !FACT_NAMES.contains(g)) {
+            return Err(format!("{at}: group `{g}` is no fact"));
+        }
+        let set = match &r.fact {
+            Some(f) if FACT_NAMES.contains(&f.as_str()) => {
+                Some((f.clone(), r.value.unwrap_or(1.0)))
+            }
+            Some(f) => return Err(format!("{at}: `{f}` is no fact")),
+            None => None,
+        };
+        if set.is_none() && groups.is_empty() {
+            return Err(format!("{at}: the pattern sets no fact"));
+        }
+        if let Some(k) = &r.kind {
+            if !super::table::KINDS.contains(&k.as_str()) {
+                return Err(format!(
+                    "{at}: kind must be one of {:?}",
+                    super::table::KINDS
+                ));
+            }
+        }
+        out.push(LogFact {
+            scope,
+            re,
+            set,
+            kind: r.kind.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// The rows of the embedded table (checked by the tests; a broken file
+/// gives none rather than a panic in the user's run).
+pub fn rows() -> &'static [LogFact] {
+    static ROWS: std::sync::OnceLock<Vec<LogFact>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(|| {
+        toml::from_str::<super::table::File>(super::source())
+            .map_err(|e| e.to_string())
+            .and_then(|f| compile(&f.log_fact))
+            .unwrap_or_default()
+    })
+}
+
+/// Set what one match states: its fact groups (numbers only) and its
+/// constant. A fact already measured is kept: the log's own lines never
+/// override the values and bound of the failure.
+pub fn apply(row: &LogFact, captures: &[(&str, &str)], facts: &mut Facts) {
+    for (name, text) in captures {
+        if let Ok(v) = text.trim().parse::<f64>() {
+            if v.is_finite() {
+                facts.entry((*name).to_string()).or_insert(v);
+            }
+        }
+    }
+    if let Some((name, v)) = &row.set {
+        facts.entry(name.clone()).or_insert(*v);
+    }
+}
+
+/// Apply every `frame` row of `kind` to the traceback's texts.
+pub fn from_frames(frames: &[&str], kind: &str, facts: &mut Facts) {
+    for row in rows().iter().filter(|r| r.scope == Scope::Frame) {
+        if row.kind.as_deref().is_some_and(|k| k != kind) {
+            continue;
+        }
+        if let Some(c) = frames.iter().find_map(|f| row.re.captures(f)) {
+            let caps: Vec<(&str, &str)> = row
+                .re
+                .capture_names()
+                .flatten()
+                .filter_map(|n| c.name(n).map(|m| (n, m.as_str())))
+                .collect();
+            apply(row, &caps, facts);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rows_compile() {
+        let f: super::super::table::File = toml::from_str(super::super::source()).expect("parses");
+        let rows = compile(&f.log_fact).expect("compiles");
+        assert!(rows.len() >= 5);
+        assert_eq!(rows.len(), super::rows().len());
+    }
+
+    #[test]
+    fn a_frame_names_the_table_and_code_states_ignore_index() {
+        let mut f = Facts::new();
+        from_frames(
+            &[
+                "forward",
+                "position_embeddings = self.position_embeddings(position_ids)",
+                "loss = F.cross_entropy(out, y, ignore_index=255)",
+            ],
+            "ids",
+            &mut f,
+        );
+        assert_eq!(f.get("hint_pos"), Some(&1.0));
+        let mut g = Facts::new();
+        from_frames(
+            &["loss = F.cross_entropy(out, y, ignore_index=255)"],
+            "labels",
+            &mut g,
+        );
+        assert_eq!(g.get("ignore"), Some(&255.0));
+    }
+}

@@ -1,0 +1,87 @@
+//! explain's causes decided by the facts the log states: the offending
+//! values and bound the failure gives, and what `catalog/causes.toml`'s
+//! `[[log_fact]]` rows read from the lines and frames (`len(tokenizer)`,
+//! `ignore_index=`, a position-embedding frame …), through the engine that
+//! scan, check, preflight and the guard use (`devassert_core::facts`).
+
+use devassert_core::facts::blend::{blend, Blended};
+use devassert_core::facts::{self, Facts, Kind};
+use devassert_core::{Bound, Catalog, Cause, LogHits, OpFamily, Scalar};
+use std::collections::HashMap;
+
+/// What the op's index means: token ids into a table, or class labels.
+fn kind_of(family: OpFamily) -> Option<Kind> {
+    match family {
+        OpFamily::IndexSelect | OpFamily::EmbeddingBag => Some(Kind::Ids),
+        OpFamily::NllLoss | OpFamily::NllLoss2d | OpFamily::OneHot => Some(Kind::Labels),
+        _ => None,
+    }
+}
+
+fn int(s: &Scalar) -> Option<i64> {
+    match s {
+        Scalar::Int(i) => Some(*i),
+        Scalar::Float(_) => None,
+    }
+}
+
+/// The facts of the stated values; `high` unknown leaves out every fact
+/// that compares with it.
+fn value_facts(values: &[i64], low: i64, high: Option<i64>, kind: Kind) -> Facts {
+    let counts: HashMap<i64, u64> = values.iter().map(|v| (*v, 1)).collect();
+    match high {
+        Some(h) => facts::value_facts(&counts, low, h, kind),
+        None => {
+            let mut f = facts::value_facts(&counts, low, i64::MAX, kind);
+            for k in [
+                "high",
+                "top",
+                "n_past",
+                "n_255",
+                "n_wrapped",
+                "wrapped",
+                "base_vocab",
+            ] {
+                f.remove(k);
+            }
+            f
+        }
+    }
+}
+
+/// Re-rank `causes` by the facts of the log.
+pub(super) fn decide(
+    catalog: &Catalog,
+    hits: &LogHits,
+    frames: &[&str],
+    family: OpFamily,
+    values: &[Scalar],
+    bound: Option<&Bound>,
+    causes: Vec<Cause>,
+) -> Blended {
+    let Some(kind) = kind_of(family) else {
+        return blend(causes, &facts::Decision::default());
+    };
+    let mut f = Facts::new();
+    let low = bound
+        .and_then(|b| b.low.as_ref())
+        .and_then(int)
+        .unwrap_or(0);
+    let high = bound.and_then(|b| b.high.as_ref()).and_then(int);
+    // What the lines say first: the failure's own values and bound win.
+    let mut said = Facts::new();
+    catalog.log_facts(hits, kind.as_str(), &mut said);
+    facts::log::from_frames(frames, kind.as_str(), &mut said);
+    let high = high.or_else(|| said.get("high").map(|h| *h as i64));
+    let stated: Vec<i64> = values.iter().filter_map(int).collect();
+    if !stated.is_empty() {
+        f = value_facts(&stated, low, high, kind);
+    } else if let Some(h) = high {
+        f.insert("low".into(), low as f64);
+        f.insert("high".into(), h as f64);
+    }
+    for (k, v) in said {
+        f.entry(k).or_insert(v);
+    }
+    blend(causes, &facts::decide(kind, &f))
+}

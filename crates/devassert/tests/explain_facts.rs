@@ -1,0 +1,111 @@
+//! explain's causes decided by the facts a log states (issue 36): the
+//! offending values and bound, and the `[[log_fact]]` lines and frames of
+//! `catalog/causes.toml`, through the engine scan, check, preflight and the
+//! guard use. Each log is written in the shape real logs take.
+
+mod common;
+
+use serde_json::Value;
+
+fn first(log: &str) -> Value {
+    let out = common::bin()
+        .args(["explain", "--format", "json", "--no-source", "-"])
+        .write_stdin(log)
+        .output()
+        .expect("run devassert");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    v["findings"][0].clone()
+}
+
+fn ids(f: &Value) -> Vec<&str> {
+    f["causes"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["id"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+fn why<'a>(f: &'a Value, id: &str) -> &'a str {
+    f["causes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["id"] == id))
+        .and_then(|c| c["why"].as_str())
+        .unwrap_or_else(|| panic!("no cause {id}: {f}"))
+}
+
+#[test]
+fn an_id_at_the_end_of_a_position_sized_table_is_a_sequence_too_long() {
+    let f = first(
+        "RuntimeError: index out of range: Tried to access index 512 out of table with 511 rows. at /pytorch/aten/src/TH/generic/THTensorEvenMoreMath.cpp:418\n",
+    );
+    assert_eq!(ids(&f)[0], "seq_len_gt_max_positions", "{f}");
+    assert!(
+        why(&f, "seq_len_gt_max_positions")
+            .contains("(facts: id 512 is the first past a table of 512 rows"),
+        "{f}"
+    );
+    // The same id named at the token embedding is no position.
+    let g = first(
+        "  File \"m.py\", line 9, in forward\n    x = self.word_embeddings(input_ids)\n\
+         RuntimeError: index out of range: Tried to access index 512 out of table with 511 rows.\n",
+    );
+    assert_ne!(ids(&g)[0], "seq_len_gt_max_positions", "{g}");
+}
+
+#[test]
+fn a_tokenizer_that_does_not_reach_the_id_rules_out_added_tokens_and_their_fix() {
+    let f = first(
+        "len(tokenizer) = 32000\n\
+         Traceback (most recent call last):\n  File \"train.py\", line 51, in <module>\n    out = model(input_ids=ids)\n\
+         \x20 File \"/usr/lib/python3/site-packages/transformers/models/llama/modeling_llama.py\", line 1021, in forward\n    inputs_embeds = self.embed_tokens(input_ids)\n\
+         RuntimeError: index out of range: Tried to access index 32000 out of table with 31999 rows.\n",
+    );
+    assert!(!ids(&f).contains(&"added_tokens_no_resize"), "{f}");
+    let ruled = f["evidence"]["ruled_out"].to_string();
+    assert!(
+        ruled.contains("added_tokens_no_resize: len(tokenizer) = 32000 does not reach id 32000"),
+        "{f}"
+    );
+    let fixes = f["fixes"].to_string();
+    assert!(
+        !fixes.contains("resize_token_embeddings"),
+        "a refuted cause's fix is shown: {fixes}"
+    );
+}
+
+#[test]
+fn a_negative_target_puts_the_negative_label_causes_first() {
+    let f = first(
+        "  File \"train.py\", line 40, in <module>\n    loss = criterion(out, y)\n\
+         IndexError: Target -1 is out of bounds.\n",
+    );
+    let top2 = &ids(&f)[..2];
+    assert!(
+        top2.contains(&"negative_label") && top2.contains(&"ignore_label_not_ignored"),
+        "{f}"
+    );
+    assert!(
+        why(&f, "negative_label").contains("(facts: 1 of the 1 bad labels are negative"),
+        "{f}"
+    );
+}
+
+#[test]
+fn the_program_adding_tokens_supports_added_tokens_over_the_prior_order() {
+    let f = first(
+        "Special tokens have been added in the vocabulary, make sure the associated word embeddings are fine-tuned or trained.\n\
+         ../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [71,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n\
+         \x20 File \"/home/u/.venv/lib/python3.10/site-packages/transformers/models/gpt2/modeling_gpt2.py\", line 845, in forward\n    inputs_embeds = self.wte(input_ids)\n\
+         RuntimeError: CUDA error: device-side assert triggered\n",
+    );
+    assert_eq!(ids(&f)[0], "added_tokens_no_resize", "{f}");
+}
+
+#[test]
+fn a_cause_nothing_in_the_log_bears_on_says_it_rests_on_its_prior() {
+    let f = first(
+        "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [71,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n",
+    );
+    for id in ids(&f).into_iter().filter(|id| *id != "unknown") {
+        assert!(why(&f, id).ends_with("ranked by its prior)"), "{id}: {f}");
+    }
+}
