@@ -10,3 +10,14 @@ pub fn last_token_start(s: &str) -> usize {
         .find(|(_, c)| c.is_whitespace())
         .map_or(0, |(k, c)| k + c.len_utf8())
 }
+
+/// The first `n` characters of `s`, owned: `s.chars().take(n).collect()`,
+/// copied at once when `s` is that short in bytes (a byte count at most `n`
+/// is a character count at most `n`), as nearly every line is: collecting
+/// char by char was the most of a traceback's cost.
+pub fn clip(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_string();
+    }
+    s.chars().take(n).collect()
+}
