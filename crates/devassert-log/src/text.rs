@@ -21,3 +21,26 @@ pub fn clip(s: &str, n: usize) -> String {
     }
     s.chars().take(n).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::clip;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut keeps what collecting char by char keeps, at any
+        /// bound, multi-byte characters across it included.
+        #[test]
+        fn clip_is_take_collect(s in "\\PC{0,40}", n in 0usize..50) {
+            prop_assert_eq!(clip(&s, n), s.chars().take(n).collect::<String>());
+        }
+    }
+
+    #[test]
+    fn clip_cuts_at_characters_not_bytes() {
+        assert_eq!(clip("héllo", 2), "hé");
+        assert_eq!(clip("héllo", 6), "héllo");
+        assert_eq!(clip("héllo", 5), "héllo");
+        assert_eq!(clip("", 0), "");
+    }
+}
