@@ -9,6 +9,8 @@ mod ipython;
 
 pub use frame::Frame;
 
+use crate::text::clip;
+
 /// Frames kept per traceback: the innermost ones matter, deep recursion does not.
 const MAX_FRAMES: usize = 96;
 /// Message lines kept after the exception line.
@@ -201,7 +203,7 @@ impl Builder {
                         self.tb.innermost_first = is_reversed_header(t);
                         if let Some(kind) = t.strip_prefix(BANNER) {
                             // The message follows on the next line.
-                            self.tb.exception = Some(kind.trim().chars().take(200).collect());
+                            self.tb.exception = Some(clip(kind.trim(), 200));
                         }
                         return Step::More;
                     }
@@ -221,7 +223,7 @@ impl Builder {
                         || t.starts_with("[Previous line repeated");
                     if self.want_code && !decoration {
                         if let Some(f) = self.tb.frames.last_mut() {
-                            f.code = Some(t.chars().take(300).collect());
+                            f.code = Some(clip(t, 300));
                         }
                         self.want_code = false;
                     }
@@ -239,7 +241,7 @@ impl Builder {
                 {
                     return Step::Done(std::mem::take(&mut self.tb), true);
                 }
-                self.tb.message.push(t.chars().take(500).collect());
+                self.tb.message.push(clip(t, 500));
                 if self.tb.message.len() >= MAX_MESSAGE_LINES {
                     return Step::Done(std::mem::take(&mut self.tb), false);
                 }
@@ -278,8 +280,7 @@ impl Builder {
                 // The banner's message, before its frames: `Type: message`.
                 if let Some(kind) = self.tb.exception.take() {
                     if !kind.contains(':') {
-                        self.tb.exception =
-                            Some(format!("{kind}: {t}").chars().take(2000).collect());
+                        self.tb.exception = Some(clip(&format!("{kind}: {t}"), 2000));
                         return Step::More;
                     }
                     self.tb.exception = Some(kind);
@@ -298,7 +299,7 @@ impl Builder {
                 Step::Ignored
             };
         }
-        self.tb.exception = Some(t.chars().take(2000).collect());
+        self.tb.exception = Some(clip(t, 2000));
         self.state = State::Message;
         self.idle = 0;
         Step::More
@@ -324,7 +325,7 @@ impl Builder {
                         f.line = line;
                     }
                     if f.line == line && !code.is_empty() {
-                        f.code = Some(code.chars().take(300).collect());
+                        f.code = Some(clip(code, 300));
                     }
                 }
                 self.want_code = false;
@@ -339,7 +340,7 @@ impl Builder {
         if self.want_code && indented && !context {
             // `%xmode Plain` shows the code under its frame, as Python does.
             if let Some(f) = self.tb.frames.last_mut() {
-                f.code = Some(t.chars().take(300).collect());
+                f.code = Some(clip(t, 300));
             }
             self.want_code = false;
             return Step::More;

@@ -5,6 +5,7 @@ use super::dsa_report::{opens, DsaReport, KEYS};
 use super::group::AssertGroup;
 use super::state::Reader;
 use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};
+use crate::text::clip;
 use std::collections::HashSet;
 
 impl Reader {
@@ -39,7 +40,7 @@ impl Reader {
             rank,
             ..DsaReport::default()
         });
-        let v: String = v.chars().take(500).collect();
+        let v = clip(v, 500);
         match k {
             0 => {
                 d.failures += 1;

@@ -9,6 +9,7 @@ use crate::clean::Stamp;
 use crate::device_line;
 use crate::errors::HostKind;
 use crate::prefilter::Target;
+use crate::text::clip;
 use crate::traceback::{self, Builder, Step, Traceback};
 
 /// Tracebacks kept.
@@ -102,7 +103,7 @@ impl Reader {
         time: Option<Stamp>,
     ) {
         let pos = self.pos();
-        let message: String = text.chars().take(300).collect();
+        let message = clip(text, 300);
         if device && self.facts.device_error.is_none() {
             self.facts.device_error = Some(HostEvent {
                 kind: HostKind::DeviceAssert,
@@ -172,7 +173,7 @@ impl Reader {
         if let Some(rule) = cpu_first.and_then(|k| self.catalog.cpu_rule(k)) {
             let hit = CpuHit {
                 rule: rule.id.clone(),
-                text: t.chars().take(500).collect(),
+                text: clip(t, 500),
                 pos: self.pos(),
                 rank,
             };

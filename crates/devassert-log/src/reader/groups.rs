@@ -8,6 +8,7 @@ use super::state::Reader;
 use crate::clean::Stamp;
 use crate::device_line::{self, DeviceLine};
 use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};
+use crate::text::clip;
 use std::collections::HashSet;
 
 /// Distinct (rank, block, thread) triples remembered per group.
@@ -84,7 +85,7 @@ impl Reader {
         self.count(gi, rank, d.block, d.thread);
         let g = &mut self.facts.groups[gi];
         if g.printf_message.is_none() {
-            g.printf_message = d.printf_message.map(|m| m.chars().take(500).collect());
+            g.printf_message = d.printf_message.map(|m| clip(m, 500));
         }
     }
 
@@ -137,7 +138,7 @@ impl Reader {
         let i = self.facts.groups.len();
         self.facts.groups.push(AssertGroup {
             kernel,
-            raw_kernel: d.function.map(|f| f.chars().take(300).collect()),
+            raw_kernel: d.function.map(|f| clip(f, 300)),
             assertion,
             file,
             line: d.line,

@@ -66,8 +66,10 @@ pub struct Facts {
 /// chained to the last ("During handling of the above exception").
 #[derive(Default)]
 pub(super) struct OpenTracebacks {
-    pub(super) builders: HashMap<Option<i64>, Builder>,
-    pub(super) chain_pending: HashSet<Option<i64>>,
+    /// Looked up for every line read while a traceback is open: a fast
+    /// hash, not SipHash (their order is never read but sorted).
+    pub(super) builders: HashMap<Option<i64>, Builder, ahash::RandomState>,
+    pub(super) chain_pending: HashSet<Option<i64>, ahash::RandomState>,
     /// The latest tracebacks past the first half of `MAX_TRACEBACKS`
     /// (appended to `Facts::tracebacks` when the reader finishes).
     pub(super) latest: VecDeque<Traceback>,

@@ -4,17 +4,23 @@
 //! times), and those checks are functions of the line's text whose "nothing
 //! found" stays so (the evidence a line could add only shrinks as hits are
 //! kept). A repeat is looked up instead of searched again. The same set
-//! keeps the rows known to hold no device marker.
+//! keeps the rows known to hold no device marker. A text is kept when it
+//! is said the second time (the first time, its hash is noted): most lines
+//! that never repeat (an exception's message with its numbers) then cost a
+//! hash, not a copy into a set that they would only churn.
 
 use std::collections::HashSet;
 
 /// Texts kept at most, each at most [`MAX_TEXT`] bytes: about 0.5 MiB.
 const MAX_LINES: usize = 1024;
 const MAX_TEXT: usize = 512;
+/// Texts said once, by hash, before they are kept.
+const MAX_ONCE: usize = 8192;
 
 #[derive(Default)]
 pub(super) struct QuietLines {
     seen: HashSet<Box<str>, ahash::RandomState>,
+    once: HashSet<u64, ahash::RandomState>,
 }
 
 impl QuietLines {
@@ -26,6 +32,13 @@ impl QuietLines {
     /// lines that repeat come back into it at once.
     pub(super) fn insert(&mut self, text: &str) {
         if text.len() > MAX_TEXT {
+            return;
+        }
+        let h = self.once.hasher().hash_one(text);
+        if self.once.len() >= MAX_ONCE {
+            self.once.clear();
+        }
+        if self.once.insert(h) {
             return;
         }
         if self.seen.len() >= MAX_LINES {
