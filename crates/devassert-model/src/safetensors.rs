@@ -110,7 +110,9 @@ pub fn read_weights(dir: &Path, reading: &Reading) -> Result<Option<Weights>, Mo
     let single = dir.join("model.safetensors");
     let index = dir.join("model.safetensors.index.json");
     if reading.present(&index) {
-        return Ok(reading.or_left_out(read_sharded(dir, &index, reading))?.flatten());
+        return Ok(reading
+            .or_left_out(read_sharded(dir, &index, reading))?
+            .flatten());
     }
     if reading.present(&single) {
         let Some(tensors) = reading.or_left_out(read_header(&single, &reading.budget))? else {
@@ -193,7 +195,9 @@ mod tests {
         let mut bytes = (1u64 << 63).to_le_bytes().to_vec();
         bytes.extend_from_slice(b"{}");
         let p = write(d.path(), "model.safetensors", &bytes);
-        let e = read_header(&p, &Budget::new(1 << 20)).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("model.safetensors") && e.contains("9223372036854775808"),
             "{e}"
@@ -206,7 +210,9 @@ mod tests {
         let mut bytes = 1000u64.to_le_bytes().to_vec();
         bytes.extend_from_slice(b"{}");
         let p = write(d.path(), "model.safetensors", &bytes);
-        let e = read_header(&p, &Budget::new(1 << 20)).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("only 2 bytes follow"), "{e}");
     }
 
@@ -214,7 +220,9 @@ mod tests {
     fn a_file_shorter_than_eight_bytes_is_an_error() {
         let d = tempfile::tempdir().unwrap();
         let p = write(d.path(), "model.safetensors", b"abc");
-        let e = read_header(&p, &Budget::new(1 << 20)).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("too short"), "{e}");
     }
 
@@ -223,7 +231,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let h = r#"{"emb.weight":{"dtype":"F32","shape":[10,4],"data_offsets":[0,160]}}"#;
         let p = write(d.path(), "model.safetensors", &file_with(h, 16));
-        let e = read_header(&p, &Budget::new(1 << 20)).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("claims bytes 0..160") && e.contains("16 bytes"),
             "{e}"
@@ -236,7 +246,9 @@ mod tests {
         // A header that claims 50257 rows but spans 4 rows' bytes.
         let h = r#"{"wte.weight":{"dtype":"F32","shape":[50257,4],"data_offsets":[0,64]}}"#;
         let p = write(d.path(), "model.safetensors", &file_with(h, 64));
-        let e = read_header(&p, &Budget::new(1 << 20)).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("needs 804112 bytes but its offsets span 64"),
             "{e}"
@@ -248,7 +260,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let h = r#"{"x":{"dtype":"F32","shape":[18446744073709551615,4],"data_offsets":[0,0]}}"#;
         let p = write(d.path(), "model.safetensors", &file_with(h, 0));
-        let e = read_header(&p, &Budget::new(1 << 20)).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("more than 2^64"), "{e}");
     }
 
@@ -256,7 +270,9 @@ mod tests {
     fn broken_header_json_is_an_error() {
         let d = tempfile::tempdir().unwrap();
         let p = write(d.path(), "model.safetensors", &file_with("{\"a\":", 0));
-        let e = read_header(&p, &Budget::new(1 << 20)).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("model.safetensors") && e.contains("not JSON"),
             "{e}"
@@ -283,7 +299,9 @@ mod tests {
             ),
         );
         write(d.path(), "model.safetensors.index.json", br#"{"metadata":{},"weight_map":{"emb.weight":"a.safetensors","head.weight":"b.safetensors"}}"#);
-        let w = read_weights(d.path(), &Reading::default()).unwrap().unwrap();
+        let w = read_weights(d.path(), &Reading::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(w.files, vec!["a.safetensors", "b.safetensors"]);
         assert_eq!(w.tensors["head.weight"].file, "b.safetensors");
     }
@@ -304,7 +322,9 @@ mod tests {
             "model.safetensors.index.json",
             br#"{"weight_map":{"lm_head.weight":"a.safetensors"}}"#,
         );
-        let e = read_weights(d.path(), &Reading::default()).unwrap_err().to_string();
+        let e = read_weights(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("model.safetensors.index.json") && e.contains("lm_head.weight"),
             "{e}"
@@ -319,7 +339,9 @@ mod tests {
             "model.safetensors.index.json",
             br#"{"weight_map":{"x":"model-00001-of-00002.safetensors"}}"#,
         );
-        let e = read_weights(d.path(), &Reading::default()).unwrap_err().to_string();
+        let e = read_weights(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("model-00001-of-00002.safetensors"), "{e}");
     }
 
@@ -331,7 +353,9 @@ mod tests {
             "model.safetensors.index.json",
             br#"{"weight_map":{"x":"../../etc/passwd"}}"#,
         );
-        let e = read_weights(d.path(), &Reading::default()).unwrap_err().to_string();
+        let e = read_weights(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a file name in the model directory"), "{e}");
     }
 }

@@ -485,8 +485,12 @@ mod tests {
                 r#"{"pad_token":"[PAD]","cls_token":"[CLS]","additional_special_tokens":["<new>"]}"#,
             )
             .unwrap();
-            let full = read_tokenizer_with(d.path(), u64::MAX, &Reading::default()).unwrap().unwrap();
-            let light = read_tokenizer_with(d.path(), 0, &Reading::default()).unwrap().unwrap();
+            let full = read_tokenizer_with(d.path(), u64::MAX, &Reading::default())
+                .unwrap()
+                .unwrap();
+            let light = read_tokenizer_with(d.path(), 0, &Reading::default())
+                .unwrap()
+                .unwrap();
             assert_eq!(
                 format!("{light:?}"),
                 format!("{full:?}"),
@@ -503,7 +507,9 @@ mod tests {
             r#"{"model": {"vocab": {"a": -1}}}"#,
         )
         .unwrap();
-        let e = read_tokenizer_with(d.path(), 0, &Reading::default()).unwrap_err().to_string();
+        let e = read_tokenizer_with(d.path(), 0, &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tokenizer.json"), "{e}");
     }
 
@@ -515,7 +521,9 @@ mod tests {
             "{\"model_max_length\": ",
         )
         .unwrap();
-        let e = read_tokenizer(d.path(), &Reading::default()).unwrap_err().to_string();
+        let e = read_tokenizer(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("tokenizer_config.json") && e.contains("invalid JSON"),
             "{e}"
@@ -526,7 +534,9 @@ mod tests {
     fn broken_tokenizer_json_names_the_file() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("tokenizer.json"), "{\"model\": 3}").unwrap();
-        let e = read_tokenizer(d.path(), &Reading::default()).unwrap_err().to_string();
+        let e = read_tokenizer(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tokenizer.json"), "{e}");
     }
 
@@ -540,7 +550,9 @@ mod tests {
         .unwrap();
         std::fs::write(d.path().join("added_tokens.json"), r#"{"<new>": 5}"#).unwrap();
         std::fs::write(d.path().join("tokenizer_config.json"), r#"{"tokenizer_class": "BertTokenizer", "model_max_length": 1000000000000000019884624838656, "pad_token": "[PAD]"}"#).unwrap();
-        let t = read_tokenizer(d.path(), &Reading::default()).unwrap().unwrap();
+        let t = read_tokenizer(d.path(), &Reading::default())
+            .unwrap()
+            .unwrap();
         assert_eq!((t.base_size, t.size, t.max_id), (5, 6, Some(5)));
         assert_eq!(t.model_max_length, None, "1e30 means no limit");
         assert_eq!(t.added_outside_base().count(), 1);
@@ -552,7 +564,9 @@ mod tests {
     fn vocab_json_with_a_bad_id_is_an_error() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("vocab.json"), r#"{"a": -3}"#).unwrap();
-        let e = read_tokenizer(d.path(), &Reading::default()).unwrap_err().to_string();
+        let e = read_tokenizer(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("vocab.json") && e.contains("-3"), "{e}");
     }
 
@@ -565,7 +579,9 @@ mod tests {
             r#"{"tokenizer_class": "RobertaTokenizer"}"#,
         )
         .unwrap();
-        let t = read_tokenizer(d.path(), &Reading::default()).unwrap().unwrap();
+        let t = read_tokenizer(d.path(), &Reading::default())
+            .unwrap()
+            .unwrap();
         assert!(!t.emits_type_ids);
         assert_eq!(t.max_type_id, None);
     }

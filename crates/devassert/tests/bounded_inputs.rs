@@ -145,7 +145,10 @@ fn check_skips_a_fifo_in_the_model_folder_and_checks_the_rest() {
     assert_eq!(r.code, 2, "{:#}\n{}", r.json, r.stderr);
     for f in ["config.json", "tokenizer.json"] {
         let why = skipped_why(&r.json, f);
-        assert!(why.starts_with("a FIFO (named pipe), not a regular file"), "{why}");
+        assert!(
+            why.starts_with("a FIFO (named pipe), not a regular file"),
+            "{why}"
+        );
         assert!(
             r.stderr.contains(&format!("{f}: a FIFO")),
             "said on stderr: {}",
@@ -345,7 +348,9 @@ fn check_reads_all_the_model_files_within_one_budget() {
     assert_eq!(r.code, 2, "{:#}\n{}", r.json, r.stderr);
     let why = skipped_why(&r.json, "special_tokens_map.json");
     assert!(why.contains("memory budget"), "{why}");
-    assert!(r.stderr.contains("special_tokens_map.json: needs more than"));
+    assert!(r
+        .stderr
+        .contains("special_tokens_map.json: needs more than"));
     // The others are read.
     assert_eq!(r.json["model"]["config_vocab_size"], 10, "{:#}", r.json);
     assert_eq!(
