@@ -249,11 +249,12 @@ fn huge_jsonl_lines_and_csv_cells_are_read_in_budget() {
     writeln!(w, "{{\"input_ids\":[1,2]}}").unwrap();
     w.flush().unwrap();
     drop(w);
-    // A CSV whose text cell is 40 MB, then a bad label.
+    // A CSV whose text cell is 320 MiB, then a bad label: more than the
+    // budget, so its mapped pages must be dropped behind the reader too.
     let mut w = std::io::BufWriter::new(std::fs::File::create(d.path().join("b.csv")).unwrap());
     write!(w, "text,label\n\"").unwrap();
     let chunk = vec![b'y'; 1 << 20];
-    for _ in 0..40 {
+    for _ in 0..320 {
         w.write_all(&chunk).unwrap();
     }
     writeln!(w, "\",3\nshort,12").unwrap();
@@ -266,7 +267,7 @@ fn huge_jsonl_lines_and_csv_cells_are_read_in_budget() {
     let r = run(d.path(), &["scan", "b.csv", "--classes", "10"]);
     assert_eq!(r.code, 1, "{:#}", r.json);
     assert_eq!(r.json["findings"][0]["values"], serde_json::json!([12]));
-    assert_in_budget("a 40 MB CSV cell");
+    assert_in_budget("a 320 MiB CSV cell");
 }
 
 #[test]
