@@ -93,8 +93,11 @@ fn parse<T>(
     mut de: De,
     seed: impl for<'de> DeserializeSeed<'de, Value = T>,
 ) -> Result<T, ModelError> {
+    let before = budget.left();
     let r = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     r.map_err(|source| {
+        // What a file not read took is freed with it: given back.
+        budget.give(before.saturating_sub(budget.left()));
         if meter.over.get() {
             let asked = cost(budget.left() / JSON_PER_BYTE + 1, JSON_PER_BYTE);
             ModelError::over_budget(path, budget.refusal(asked))
@@ -289,8 +292,10 @@ mod tests {
         let budget = Budget::new(64 << 20);
         read_all(&p, &budget).expect("fits alone");
         read_all(&p, &budget).expect("fits twice");
+        let left = budget.left();
         let e = read_all(&p, &budget).expect_err("not three times");
         assert!(e.to_string().contains("memory budget"), "{e}");
+        assert_eq!(budget.left(), left, "a file not read keeps nothing");
     }
 
     #[test]

@@ -105,9 +105,6 @@ impl TokenizerInfo {
     }
 }
 
-/// The largest `vocab.txt` read (BERT's is 230 KB; a million tokens ~10 MB).
-const VOCAB_TXT_LIMIT: u64 = 16 << 20;
-
 /// A JSON object file the folder may hold; `None` when it is absent or
 /// left out ([`Reading`]).
 fn opt_json(path: &Path, reading: &Reading) -> Result<Option<Map<String, Value>>, ModelError> {
@@ -213,19 +210,10 @@ fn vocab_txt_base(p: &Path, reading: &Reading) -> Result<Base, ModelError> {
     budget
         .take(len)
         .map_err(|why| ModelError::over_budget(p, why))?;
-    let text =
-        devassert_core::regular::read(p, VOCAB_TXT_LIMIT).map_err(|e| ModelError::io(p, e))?;
-    let text = String::from_utf8_lossy(&text);
-    let lines = text.lines().count() as u64;
-    budget
-        .take(cost(lines, VOCAB_ENTRY))
-        .map_err(|why| ModelError::over_budget(p, why))?;
-    let mut vocab = Vocab::default();
-    for (i, line) in text.lines().enumerate() {
-        vocab.insert_if_absent(line.trim_end_matches('\r'), i as u64);
-    }
-    // The text is dropped here: only the map is kept.
+    let vocab = vocab_txt_lines(p, len, reading);
+    // The text is dropped by now, read or not: only the map is kept.
     budget.give(len);
+    let (vocab, lines) = vocab?;
     Ok(Base {
         source: VocabSource::VocabTxt,
         size: lines,
@@ -234,6 +222,23 @@ fn vocab_txt_base(p: &Path, reading: &Reading) -> Result<Base, ModelError> {
         added: BTreeMap::new(),
         pair_type_id: None,
     })
+}
+
+/// The tokens of `vocab.txt` (at most `len` bytes) and its line count.
+fn vocab_txt_lines(p: &Path, len: u64, reading: &Reading) -> Result<(Vocab, u64), ModelError> {
+    // Never more than was taken (the file may have grown since).
+    let text = devassert_core::regular::read(p, len).map_err(|e| ModelError::io(p, e))?;
+    let text = String::from_utf8_lossy(&text);
+    let lines = text.lines().count() as u64;
+    reading
+        .budget
+        .take(cost(lines, VOCAB_ENTRY))
+        .map_err(|why| ModelError::over_budget(p, why))?;
+    let mut vocab = Vocab::default();
+    for (i, line) in text.lines().enumerate() {
+        vocab.insert_if_absent(line.trim_end_matches('\r'), i as u64);
+    }
+    Ok((vocab, lines))
 }
 
 /// A special token value: `"<s>"` or `{"content": "<s>", …}`.
