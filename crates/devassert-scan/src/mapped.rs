@@ -21,6 +21,32 @@ impl Bytes {
             Bytes::I64(v) => bytemuck::cast_slice(v),
         }
     }
+
+    /// Drop the whole pages of `part` (a slice of these bytes) from the
+    /// resident set, when they are a map: read once, they would count in
+    /// the RSS until the kernel reclaims them. Nothing for bytes in memory.
+    pub(crate) fn drop_pages(&self, part: &[u8]) {
+        #[cfg(unix)]
+        if let Bytes::Mmap(m) = self {
+            let base = m.as_ptr() as usize;
+            let (from, to) = (part.as_ptr() as usize, part.as_ptr() as usize + part.len());
+            if from < base || to > base + m.len() {
+                return;
+            }
+            let page = page_size();
+            let start = (from - base).div_ceil(page) * page;
+            let end = (to - base) / page * page;
+            if end > start {
+                // SAFETY: as in `DropBehind`: a read-only shared map, whose
+                // dropped pages read the file's bytes again when touched.
+                let _ = unsafe {
+                    m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = part;
+    }
 }
 
 pub(crate) fn open(path: &Path) -> Result<Arc<Bytes>, ScanError> {

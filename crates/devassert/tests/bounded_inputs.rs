@@ -271,6 +271,25 @@ fn huge_jsonl_lines_and_csv_cells_are_read_in_budget() {
 }
 
 #[test]
+fn a_raw_token_file_past_the_budget_is_scanned_in_budget() {
+    // 288 MiB of u16 tokens, the last one bad: its pages are mapped, and
+    // dropped behind the scan, so the RSS stays under the budget.
+    let d = tempfile::tempdir().expect("tempdir");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(d.path().join("t.bin")).unwrap());
+    let chunk: Vec<u8> = std::iter::repeat_n([5u8, 0], 1 << 19).flatten().collect();
+    for _ in 0..288 {
+        w.write_all(&chunk).unwrap();
+    }
+    w.write_all(&60_000u16.to_le_bytes()).unwrap();
+    w.flush().unwrap();
+    drop(w);
+    let r = run(d.path(), &["scan", "t.bin", "--vocab", "50000"]);
+    assert_eq!(r.code, 1, "{:#}", r.json);
+    assert_eq!(r.json["findings"][0]["values"], serde_json::json!([60000]));
+    assert_in_budget("288 MiB of raw tokens");
+}
+
+#[test]
 fn huge_model_json_files_are_read_or_refused_in_budget() {
     let d = tempfile::tempdir().expect("tempdir");
     // A config whose 2M-class id2label is ~40 MB: only counted.
