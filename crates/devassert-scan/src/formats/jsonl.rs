@@ -29,6 +29,17 @@ const KEYS_SHOWN: usize = 50;
 
 impl Reader for Jsonl {
     fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
+        read_lines(input, opts, LONG_LINE)
+    }
+}
+
+/// The reader, with lines longer than `long_line` parsed as they are read.
+pub(super) fn read_lines(
+    input: &Input<'_>,
+    opts: &ScanOptions,
+    long_line: usize,
+) -> Result<Vec<Part>> {
+    {
         let data = input.data();
         // Line by line, the map's pages dropped behind: the file is never
         // held whole, not even to check that it is UTF-8.
@@ -44,10 +55,10 @@ impl Reader for Jsonl {
             at += raw.len();
             let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            // A long line is parsed as it is read, its pages dropped behind
-            // the parser (its strings are checked to be UTF-8 as they are
-            // parsed); any other is checked whole first.
-            let long = raw.len() > LONG_LINE;
+            // A line past LONG_LINE is parsed as it is read, its pages
+            // dropped behind the parser (its strings are checked to be
+            // UTF-8 as they are parsed); any other is checked whole first.
+            let long = raw.len() > long_line;
             let text = if long {
                 ""
             } else {
@@ -126,8 +137,12 @@ impl Reader for Jsonl {
     }
 }
 
-/// Lines longer than this are parsed as they are read ([`Along`]).
-const LONG_LINE: usize = 32 << 20;
+/// Lines longer than this are parsed as they are read ([`Along`]), their
+/// pages dropped behind the parser: a line this long parsed in place would
+/// by itself fill the 256 MiB peak. Reading through `io::Read` is several
+/// times slower per byte than parsing the slice, so shorter lines are
+/// parsed in place (their pages dropped once the line is done).
+const LONG_LINE: usize = 192 << 20;
 
 /// Where the line at `start` ends (past its newline), the pages searched
 /// dropped behind as they are read; for a line the parser will read again,
