@@ -40,6 +40,7 @@ pub const FAMILIES: &[(&str, Generator)] = &[
     ("parquet", parquet),
     ("arrow_stream", arrow_stream),
     ("npy", npy),
+    ("megatron", megatron),
     ("png", png_mask),
     ("log", log),
 ];
@@ -240,6 +241,53 @@ pub fn npy(dir: &Path, bytes: u64) -> Result<Grown> {
         }
     }
     w.write_all(&chunk)?;
+    w.flush()?;
+    Ok(Grown {
+        path,
+        reader: Reader::Scan,
+    })
+}
+
+/// Tokens in each sequence of the Megatron dataset, and sequences in each
+/// document.
+const MEGATRON_SEQ: u64 = 1024;
+const MEGATRON_DOC: u64 = 4;
+
+/// A Megatron-LM dataset of about `bytes` of int32 tokens: the `.bin`, and
+/// its `.idx` (`MMIDIDX`, version 1: sequence lengths, byte starts and
+/// document boundaries), each written as it is made.
+pub fn megatron(dir: &Path, bytes: u64) -> Result<Grown> {
+    let path = dir.join("corpus_text_document.bin");
+    let seqs = (bytes / 4 / MEGATRON_SEQ).max(1);
+    let n = seqs * MEGATRON_SEQ;
+    let mut w = writer(&path)?;
+    let mut chunk = Vec::with_capacity(1 << 20);
+    for i in 0..n {
+        let v = if i == n / 2 { VOCAB } else { id(i) };
+        chunk.extend((v as i32).to_le_bytes());
+        if chunk.len() >= 1 << 20 {
+            w.write_all(&chunk)?;
+            chunk.clear();
+        }
+    }
+    w.write_all(&chunk)?;
+    w.flush()?;
+    let docs = seqs.div_ceil(MEGATRON_DOC);
+    let mut w = writer(&dir.join("corpus_text_document.idx"))?;
+    w.write_all(b"MMIDIDX\x00\x00")?;
+    w.write_all(&1u64.to_le_bytes())?;
+    w.write_all(&[4u8])?; // int32
+    w.write_all(&seqs.to_le_bytes())?;
+    w.write_all(&(docs + 1).to_le_bytes())?;
+    for _ in 0..seqs {
+        w.write_all(&(MEGATRON_SEQ as i32).to_le_bytes())?;
+    }
+    for s in 0..seqs {
+        w.write_all(&((s * MEGATRON_SEQ * 4) as i64).to_le_bytes())?;
+    }
+    for d in 0..=docs {
+        w.write_all(&((d * MEGATRON_DOC).min(seqs) as i64).to_le_bytes())?;
+    }
     w.flush()?;
     Ok(Grown {
         path,

@@ -2,6 +2,7 @@
 //! position and label fields its own way, and multimodal models nest the
 //! language model's fields under `text_config`.
 
+use crate::budget::Budget;
 use crate::error::ModelError;
 use crate::json::{self, Take};
 use serde_json::{Map, Value};
@@ -140,13 +141,14 @@ const NO_TABLE_TYPES: &[&str] = &[
 ];
 
 impl ModelConfig {
-    pub fn read(path: &Path) -> Result<ModelConfig, ModelError> {
+    pub fn read(path: &Path, budget: &Budget) -> Result<ModelConfig, ModelError> {
         // The label maps are only counted: a config of a million classes
         // is not held in memory.
-        let read = json::read_object(path, &|k| match k {
+        let take = |k: &str| match k {
             "id2label" | "label2id" => Take::Count,
             _ => Take::Keep,
-        })?;
+        };
+        let read = json::read_object(path, &take, budget)?;
         let labels = read
             .counts
             .iter()
@@ -349,7 +351,7 @@ mod tests {
             labels.join(",")
         );
         std::fs::write(&p, text).unwrap();
-        let c = ModelConfig::read(&p).unwrap();
+        let c = ModelConfig::read(&p, &Budget::new(1 << 20)).unwrap();
         let n = c.num_labels.unwrap();
         assert_eq!((n.name.as_str(), n.value), ("id2label", 1000));
     }

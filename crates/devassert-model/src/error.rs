@@ -32,6 +32,13 @@ pub enum ModelError {
     },
     #[error("{}: no config.json, tokenizer or safetensors weights found: not a Hugging Face model directory", .0.display())]
     NothingToCheck(PathBuf),
+    #[error("{}: nothing could be read: {}: {why}{}", dir.display(), first.display(), if *more > 0 { format!(" (and {more} more left out)") } else { String::new() })]
+    NothingRead {
+        dir: PathBuf,
+        first: PathBuf,
+        why: String,
+        more: usize,
+    },
     #[error("cannot read {}", path.display())]
     Io {
         path: PathBuf,
@@ -44,6 +51,10 @@ pub enum ModelError {
     },
     #[error("{}: {message}", path.display())]
     Invalid { path: PathBuf, message: String },
+    /// More than the command's memory budget has left: the file is left
+    /// out, the others still read ([`crate::budget::Reading`]).
+    #[error("{}: {message}", path.display())]
+    OverBudget { path: PathBuf, message: String },
     #[error("{}: not a valid safetensors file: {message}", path.display())]
     Safetensors { path: PathBuf, message: String },
     #[error("{}: the tokenizers library cannot load it: {message}", path.display())]
@@ -76,26 +87,16 @@ impl ModelError {
             source,
         }
     }
+    pub(crate) fn over_budget(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        ModelError::OverBudget {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
     pub(crate) fn invalid(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
         ModelError::Invalid {
             path: path.into(),
             message: message.into(),
         }
-    }
-}
-
-/// Whether a file the folder may hold is there: a regular file (links
-/// followed) is, nothing or a folder is not, and anything else (a FIFO, a
-/// socket, a device) is an error naming it: it is never opened, since that
-/// could block, and never passed over in silence.
-pub(crate) fn present(path: &std::path::Path) -> Result<bool, ModelError> {
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => Ok(true),
-        Ok(m) if m.is_dir() => Ok(false),
-        Ok(m) => Err(ModelError::io(
-            path,
-            devassert_core::regular::not_regular(&m.file_type()),
-        )),
-        Err(_) => Ok(false),
     }
 }

@@ -4,9 +4,10 @@
 //! `config.json` peaked at 1.4 GB), so no file is read whole: the parser
 //! streams from the file, the keys a caller only counts are skipped unread
 //! ([`IgnoredAny`]), and the text of the values kept is metered as it
-//! is parsed: past [`KEPT_LIMIT`] the read stops with an error naming the
-//! file, before the memory is taken.
+//! is parsed: past what the command's [`Budget`] has left the read stops,
+//! the file left out, before the memory is taken.
 
+use crate::budget::{cost, Budget, BUDGET_WORDS, JSON_PER_BYTE};
 use crate::error::ModelError;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
@@ -15,14 +16,6 @@ use std::fmt;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 use std::rc::Rc;
-
-/// Bytes of JSON text kept from one file: 8 MiB makes at most ~128 MiB of
-/// values (a list of small integers, the worst case), and is ten times the
-/// largest published `tokenizer_config.json`.
-pub const KEPT_LIMIT: u64 = 8 << 20;
-
-/// The words every over-budget message of a seed holds.
-pub(crate) const BUDGET_WORDS: &str = "memory budget";
 
 /// What to do with one top-level key's value.
 pub(crate) enum Take {
@@ -41,39 +34,46 @@ pub(crate) struct Object {
 
 /// Read the top-level object of `path` (a regular file, opened without
 /// blocking), taking each key as `take` says.
-pub(crate) fn read_object(path: &Path, take: &dyn Fn(&str) -> Take) -> Result<Object, ModelError> {
+pub(crate) fn read_object(
+    path: &Path,
+    take: &dyn Fn(&str) -> Take,
+    budget: &Budget,
+) -> Result<Object, ModelError> {
     let meter = Rc::new(Meter::default());
     let de = reader(path, &meter)?;
     parse(
         path,
         &meter,
+        budget,
         de,
         ObjectSeed {
             take,
             meter: &meter,
+            budget,
         },
     )
 }
 
 /// Read all of `path`'s top-level object (metered).
-pub(crate) fn read_all(path: &Path) -> Result<Map<String, Value>, ModelError> {
-    read_object(path, &|_| Take::Keep).map(|o| o.map)
+pub(crate) fn read_all(path: &Path, budget: &Budget) -> Result<Map<String, Value>, ModelError> {
+    read_object(path, &|_| Take::Keep, budget).map(|o| o.map)
 }
 
 /// `read_all` as one JSON value (an object).
-pub(crate) fn read_json(path: &Path) -> Result<Value, ModelError> {
-    read_all(path).map(Value::Object)
+pub(crate) fn read_json(path: &Path, budget: &Budget) -> Result<Value, ModelError> {
+    read_all(path, budget).map(Value::Object)
 }
 
-/// Stream `path` through a seed of the caller's, whose own memory is its
-/// affair (the tokenizer's vocabulary, the weight map).
+/// Stream `path` through a seed of the caller's, which draws what it keeps
+/// (the tokenizer's vocabulary, the weight map) from `budget` itself.
 pub(crate) fn read_with<T>(
     path: &Path,
+    budget: &Budget,
     seed: impl for<'de> DeserializeSeed<'de, Value = T>,
 ) -> Result<T, ModelError> {
     let meter = Rc::new(Meter::default());
     let de = reader(path, &meter)?;
-    parse(path, &meter, de, seed)
+    parse(path, &meter, budget, de, seed)
 }
 
 type De = serde_json::Deserializer<serde_json::de::IoRead<Metered>>;
@@ -89,25 +89,23 @@ fn reader(path: &Path, meter: &Rc<Meter>) -> Result<De, ModelError> {
 fn parse<T>(
     path: &Path,
     meter: &Meter,
+    budget: &Budget,
     mut de: De,
     seed: impl for<'de> DeserializeSeed<'de, Value = T>,
 ) -> Result<T, ModelError> {
+    let before = budget.left();
     let r = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     r.map_err(|source| {
+        // What a file not read took is freed with it: given back.
+        budget.give(before.saturating_sub(budget.left()));
         if meter.over.get() {
-            ModelError::invalid(
-                path,
-                format!(
-                    "more than {} MiB of it would be held in memory (devassert's memory budget): not read",
-                    KEPT_LIMIT >> 20
-                ),
-            )
+            let asked = cost(budget.left() / JSON_PER_BYTE + 1, JSON_PER_BYTE);
+            ModelError::over_budget(path, budget.refusal(asked))
         } else if source.is_data() && source.to_string().contains(BUDGET_WORDS) {
-            // A seed's own limit (entries, names): said as the budget, not
-            // as broken JSON.
+            // A seed's draw refused: said as the budget, not as broken JSON.
             let text = source.to_string();
             let message = text.split(" at line ").next().unwrap_or(&text);
-            ModelError::invalid(path, message)
+            ModelError::over_budget(path, message)
         } else {
             ModelError::Json {
                 path: path.to_path_buf(),
@@ -159,6 +157,7 @@ impl Read for Metered {
 struct ObjectSeed<'a> {
     take: &'a dyn Fn(&str) -> Take,
     meter: &'a Meter,
+    budget: &'a Budget,
 }
 
 impl<'de> DeserializeSeed<'de> for ObjectSeed<'_> {
@@ -178,17 +177,20 @@ impl<'de> Visitor<'de> for ObjectSeed<'_> {
             map: Map::new(),
             counts: Vec::new(),
         };
-        let mut kept = 0u64;
         while let Some(k) = map.next_key::<String>()? {
             match (self.take)(&k) {
                 Take::Keep => {
+                    // The value's text may run only as far as the budget
+                    // left can hold its values; what it held is then taken.
                     let start = self.meter.at.get();
-                    self.meter
-                        .stop_at
-                        .set(start.saturating_add(KEPT_LIMIT.saturating_sub(kept)));
+                    let room = self.budget.left() / JSON_PER_BYTE;
+                    self.meter.stop_at.set(start.saturating_add(room));
                     let v: Value = map.next_value()?;
                     self.meter.stop_at.set(u64::MAX);
-                    kept += self.meter.at.get() - start;
+                    let text = self.meter.at.get() - start + k.len() as u64;
+                    self.budget
+                        .take(cost(text, JSON_PER_BYTE).min(self.budget.left()))
+                        .map_err(de::Error::custom)?;
                     out.map.insert(k, v);
                 }
                 Take::Count => {
@@ -256,10 +258,15 @@ mod tests {
         let text =
             format!("{{\"junk\":[{big}0],\"id2label\":{{{labels}\"x\":\"y\"}},\"vocab_size\":5}}");
         let p = write(d.path(), "config.json", &text);
-        let o = read_object(&p, &|k| match k {
-            "junk" | "id2label" => Take::Count,
-            _ => Take::Keep,
-        })
+        let budget = Budget::new(8 << 20);
+        let o = read_object(
+            &p,
+            &|k| match k {
+                "junk" | "id2label" => Take::Count,
+                _ => Take::Keep,
+            },
+            &budget,
+        )
         .expect("read");
         assert_eq!(o.map.get("vocab_size"), Some(&Value::from(5)));
         assert!(!o.map.contains_key("junk"));
@@ -275,15 +282,29 @@ mod tests {
         let d = tempfile::tempdir().expect("tempdir");
         let big: String = (0..3_000_000).map(|i| format!("{i},")).collect();
         let p = write(d.path(), "c.json", &format!("{{\"a\":[{big}0]}}"));
-        let e = read_all(&p).expect_err("over the budget").to_string();
-        assert!(e.contains("memory budget"), "{e}");
+        let budget = Budget::new(128 << 20);
+        let e = read_all(&p, &budget).expect_err("over the budget");
+        assert!(matches!(e, ModelError::OverBudget { .. }), "{e}");
+        assert!(e.to_string().contains("memory budget"), "{e}");
+        // Two files share one budget: one that fits alone fails after another.
+        let small: String = (0..300_000).map(|i| format!("{i},")).collect();
+        let p = write(d.path(), "s.json", &format!("{{\"a\":[{small}0]}}"));
+        let budget = Budget::new(64 << 20);
+        read_all(&p, &budget).expect("fits alone");
+        read_all(&p, &budget).expect("fits twice");
+        let left = budget.left();
+        let e = read_all(&p, &budget).expect_err("not three times");
+        assert!(e.to_string().contains("memory budget"), "{e}");
+        assert_eq!(budget.left(), left, "a file not read keeps nothing");
     }
 
     #[test]
     fn broken_json_is_still_named_invalid() {
         let d = tempfile::tempdir().expect("tempdir");
         let p = write(d.path(), "c.json", "{\"a\": ");
-        let e = read_all(&p).expect_err("broken").to_string();
+        let e = read_all(&p, &Budget::new(1 << 20))
+            .expect_err("broken")
+            .to_string();
         assert!(e.ends_with("invalid JSON"), "{e}");
     }
 }

@@ -9,6 +9,7 @@
 //! section, [`data`] scans `--data` against the model's bounds; rendering is
 //! devassert-core's.
 
+pub mod budget;
 pub mod checks;
 pub mod config;
 pub mod data;
@@ -23,6 +24,7 @@ pub mod summary;
 pub mod tokenizer;
 pub mod tokenizer_json;
 
+pub use budget::{Budget, LeftOut, Reading};
 pub use checks::check;
 pub use config::{Field, ModelConfig, Positions};
 pub use data::{check_data, DataCheck, DataOptions};

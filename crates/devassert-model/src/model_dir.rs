@@ -1,6 +1,7 @@
 //! A model directory as read: its files, each parsed once, with where each
 //! value came from; the links it holds checked before a text file is read.
 
+use crate::budget::{LeftOut, Reading};
 use crate::config::{ModelConfig, Positions};
 use crate::error::ModelError;
 use crate::safetensors::Weights;
@@ -76,6 +77,9 @@ pub struct ModelDir {
     pub roles: Roles,
     /// Weight files present but not read.
     pub unread_weights: Vec<String>,
+    /// Files `check` would read that were left out: not regular files, or
+    /// past the memory budget ([`Reading`]). The rest was read.
+    pub left_out: Vec<LeftOut>,
 }
 
 /// A number with where it came from, for evidence and the summary.
@@ -89,25 +93,41 @@ impl ModelDir {
     /// Read the model `arg` names: a folder, a Hub id or a Hugging Face
     /// cache, resolved in the local cache only ([`hub::resolve`]). Missing
     /// files are fine (each check needs only its own); a file that is there
-    /// but broken is an error naming it.
+    /// but broken is an error naming it; one that is not a regular file or
+    /// that the one memory budget of all the files cannot take is left out
+    /// ([`ModelDir::left_out`]) and the others are read.
     pub fn read(arg: &Path) -> Result<ModelDir, ModelError> {
+        Self::read_within(arg, Reading::default())
+    }
+
+    /// [`ModelDir::read`] within the budget of `reading`.
+    pub fn read_within(arg: &Path, reading: Reading) -> Result<ModelDir, ModelError> {
         let dir = &hub::resolve(arg)?;
         check_links(dir)?;
         let config_path = dir.join("config.json");
-        let config = if crate::error::present(&config_path)? {
-            Some(ModelConfig::read(&config_path)?)
+        let config = if reading.present(&config_path) {
+            reading.or_left_out(ModelConfig::read(&config_path, &reading.budget))?
         } else {
             None
         };
-        let tokenizer = tokenizer::read_tokenizer(dir)?;
-        let weights = safetensors::read_weights(dir)?;
+        let tokenizer = tokenizer::read_tokenizer(dir, &reading)?;
+        let weights = safetensors::read_weights(dir, &reading)?;
         let unread_weights: Vec<String> = UNREAD_WEIGHTS
             .iter()
             .filter(|f| dir.join(f).is_file())
             .map(|f| f.to_string())
             .collect();
+        let left_out = reading.into_left_out();
         if config.is_none() && tokenizer.is_none() && weights.is_none() {
-            return Err(ModelError::NothingToCheck(dir.to_path_buf()));
+            return Err(match left_out.first() {
+                Some(first) => ModelError::NothingRead {
+                    dir: dir.to_path_buf(),
+                    first: first.path.clone(),
+                    why: first.why.clone(),
+                    more: left_out.len() - 1,
+                },
+                None => ModelError::NothingToCheck(dir.to_path_buf()),
+            });
         }
         let vocab_hint = config
             .as_ref()
@@ -125,6 +145,7 @@ impl ModelDir {
             weights,
             roles,
             unread_weights,
+            left_out,
         })
     }
 

@@ -4,6 +4,7 @@
 //! before it is believed: a hostile length cannot make us allocate, and
 //! offsets that lie are an error, not a wrong shape.
 
+use crate::budget::{cost, Budget, Reading, HEADER_PER_BYTE};
 use crate::error::ModelError;
 use devassert_scan::safetensors_header::{self, header_len};
 use std::collections::BTreeMap;
@@ -38,8 +39,9 @@ fn bad(path: &Path, message: impl Into<String>) -> ModelError {
 }
 
 /// Read the header of one safetensors file (devassert-scan's parser; only
-/// the header is read, never the weights).
-pub fn read_header(path: &Path) -> Result<Vec<TensorInfo>, ModelError> {
+/// the header is read, never the weights), drawing what it holds from
+/// `budget` before it is read.
+pub fn read_header(path: &Path, budget: &Budget) -> Result<Vec<TensorInfo>, ModelError> {
     let mut f = devassert_core::regular::open(path).map_err(|e| ModelError::io(path, e))?;
     let file_len = f.metadata().map_err(|e| ModelError::io(path, e))?.len();
     let mut prefix = [0u8; 8];
@@ -51,7 +53,10 @@ pub fn read_header(path: &Path) -> Result<Vec<TensorInfo>, ModelError> {
         0
     };
     let n = header_len(&prefix[..have], file_len).map_err(|e| bad(path, e.to_string()))?;
-    // n <= MAX_HEADER (header_len checks it), so this allocation is bounded.
+    budget
+        .take(cost(n, HEADER_PER_BYTE))
+        .map_err(|why| ModelError::over_budget(path, why))?;
+    // n <= MAX_HEADER (header_len checks it), and the budget took it.
     let mut header = vec![0u8; n as usize];
     f.read_exact(&mut header)
         .map_err(|e| ModelError::io(path, e))?;
@@ -98,15 +103,21 @@ fn shard_path(dir: &Path, index: &Path, name: &str) -> Result<PathBuf, ModelErro
 
 /// Read the weights' headers of a model directory: `model.safetensors`, or
 /// the shards listed in `model.safetensors.index.json`. `None` when there are
-/// no safetensors weights.
-pub fn read_weights(dir: &Path) -> Result<Option<Weights>, ModelError> {
+/// no safetensors weights, or when they are left out ([`Reading`]: not
+/// regular files, or over the budget): the weights are read whole or not
+/// at all, so no check sees half a model.
+pub fn read_weights(dir: &Path, reading: &Reading) -> Result<Option<Weights>, ModelError> {
     let single = dir.join("model.safetensors");
     let index = dir.join("model.safetensors.index.json");
-    if crate::error::present(&index)? {
-        return read_sharded(dir, &index).map(Some);
+    if reading.present(&index) {
+        return Ok(reading
+            .or_left_out(read_sharded(dir, &index, reading))?
+            .flatten());
     }
-    if crate::error::present(&single)? {
-        let tensors = read_header(&single)?;
+    if reading.present(&single) {
+        let Some(tensors) = reading.or_left_out(read_header(&single, &reading.budget))? else {
+            return Ok(None);
+        };
         let mut w = Weights {
             files: vec!["model.safetensors".into()],
             ..Default::default()
@@ -119,13 +130,24 @@ pub fn read_weights(dir: &Path) -> Result<Option<Weights>, ModelError> {
     Ok(None)
 }
 
-fn read_sharded(dir: &Path, index: &Path) -> Result<Weights, ModelError> {
-    let wanted = crate::json::read_with(index, weight_map::IndexSeed)?
+/// The shards an index lists; `None` when one is left out (said by `reading`).
+fn read_sharded(
+    dir: &Path,
+    index: &Path,
+    reading: &Reading,
+) -> Result<Option<Weights>, ModelError> {
+    let budget = &reading.budget;
+    let wanted = crate::json::read_with(index, budget, weight_map::IndexSeed(budget))?
         .map_err(|message| ModelError::invalid(index, message))?;
     let mut w = Weights::default();
     for (file, names) in wanted {
         let path = shard_path(dir, index, &file)?;
-        let tensors = read_header(&path)?;
+        let exists = std::fs::metadata(&path).is_ok_and(|m| !m.is_dir());
+        if exists && !reading.present(&path) {
+            // A FIFO or a device (said): the weights are left out.
+            return Ok(None);
+        }
+        let tensors = read_header(&path, budget)?;
         let mut in_file: BTreeMap<String, TensorInfo> =
             tensors.into_iter().map(|t| (t.name.clone(), t)).collect();
         for name in names {
@@ -136,7 +158,7 @@ fn read_sharded(dir: &Path, index: &Path) -> Result<Weights, ModelError> {
         }
         w.files.push(file);
     }
-    Ok(w)
+    Ok(Some(w))
 }
 
 #[cfg(test)]
@@ -161,7 +183,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let h = r#"{"__metadata__":{"format":"pt"},"emb.weight":{"dtype":"F32","shape":[10,4],"data_offsets":[0,160]}}"#;
         let p = write(d.path(), "model.safetensors", &file_with(h, 160));
-        let t = read_header(&p).unwrap();
+        let t = read_header(&p, &Budget::new(1 << 20)).unwrap();
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].shape, vec![10, 4]);
         assert_eq!(t[0].file, "model.safetensors");
@@ -173,7 +195,9 @@ mod tests {
         let mut bytes = (1u64 << 63).to_le_bytes().to_vec();
         bytes.extend_from_slice(b"{}");
         let p = write(d.path(), "model.safetensors", &bytes);
-        let e = read_header(&p).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("model.safetensors") && e.contains("9223372036854775808"),
             "{e}"
@@ -186,7 +210,9 @@ mod tests {
         let mut bytes = 1000u64.to_le_bytes().to_vec();
         bytes.extend_from_slice(b"{}");
         let p = write(d.path(), "model.safetensors", &bytes);
-        let e = read_header(&p).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("only 2 bytes follow"), "{e}");
     }
 
@@ -194,7 +220,9 @@ mod tests {
     fn a_file_shorter_than_eight_bytes_is_an_error() {
         let d = tempfile::tempdir().unwrap();
         let p = write(d.path(), "model.safetensors", b"abc");
-        let e = read_header(&p).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("too short"), "{e}");
     }
 
@@ -203,7 +231,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let h = r#"{"emb.weight":{"dtype":"F32","shape":[10,4],"data_offsets":[0,160]}}"#;
         let p = write(d.path(), "model.safetensors", &file_with(h, 16));
-        let e = read_header(&p).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("claims bytes 0..160") && e.contains("16 bytes"),
             "{e}"
@@ -216,7 +246,9 @@ mod tests {
         // A header that claims 50257 rows but spans 4 rows' bytes.
         let h = r#"{"wte.weight":{"dtype":"F32","shape":[50257,4],"data_offsets":[0,64]}}"#;
         let p = write(d.path(), "model.safetensors", &file_with(h, 64));
-        let e = read_header(&p).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("needs 804112 bytes but its offsets span 64"),
             "{e}"
@@ -228,7 +260,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let h = r#"{"x":{"dtype":"F32","shape":[18446744073709551615,4],"data_offsets":[0,0]}}"#;
         let p = write(d.path(), "model.safetensors", &file_with(h, 0));
-        let e = read_header(&p).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("more than 2^64"), "{e}");
     }
 
@@ -236,7 +270,9 @@ mod tests {
     fn broken_header_json_is_an_error() {
         let d = tempfile::tempdir().unwrap();
         let p = write(d.path(), "model.safetensors", &file_with("{\"a\":", 0));
-        let e = read_header(&p).unwrap_err().to_string();
+        let e = read_header(&p, &Budget::new(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("model.safetensors") && e.contains("not JSON"),
             "{e}"
@@ -263,7 +299,9 @@ mod tests {
             ),
         );
         write(d.path(), "model.safetensors.index.json", br#"{"metadata":{},"weight_map":{"emb.weight":"a.safetensors","head.weight":"b.safetensors"}}"#);
-        let w = read_weights(d.path()).unwrap().unwrap();
+        let w = read_weights(d.path(), &Reading::default())
+            .unwrap()
+            .unwrap();
         assert_eq!(w.files, vec!["a.safetensors", "b.safetensors"]);
         assert_eq!(w.tensors["head.weight"].file, "b.safetensors");
     }
@@ -284,7 +322,9 @@ mod tests {
             "model.safetensors.index.json",
             br#"{"weight_map":{"lm_head.weight":"a.safetensors"}}"#,
         );
-        let e = read_weights(d.path()).unwrap_err().to_string();
+        let e = read_weights(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("model.safetensors.index.json") && e.contains("lm_head.weight"),
             "{e}"
@@ -299,7 +339,9 @@ mod tests {
             "model.safetensors.index.json",
             br#"{"weight_map":{"x":"model-00001-of-00002.safetensors"}}"#,
         );
-        let e = read_weights(d.path()).unwrap_err().to_string();
+        let e = read_weights(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("model-00001-of-00002.safetensors"), "{e}");
     }
 
@@ -311,7 +353,9 @@ mod tests {
             "model.safetensors.index.json",
             br#"{"weight_map":{"x":"../../etc/passwd"}}"#,
         );
-        let e = read_weights(d.path()).unwrap_err().to_string();
+        let e = read_weights(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a file name in the model directory"), "{e}");
     }
 }

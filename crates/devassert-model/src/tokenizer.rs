@@ -5,7 +5,8 @@
 //! [`tokenizer_json`]), or from `vocab.txt` / `vocab.json` when there is none, plus
 //! `tokenizer_config.json`, `special_tokens_map.json` and `added_tokens.json`.
 
-use crate::error::{present, ModelError};
+use crate::budget::{cost, Reading, LIBRARY_PER_BYTE, VOCAB_ENTRY};
+use crate::error::ModelError;
 use crate::json::read_json;
 use crate::tokenizer_json::{self, Vocab};
 use serde_json::{Map, Value};
@@ -104,51 +105,29 @@ impl TokenizerInfo {
     }
 }
 
-/// The largest `vocab.txt` read (BERT's is 230 KB; a million tokens ~10 MB).
-const VOCAB_TXT_LIMIT: u64 = 16 << 20;
-
-fn opt_json(path: &Path) -> Result<Option<Map<String, Value>>, ModelError> {
-    if !present(path)? {
+/// A JSON object file the folder may hold; `None` when it is absent or
+/// left out ([`Reading`]).
+fn opt_json(path: &Path, reading: &Reading) -> Result<Option<Map<String, Value>>, ModelError> {
+    if !reading.present(path) {
         return Ok(None);
     }
-    match read_json(path)? {
-        Value::Object(m) => Ok(Some(m)),
-        _ => Err(ModelError::invalid(path, "not a JSON object")),
+    match reading.or_left_out(read_json(path, &reading.budget))? {
+        Some(Value::Object(m)) => Ok(Some(m)),
+        Some(_) => Err(ModelError::invalid(path, "not a JSON object")),
+        None => Ok(None),
     }
 }
 
-/// A special token value: `"<s>"` or `{"content": "<s>", …}`.
-fn token_content(v: &Value) -> Option<&str> {
-    v.as_str()
-        .or_else(|| v.get("content").and_then(Value::as_str))
-}
-
-/// Read the tokenizer of `dir`; `None` when it has no tokenizer files.
-pub fn read_tokenizer(dir: &Path) -> Result<Option<TokenizerInfo>, ModelError> {
-    read_tokenizer_with(dir, tokenizer_json::FULL_READ_LIMIT)
-}
-
-/// `read_tokenizer`, with a `tokenizer.json` over `full_limit` bytes read by
-/// the bounded pass.
-fn read_tokenizer_with(dir: &Path, full_limit: u64) -> Result<Option<TokenizerInfo>, ModelError> {
-    let tj = dir.join("tokenizer.json");
-    let config_path = dir.join("tokenizer_config.json");
-    let config = opt_json(&config_path)?;
-    let map_path = dir.join("special_tokens_map.json");
-    let special_map = opt_json(&map_path)?;
-    let added_path = dir.join("added_tokens.json");
-    let added_json = opt_json(&added_path)?;
-
-    let mut files = Vec::new();
-    let mut vocab = Vocab::default();
-    let mut added: BTreeMap<u64, AddedToken> = BTreeMap::new();
-    let mut pair_type_id = None;
-    let large = std::fs::metadata(&tj).is_ok_and(|m| m.len() > full_limit);
-    let (source, base_size) = if present(&tj)? && large {
-        let light = tokenizer_json::read(&tj)?;
-        files.push("tokenizer.json".to_string());
-        vocab = light.vocab;
-        for (id, t) in tokenizer_json::assign_ids(&light.added, &vocab, light.base_size) {
+/// `tokenizer.json`: with the `tokenizers` library when it is small and the
+/// budget can take what the library holds, else in one bounded pass.
+fn tokenizer_json_base(tj: &Path, full_limit: u64, reading: &Reading) -> Result<Base, ModelError> {
+    let budget = &reading.budget;
+    let len = std::fs::metadata(tj).map_or(u64::MAX, |m| m.len());
+    let library = cost(len, LIBRARY_PER_BYTE);
+    if len > full_limit || library > budget.left() {
+        let light = tokenizer_json::read(tj, budget)?;
+        let mut added = BTreeMap::new();
+        for (id, t) in tokenizer_json::assign_ids(&light.added, &light.vocab, light.base_size) {
             added.insert(
                 id,
                 AddedToken {
@@ -158,64 +137,186 @@ fn read_tokenizer_with(dir: &Path, full_limit: u64) -> Result<Option<TokenizerIn
                 },
             );
         }
-        pair_type_id = light.pair_type_id;
-        (VocabSource::TokenizerJson, light.base_size)
-    } else if present(&tj)? {
-        // tokenizers panics on some malformed files ("Helper" on a JSON
-        // error inside its `decoder`, found by fuzzing): contain it.
-        let tok = devassert_core::contain::contain(|| tokenizers::Tokenizer::from_file(&tj))
-            .map_err(|panic| ModelError::Tokenizer {
-                path: tj.clone(),
-                message: panic,
-            })?
-            .map_err(|e| ModelError::Tokenizer {
-                path: tj.clone(),
-                message: e.to_string(),
-            })?;
-        files.push("tokenizer.json".to_string());
-        for (k, v) in tok.get_vocab(true) {
-            vocab.insert_if_absent(&k, u64::from(v));
+        return Ok(Base {
+            source: VocabSource::TokenizerJson,
+            size: light.base_size,
+            file: "tokenizer.json",
+            vocab: light.vocab,
+            added,
+            pair_type_id: light.pair_type_id,
+        });
+    }
+    // Held only while it is read: given back below.
+    budget
+        .take(library)
+        .map_err(|why| ModelError::over_budget(tj, why))?;
+    let base = tokenizer_json_library(tj, reading);
+    budget.give(library);
+    base
+}
+
+fn tokenizer_json_library(tj: &Path, reading: &Reading) -> Result<Base, ModelError> {
+    // tokenizers panics on some malformed files ("Helper" on a JSON
+    // error inside its `decoder`, found by fuzzing): contain it.
+    let tok = devassert_core::contain::contain(|| tokenizers::Tokenizer::from_file(tj))
+        .map_err(|panic| ModelError::Tokenizer {
+            path: tj.to_path_buf(),
+            message: panic,
+        })?
+        .map_err(|e| ModelError::Tokenizer {
+            path: tj.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    let mut vocab = Vocab::default();
+    let entries = tok.get_vocab(true);
+    reading
+        .budget
+        .take(cost(entries.len() as u64, VOCAB_ENTRY))
+        .map_err(|why| ModelError::over_budget(tj, why))?;
+    for (k, v) in entries {
+        vocab.insert_if_absent(&k, u64::from(v));
+    }
+    let mut added = BTreeMap::new();
+    for (id, t) in tok.get_added_tokens_decoder() {
+        added.insert(
+            u64::from(id),
+            AddedToken {
+                id: u64::from(id),
+                content: t.content,
+                special: t.special,
+            },
+        );
+    }
+    // Encode a pair to see the type ids its post-processor really gives.
+    let mut pair_type_id = None;
+    if let Ok(Ok(enc)) = devassert_core::contain::contain(|| tok.encode(("a", "b"), true)) {
+        pair_type_id = enc.get_type_ids().iter().max().map(|&m| u64::from(m));
+    }
+    Ok(Base {
+        source: VocabSource::TokenizerJson,
+        size: tok.get_vocab_size(false) as u64,
+        file: "tokenizer.json",
+        vocab,
+        added,
+        pair_type_id,
+    })
+}
+
+/// `vocab.txt`: one token a line, its id the line number (transformers'
+/// `load_vocab`); the text and each entry drawn from the budget.
+fn vocab_txt_base(p: &Path, reading: &Reading) -> Result<Base, ModelError> {
+    let budget = &reading.budget;
+    let len = std::fs::metadata(p).map_or(0, |m| m.len());
+    budget
+        .take(len)
+        .map_err(|why| ModelError::over_budget(p, why))?;
+    let vocab = vocab_txt_lines(p, len, reading);
+    // The text is dropped by now, read or not: only the map is kept.
+    budget.give(len);
+    let (vocab, lines) = vocab?;
+    Ok(Base {
+        source: VocabSource::VocabTxt,
+        size: lines,
+        file: "vocab.txt",
+        vocab,
+        added: BTreeMap::new(),
+        pair_type_id: None,
+    })
+}
+
+/// The tokens of `vocab.txt` (at most `len` bytes) and its line count.
+fn vocab_txt_lines(p: &Path, len: u64, reading: &Reading) -> Result<(Vocab, u64), ModelError> {
+    // Never more than was taken (the file may have grown since).
+    let text = devassert_core::regular::read(p, len).map_err(|e| ModelError::io(p, e))?;
+    let text = String::from_utf8_lossy(&text);
+    let lines = text.lines().count() as u64;
+    reading
+        .budget
+        .take(cost(lines, VOCAB_ENTRY))
+        .map_err(|why| ModelError::over_budget(p, why))?;
+    let mut vocab = Vocab::default();
+    for (i, line) in text.lines().enumerate() {
+        vocab.insert_if_absent(line.trim_end_matches('\r'), i as u64);
+    }
+    Ok((vocab, lines))
+}
+
+/// A special token value: `"<s>"` or `{"content": "<s>", …}`.
+fn token_content(v: &Value) -> Option<&str> {
+    v.as_str()
+        .or_else(|| v.get("content").and_then(Value::as_str))
+}
+
+/// Read the tokenizer of `dir`; `None` when it has no tokenizer files (or
+/// all of them were left out).
+pub fn read_tokenizer(dir: &Path, reading: &Reading) -> Result<Option<TokenizerInfo>, ModelError> {
+    read_tokenizer_with(dir, tokenizer_json::FULL_READ_LIMIT, reading)
+}
+
+/// What the base vocabulary was read from.
+struct Base {
+    source: VocabSource,
+    size: u64,
+    file: &'static str,
+    vocab: Vocab,
+    /// Added tokens, by id, that came with it (`tokenizer.json`'s).
+    added: BTreeMap<u64, AddedToken>,
+    pair_type_id: Option<u64>,
+}
+
+/// `read_tokenizer`, with a `tokenizer.json` over `full_limit` bytes read by
+/// the bounded pass.
+fn read_tokenizer_with(
+    dir: &Path,
+    full_limit: u64,
+    reading: &Reading,
+) -> Result<Option<TokenizerInfo>, ModelError> {
+    let config_path = dir.join("tokenizer_config.json");
+    let config = opt_json(&config_path, reading)?;
+    let map_path = dir.join("special_tokens_map.json");
+    let special_map = opt_json(&map_path, reading)?;
+    let added_path = dir.join("added_tokens.json");
+    let added_json = opt_json(&added_path, reading)?;
+
+    // The first vocabulary file there and not left out, in transformers' order.
+    let mut base = None;
+    let tj = dir.join("tokenizer.json");
+    if reading.present(&tj) {
+        base = reading.or_left_out(tokenizer_json_base(&tj, full_limit, reading))?;
+    }
+    let txt = dir.join("vocab.txt");
+    if base.is_none() && reading.present(&txt) {
+        base = reading.or_left_out(vocab_txt_base(&txt, reading))?;
+    }
+    let vj = dir.join("vocab.json");
+    if base.is_none() && reading.present(&vj) {
+        let vocab = reading.or_left_out(tokenizer_json::read_vocab_json(&vj, &reading.budget))?;
+        base = vocab.map(|vocab| Base {
+            source: VocabSource::VocabJson,
+            size: vocab.len() as u64,
+            file: "vocab.json",
+            vocab,
+            added: BTreeMap::new(),
+            pair_type_id: None,
+        });
+    }
+    let mut files = Vec::new();
+    let (source, base_size, mut vocab, mut added, pair_type_id) = match base {
+        Some(b) => {
+            files.push(b.file.to_string());
+            if b.source == VocabSource::VocabJson && dir.join("merges.txt").is_file() {
+                files.push("merges.txt".into());
+            }
+            (b.source, b.size, b.vocab, b.added, b.pair_type_id)
         }
-        for (id, t) in tok.get_added_tokens_decoder() {
-            added.insert(
-                u64::from(id),
-                AddedToken {
-                    id: u64::from(id),
-                    content: t.content,
-                    special: t.special,
-                },
-            );
-        }
-        // Encode a pair to see the type ids its post-processor really gives.
-        if let Ok(Ok(enc)) = devassert_core::contain::contain(|| tok.encode(("a", "b"), true)) {
-            pair_type_id = enc.get_type_ids().iter().max().map(|&m| u64::from(m));
-        }
-        (VocabSource::TokenizerJson, tok.get_vocab_size(false) as u64)
-    } else if present(&dir.join("vocab.txt"))? {
-        let p = dir.join("vocab.txt");
-        // One token a line: its ids and the line count are all kept.
-        let text = devassert_core::regular::read(&p, VOCAB_TXT_LIMIT)
-            .map_err(|e| ModelError::io(&p, e))?;
-        let text = String::from_utf8_lossy(&text);
-        // transformers' load_vocab: one token per line, its id is the line number.
-        for (i, line) in text.lines().enumerate() {
-            vocab.insert_if_absent(line.trim_end_matches('\r'), i as u64);
-        }
-        files.push("vocab.txt".into());
-        (VocabSource::VocabTxt, text.lines().count() as u64)
-    } else if present(&dir.join("vocab.json"))? {
-        let p = dir.join("vocab.json");
-        vocab = tokenizer_json::read_vocab_json(&p)?;
-        files.push("vocab.json".into());
-        if dir.join("merges.txt").is_file() {
-            files.push("merges.txt".into());
-        }
-        let n = vocab.len() as u64;
-        (VocabSource::VocabJson, n)
-    } else if config.is_some() || added_json.is_some() {
-        (VocabSource::AddedOnly, 0)
-    } else {
-        return Ok(None);
+        None if config.is_some() || added_json.is_some() => (
+            VocabSource::AddedOnly,
+            0,
+            Vocab::default(),
+            BTreeMap::new(),
+            None,
+        ),
+        None => return Ok(None),
     };
 
     // Added tokens the slow tokenizers keep beside the vocabulary.
@@ -389,8 +490,12 @@ mod tests {
                 r#"{"pad_token":"[PAD]","cls_token":"[CLS]","additional_special_tokens":["<new>"]}"#,
             )
             .unwrap();
-            let full = read_tokenizer_with(d.path(), u64::MAX).unwrap().unwrap();
-            let light = read_tokenizer_with(d.path(), 0).unwrap().unwrap();
+            let full = read_tokenizer_with(d.path(), u64::MAX, &Reading::default())
+                .unwrap()
+                .unwrap();
+            let light = read_tokenizer_with(d.path(), 0, &Reading::default())
+                .unwrap()
+                .unwrap();
             assert_eq!(
                 format!("{light:?}"),
                 format!("{full:?}"),
@@ -407,7 +512,9 @@ mod tests {
             r#"{"model": {"vocab": {"a": -1}}}"#,
         )
         .unwrap();
-        let e = read_tokenizer_with(d.path(), 0).unwrap_err().to_string();
+        let e = read_tokenizer_with(d.path(), 0, &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tokenizer.json"), "{e}");
     }
 
@@ -419,7 +526,9 @@ mod tests {
             "{\"model_max_length\": ",
         )
         .unwrap();
-        let e = read_tokenizer(d.path()).unwrap_err().to_string();
+        let e = read_tokenizer(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("tokenizer_config.json") && e.contains("invalid JSON"),
             "{e}"
@@ -430,7 +539,9 @@ mod tests {
     fn broken_tokenizer_json_names_the_file() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("tokenizer.json"), "{\"model\": 3}").unwrap();
-        let e = read_tokenizer(d.path()).unwrap_err().to_string();
+        let e = read_tokenizer(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tokenizer.json"), "{e}");
     }
 
@@ -444,7 +555,9 @@ mod tests {
         .unwrap();
         std::fs::write(d.path().join("added_tokens.json"), r#"{"<new>": 5}"#).unwrap();
         std::fs::write(d.path().join("tokenizer_config.json"), r#"{"tokenizer_class": "BertTokenizer", "model_max_length": 1000000000000000019884624838656, "pad_token": "[PAD]"}"#).unwrap();
-        let t = read_tokenizer(d.path()).unwrap().unwrap();
+        let t = read_tokenizer(d.path(), &Reading::default())
+            .unwrap()
+            .unwrap();
         assert_eq!((t.base_size, t.size, t.max_id), (5, 6, Some(5)));
         assert_eq!(t.model_max_length, None, "1e30 means no limit");
         assert_eq!(t.added_outside_base().count(), 1);
@@ -456,7 +569,9 @@ mod tests {
     fn vocab_json_with_a_bad_id_is_an_error() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("vocab.json"), r#"{"a": -3}"#).unwrap();
-        let e = read_tokenizer(d.path()).unwrap_err().to_string();
+        let e = read_tokenizer(d.path(), &Reading::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("vocab.json") && e.contains("-3"), "{e}");
     }
 
@@ -469,7 +584,9 @@ mod tests {
             r#"{"tokenizer_class": "RobertaTokenizer"}"#,
         )
         .unwrap();
-        let t = read_tokenizer(d.path()).unwrap().unwrap();
+        let t = read_tokenizer(d.path(), &Reading::default())
+            .unwrap()
+            .unwrap();
         assert!(!t.emits_type_ids);
         assert_eq!(t.max_type_id, None);
     }

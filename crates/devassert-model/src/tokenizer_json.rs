@@ -5,6 +5,7 @@
 //! took 1.7 GB); here the merges are skipped unread and each vocabulary entry
 //! keeps only a hash of its token and its id.
 
+use crate::budget::{Budget, NAME_ENTRY, VOCAB_ENTRY};
 use crate::error::ModelError;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -18,15 +19,10 @@ use std::path::Path;
 /// ones are read here (a 63 MiB file took 848 MB in the library).
 pub const FULL_READ_LIMIT: u64 = 4 << 20;
 
-/// Entries of the vocabulary, and added tokens, kept at most: a map entry
-/// takes ~32 bytes, so 4M of them ~128 MiB; the largest published
-/// vocabularies hold about 1M.
-pub const MAX_ENTRIES: u64 = 4 << 20;
-
-fn too_many<E: de::Error>(what: &str) -> E {
-    E::custom(format!(
-        "more than {MAX_ENTRIES} {what}: over devassert's memory budget, not read"
-    ))
+/// Take `bytes` from the budget, or stop the parse with why (said as the
+/// budget, the file left out).
+fn draw<E: de::Error>(budget: &Budget, bytes: u64) -> Result<(), E> {
+    budget.take(bytes).map_err(E::custom)
 }
 
 /// Token → id, by a 64-bit hash of the token (collisions are out of reach
@@ -77,20 +73,20 @@ pub struct Light {
     pub pair_type_id: Option<u64>,
 }
 
-pub fn read(path: &Path) -> Result<Light, ModelError> {
-    crate::json::read_with(path, TopSeed)
+pub fn read(path: &Path, budget: &Budget) -> Result<Light, ModelError> {
+    crate::json::read_with(path, budget, TopSeed(budget))
 }
 
-struct TopSeed;
+struct TopSeed<'a>(&'a Budget);
 
-impl<'de> DeserializeSeed<'de> for TopSeed {
+impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
     type Value = Light;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Light, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for TopSeed {
+impl<'de> Visitor<'de> for TopSeed<'_> {
     type Value = Light;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a tokenizer.json object")
@@ -100,9 +96,9 @@ impl<'de> Visitor<'de> for TopSeed {
         let mut processor = None;
         while let Some(k) = map.next_key::<String>()? {
             match k.as_str() {
-                "added_tokens" => light.added = map.next_value_seed(AddedSeed)?,
+                "added_tokens" => light.added = map.next_value_seed(AddedSeed(self.0))?,
                 "model" => {
-                    let (vocab, n) = map.next_value_seed(ModelSeed)?;
+                    let (vocab, n) = map.next_value_seed(ModelSeed(self.0))?;
                     light.vocab = vocab;
                     light.base_size = n;
                 }
@@ -119,16 +115,16 @@ impl<'de> Visitor<'de> for TopSeed {
 
 /// `model`: its `vocab` (a map of token to id, or Unigram's list of
 /// `[piece, score]` whose ids are the positions); merges and the rest skipped.
-struct ModelSeed;
+struct ModelSeed<'a>(&'a Budget);
 
-impl<'de> DeserializeSeed<'de> for ModelSeed {
+impl<'de> DeserializeSeed<'de> for ModelSeed<'_> {
     type Value = (Vocab, u64);
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for ModelSeed {
+impl<'de> Visitor<'de> for ModelSeed<'_> {
     type Value = (Vocab, u64);
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a tokenizer model object")
@@ -137,7 +133,7 @@ impl<'de> Visitor<'de> for ModelSeed {
         let mut out = (Vocab::default(), 0);
         while let Some(k) = map.next_key::<String>()? {
             if k == "vocab" {
-                out = map.next_value_seed(VocabSeed)?;
+                out = map.next_value_seed(VocabSeed(self.0))?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -146,16 +142,17 @@ impl<'de> Visitor<'de> for ModelSeed {
     }
 }
 
-struct VocabSeed;
+/// Each entry kept draws [`VOCAB_ENTRY`] from the budget.
+struct VocabSeed<'a>(&'a Budget);
 
-impl<'de> DeserializeSeed<'de> for VocabSeed {
+impl<'de> DeserializeSeed<'de> for VocabSeed<'_> {
     type Value = (Vocab, u64);
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for VocabSeed {
+impl<'de> Visitor<'de> for VocabSeed<'_> {
     type Value = (Vocab, u64);
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a vocabulary: an object of token ids or a list of [piece, score]")
@@ -164,11 +161,9 @@ impl<'de> Visitor<'de> for VocabSeed {
         let mut vocab = Vocab::default();
         let mut n = 0u64;
         while let Some((token, id)) = map.next_entry::<String, u64>()? {
+            draw(self.0, VOCAB_ENTRY)?;
             vocab.insert_if_absent(&token, id);
             n += 1;
-            if n > MAX_ENTRIES {
-                return Err(too_many("vocabulary entries"));
-            }
         }
         Ok((vocab, n))
     }
@@ -176,11 +171,9 @@ impl<'de> Visitor<'de> for VocabSeed {
         let mut vocab = Vocab::default();
         let mut n = 0u64;
         while let Some((piece, _score)) = seq.next_element::<(String, f64)>()? {
+            draw(self.0, VOCAB_ENTRY)?;
             vocab.insert_if_absent(&piece, n);
             n += 1;
-            if n > MAX_ENTRIES {
-                return Err(too_many("vocabulary entries"));
-            }
         }
         Ok((vocab, n))
     }
@@ -188,20 +181,21 @@ impl<'de> Visitor<'de> for VocabSeed {
 
 /// A slow tokenizer's `vocab.json` (token → id), streamed: its vocabulary,
 /// or the first entry whose id is not a non-negative integer.
-pub fn read_vocab_json(path: &Path) -> Result<Vocab, ModelError> {
-    crate::json::read_with(path, VocabJsonSeed)?.map_err(|m| ModelError::invalid(path, m))
+pub fn read_vocab_json(path: &Path, budget: &Budget) -> Result<Vocab, ModelError> {
+    crate::json::read_with(path, budget, VocabJsonSeed(budget))?
+        .map_err(|m| ModelError::invalid(path, m))
 }
 
-struct VocabJsonSeed;
+struct VocabJsonSeed<'a>(&'a Budget);
 
-impl<'de> DeserializeSeed<'de> for VocabJsonSeed {
+impl<'de> DeserializeSeed<'de> for VocabJsonSeed<'_> {
     type Value = Result<Vocab, String>;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for VocabJsonSeed {
+impl<'de> Visitor<'de> for VocabJsonSeed<'_> {
     type Value = Result<Vocab, String>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON object of tokens to ids")
@@ -218,7 +212,10 @@ impl<'de> Visitor<'de> for VocabJsonSeed {
             // wrong, and then only the first is kept for the message.
             let v = map.next_value::<serde_json::Value>()?;
             match v.as_u64() {
-                Some(id) => vocab.insert_if_absent(&token, id),
+                Some(id) => {
+                    draw(self.0, VOCAB_ENTRY)?;
+                    vocab.insert_if_absent(&token, id);
+                }
                 None => {
                     let text = v.to_string();
                     let shown = devassert_core::render::inert::bounded(&text, 80);
@@ -227,25 +224,23 @@ impl<'de> Visitor<'de> for VocabJsonSeed {
                     ));
                 }
             }
-            if vocab.len() as u64 > MAX_ENTRIES {
-                return Err(too_many("vocabulary entries"));
-            }
         }
         Ok(bad.map_or(Ok(vocab), Err))
     }
 }
 
-/// `added_tokens`: a list of entries (or null), at most [`MAX_ENTRIES`].
-struct AddedSeed;
+/// `added_tokens`: a list of entries (or null), each drawing its text and
+/// [`NAME_ENTRY`] from the budget.
+struct AddedSeed<'a>(&'a Budget);
 
-impl<'de> DeserializeSeed<'de> for AddedSeed {
+impl<'de> DeserializeSeed<'de> for AddedSeed<'_> {
     type Value = Vec<AddedJson>;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_option(self)
     }
 }
 
-impl<'de> Visitor<'de> for AddedSeed {
+impl<'de> Visitor<'de> for AddedSeed<'_> {
     type Value = Vec<AddedJson>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a list of added tokens")
@@ -262,10 +257,8 @@ impl<'de> Visitor<'de> for AddedSeed {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::new();
         while let Some(t) = seq.next_element::<AddedJson>()? {
+            draw(self.0, t.content.len() as u64 + NAME_ENTRY)?;
             out.push(t);
-            if out.len() as u64 > MAX_ENTRIES {
-                return Err(too_many("added tokens"));
-            }
         }
         Ok(out)
     }

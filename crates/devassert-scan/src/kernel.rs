@@ -48,14 +48,15 @@ pub fn scan(values: &Values, bounds: Bounds, ignore: &[i64], limit: usize) -> Ra
     scan_with_progress(values, bounds, ignore, limit, &|_| {})
 }
 
-/// [`scan`], telling `read` the bytes of each chunk as pass one finishes
-/// it: the progress bar moves inside a large file, not once per file.
+/// [`scan`], giving `read` each chunk as pass one finishes it: the
+/// progress bar moves inside a large file, not once per file, and the pages
+/// of a mapped file can be dropped behind the scan.
 pub fn scan_with_progress(
     values: &Values,
     bounds: Bounds,
     ignore: &[i64],
     limit: usize,
-    read: &(dyn Fn(u64) + Sync),
+    read: &(dyn Fn(&[u8]) + Sync),
 ) -> RangeResult {
     let args = (values.raw(), values.big_endian, bounds, ignore, limit, read);
     dispatch(values.dtype, args)
@@ -67,7 +68,7 @@ type Args<'a> = (
     Bounds,
     &'a [i64],
     usize,
-    &'a (dyn Fn(u64) + Sync),
+    &'a (dyn Fn(&[u8]) + Sync),
 );
 
 fn dispatch(dtype: Dtype, args: Args<'_>) -> RangeResult {
@@ -133,7 +134,7 @@ fn scan_typed<T: Elem>((raw, big_endian, bounds, ignore, limit, read): Args<'_>)
         .map(|c| {
             let xs = chunk_values::<T>(c, swap);
             let (lo, hi) = minmax_dispatch(&xs, &ign);
-            read(c.len() as u64);
+            read(c);
             (lo <= hi).then_some((lo, hi))
         })
         .collect();

@@ -265,8 +265,11 @@ fn scan_part(
         && wider.is_none();
     let r = match part.data {
         Data::Values(v) => {
-            kernel::scan_with_progress(&v, opts.bounds, &opts.ignore, opts.limit, &|n| {
-                progress.add(n)
+            // Pass one reads each chunk once: its mapped pages are dropped
+            // behind it (pass two faults in the few chunks it reads again).
+            kernel::scan_with_progress(&v, opts.bounds, &opts.ignore, opts.limit, &|c| {
+                progress.add(c.len() as u64);
+                v.bytes.drop_pages(c);
             })
         }
         Data::Scanned { result, .. } => result,

@@ -121,13 +121,49 @@ fn fifos_and_sockets_in_a_folder_or_named_are_skipped_and_said() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("a FIFO"));
 }
 
+/// The `skipped[]` entry of a report for a path ending in `file`.
+fn skipped_why<'a>(r: &'a Value, file: &str) -> &'a str {
+    r["skipped"]
+        .as_array()
+        .and_then(|es| {
+            es.iter()
+                .find(|e| e["path"].as_str().is_some_and(|f| f.ends_with(file)))
+        })
+        .and_then(|e| e["why"].as_str())
+        .unwrap_or_else(|| panic!("no skipped entry for {file} in {r:#}"))
+}
+
 #[test]
-fn check_names_a_fifo_config_and_explain_skips_fifos() {
+fn check_skips_a_fifo_in_the_model_folder_and_checks_the_rest() {
     let d = tempfile::tempdir().expect("tempdir");
     let model = d.path().join("model");
     std::fs::create_dir(&model).expect("mkdir");
     mkfifo(&model.join("config.json"));
+    mkfifo(&model.join("tokenizer.json"));
     std::fs::write(model.join("vocab.txt"), "a\nb\n").expect("write");
+    let r = run(d.path(), &["check", "model"]);
+    assert_eq!(r.code, 2, "{:#}\n{}", r.json, r.stderr);
+    for f in ["config.json", "tokenizer.json"] {
+        let why = skipped_why(&r.json, f);
+        assert!(
+            why.starts_with("a FIFO (named pipe), not a regular file"),
+            "{why}"
+        );
+        assert!(
+            r.stderr.contains(&format!("{f}: a FIFO")),
+            "said on stderr: {}",
+            r.stderr
+        );
+    }
+    // The rest of the folder is checked: the tokenizer comes from vocab.txt.
+    assert_eq!(
+        r.json["model"]["tokenizer"]["files"],
+        serde_json::json!(["vocab.txt"]),
+        "{:#}",
+        r.json
+    );
+    assert_eq!(r.json["model"]["tokenizer"]["size"], 2);
+    // Text: the same warning, and the model's summary.
     let out = common::bin()
         .args(["check"])
         .arg(&model)
@@ -137,10 +173,28 @@ fn check_names_a_fifo_config_and_explain_skips_fifos() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("config.json") && stderr.contains("FIFO"),
+        stderr.contains("config.json: a FIFO (named pipe)"),
         "{stderr}"
     );
+    // Nothing left to read: an error naming what was left out.
+    std::fs::remove_file(model.join("vocab.txt")).expect("rm");
+    let out = common::bin()
+        .args(["check"])
+        .arg(&model)
+        .timeout(PATIENCE)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("nothing could be read") && stderr.contains("a FIFO"),
+        "{stderr}"
+    );
+}
 
+#[test]
+fn explain_skips_fifos() {
+    let d = tempfile::tempdir().expect("tempdir");
     // explain: --data naming a FIFO, and a FIFO in --inductor-dir.
     let log = d.path().join("crash.log");
     std::fs::write(
@@ -195,11 +249,12 @@ fn huge_jsonl_lines_and_csv_cells_are_read_in_budget() {
     writeln!(w, "{{\"input_ids\":[1,2]}}").unwrap();
     w.flush().unwrap();
     drop(w);
-    // A CSV whose text cell is 40 MB, then a bad label.
+    // A CSV whose text cell is 320 MiB, then a bad label: more than the
+    // budget, so its mapped pages must be dropped behind the reader too.
     let mut w = std::io::BufWriter::new(std::fs::File::create(d.path().join("b.csv")).unwrap());
     write!(w, "text,label\n\"").unwrap();
     let chunk = vec![b'y'; 1 << 20];
-    for _ in 0..40 {
+    for _ in 0..320 {
         w.write_all(&chunk).unwrap();
     }
     writeln!(w, "\",3\nshort,12").unwrap();
@@ -212,7 +267,26 @@ fn huge_jsonl_lines_and_csv_cells_are_read_in_budget() {
     let r = run(d.path(), &["scan", "b.csv", "--classes", "10"]);
     assert_eq!(r.code, 1, "{:#}", r.json);
     assert_eq!(r.json["findings"][0]["values"], serde_json::json!([12]));
-    assert_in_budget("a 40 MB CSV cell");
+    assert_in_budget("a 320 MiB CSV cell");
+}
+
+#[test]
+fn a_raw_token_file_past_the_budget_is_scanned_in_budget() {
+    // 288 MiB of u16 tokens, the last one bad: its pages are mapped, and
+    // dropped behind the scan, so the RSS stays under the budget.
+    let d = tempfile::tempdir().expect("tempdir");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(d.path().join("t.bin")).unwrap());
+    let chunk: Vec<u8> = std::iter::repeat_n([5u8, 0], 1 << 19).flatten().collect();
+    for _ in 0..288 {
+        w.write_all(&chunk).unwrap();
+    }
+    w.write_all(&60_000u16.to_le_bytes()).unwrap();
+    w.flush().unwrap();
+    drop(w);
+    let r = run(d.path(), &["scan", "t.bin", "--vocab", "50000"]);
+    assert_eq!(r.code, 1, "{:#}", r.json);
+    assert_eq!(r.json["findings"][0]["values"], serde_json::json!([60000]));
+    assert_in_budget("288 MiB of raw tokens");
 }
 
 #[test]
@@ -266,6 +340,49 @@ fn huge_model_json_files_are_read_or_refused_in_budget() {
     let r = run(d.path(), &["check", "."]);
     assert_ne!(r.code, 2, "{:#}\n{}", r.json, r.stderr);
     assert_in_budget("a 40 MB config.json");
+}
+
+/// A JSON file of `name` whose one kept key holds `mib` MiB of small integers.
+fn kept_json(dir: &Path, name: &str, mib: usize) {
+    let mut w = std::io::BufWriter::new(std::fs::File::create(dir.join(name)).unwrap());
+    write!(w, "{{\"model_max_length\":512,\"junk\":[").unwrap();
+    for _ in 0..(mib << 20) / 5 {
+        write!(w, "1234,").unwrap();
+    }
+    write!(w, "0]}}").unwrap();
+    w.flush().unwrap();
+}
+
+#[test]
+fn check_reads_all_the_model_files_within_one_budget() {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        d.path().join("config.json"),
+        r#"{"model_type":"bert","vocab_size":10}"#,
+    )
+    .unwrap();
+    // Each fits the budget alone; the two together do not.
+    kept_json(d.path(), "tokenizer_config.json", 6);
+    kept_json(d.path(), "special_tokens_map.json", 6);
+    let r = run(d.path(), &["check", "."]);
+    assert_eq!(r.code, 2, "{:#}\n{}", r.json, r.stderr);
+    let why = skipped_why(&r.json, "special_tokens_map.json");
+    assert!(why.contains("memory budget"), "{why}");
+    assert!(r
+        .stderr
+        .contains("special_tokens_map.json: needs more than"));
+    // The others are read.
+    assert_eq!(r.json["model"]["config_vocab_size"], 10, "{:#}", r.json);
+    assert_eq!(
+        r.json["model"]["tokenizer"]["files"],
+        serde_json::json!(["tokenizer_config.json"])
+    );
+    assert_in_budget("two 6 MiB kept JSON files");
+    // Alone, the second one is read.
+    std::fs::remove_file(d.path().join("tokenizer_config.json")).unwrap();
+    let r = run(d.path(), &["check", "."]);
+    assert_ne!(r.code, 2, "{:#}\n{}", r.json, r.stderr);
+    assert!(r.json.get("skipped").is_none(), "{:#}", r.json);
 }
 
 #[test]

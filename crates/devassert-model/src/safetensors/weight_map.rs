@@ -1,28 +1,27 @@
 //! `model.safetensors.index.json`, streamed: its `weight_map` (tensor name →
 //! shard file) grouped by shard, the rest (`metadata`) skipped unread, and
-//! the names kept bounded.
+//! each name kept drawn from the command's budget.
 
+use crate::budget::{Budget, NAME_ENTRY};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// Bytes of tensor and file names kept: the largest published index (a
-/// model of ~100,000 tensors) holds ~8 MB.
-const NAMES_LIMIT: usize = 64 << 20;
-
 /// Shard file → the tensors it holds, or why the index is unusable.
 pub(crate) type Wanted = Result<BTreeMap<String, Vec<String>>, String>;
 
-pub(crate) struct IndexSeed;
+/// The largest published index (a model of ~100,000 tensors) holds ~8 MB
+/// of names: ~13 MiB of the budget.
+pub(crate) struct IndexSeed<'a>(pub &'a Budget);
 
-impl<'de> DeserializeSeed<'de> for IndexSeed {
+impl<'de> DeserializeSeed<'de> for IndexSeed<'_> {
     type Value = Wanted;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Wanted, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for IndexSeed {
+impl<'de> Visitor<'de> for IndexSeed<'_> {
     type Value = Wanted;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON object with a \"weight_map\"")
@@ -31,7 +30,7 @@ impl<'de> Visitor<'de> for IndexSeed {
         let mut found = None;
         while let Some(k) = map.next_key::<String>()? {
             if k == "weight_map" && found.is_none() {
-                found = Some(map.next_value_seed(MapSeed)?);
+                found = Some(map.next_value_seed(MapSeed(self.0))?);
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -42,23 +41,22 @@ impl<'de> Visitor<'de> for IndexSeed {
     }
 }
 
-struct MapSeed;
+struct MapSeed<'a>(&'a Budget);
 
-impl<'de> DeserializeSeed<'de> for MapSeed {
+impl<'de> DeserializeSeed<'de> for MapSeed<'_> {
     type Value = Wanted;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Wanted, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for MapSeed {
+impl<'de> Visitor<'de> for MapSeed<'_> {
     type Value = Wanted;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an object of tensor names to shard files")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Wanted, A::Error> {
         let mut wanted: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut bytes = 0usize;
         let mut bad = None;
         while let Some(tensor) = map.next_key::<String>()? {
             if bad.is_some() {
@@ -67,13 +65,8 @@ impl<'de> Visitor<'de> for MapSeed {
             }
             match map.next_value::<Option<String>>() {
                 Ok(Some(file)) => {
-                    bytes += tensor.len() + file.len();
-                    if bytes > NAMES_LIMIT {
-                        return Err(de::Error::custom(format!(
-                            "a weight_map of more than {} MiB of names: over devassert's memory budget, not read",
-                            NAMES_LIMIT >> 20
-                        )));
-                    }
+                    let held = (tensor.len() + file.len()) as u64 + NAME_ENTRY;
+                    self.0.take(held).map_err(de::Error::custom)?;
                     wanted.entry(file).or_default().push(tensor);
                 }
                 _ => bad = Some(format!("weight_map entry {tensor:?} is not a file name")),

@@ -8,6 +8,7 @@ use crate::dtype::Dtype;
 use crate::error::{bad, excerpt, within_budget, Result};
 use crate::format::InputFormat;
 use crate::kernel;
+use crate::mapped::Bytes;
 use crate::options::{ScanOptions, Target};
 use crate::range::RangeResult;
 use crate::values::{Data, Layout, Part};
@@ -33,8 +34,8 @@ impl Reader for Arrow {
             )
         };
         let col = choose_column(&schema, opts)?;
-        let len = input.data().len() as u64;
-        Ok(vec![collect(&schema, col, batches, format, opts, len)?])
+        let part = collect(&schema, col, batches, format, opts, &input.bytes)?;
+        Ok(vec![part])
     }
 }
 
@@ -483,12 +484,32 @@ fn collect(
     batches: impl Iterator<Item = Result<RecordBatch>>,
     format: InputFormat,
     opts: &ScanOptions,
-    input_len: u64,
+    input: &Bytes,
 ) -> Result<Part> {
     let field = schema.field(col);
-    let mut b = ColumnBuilder::new(is_list(field.data_type()), opts).for_input(input_len);
+    let len = input.as_slice().len() as u64;
+    let mut b = ColumnBuilder::new(is_list(field.data_type()), opts).for_input(len);
     for batch in batches {
-        b.push(batch?.column(col))?;
+        let batch = batch?;
+        b.push(batch.column(col))?;
+        // The batch's buffers are slices of the map (IPC reads them in
+        // place): read, their pages are handed back.
+        for c in batch.columns() {
+            drop_pages_of(input, &c.to_data());
+        }
     }
     Ok(b.finish(field.name().clone(), type_name(field.data_type()), format))
+}
+
+/// Drop the mapped pages an array's buffers (and its children's) lie in.
+fn drop_pages_of(input: &Bytes, data: &arrow_data::ArrayData) {
+    for buf in data.buffers() {
+        input.drop_pages(buf.as_slice());
+    }
+    if let Some(nulls) = data.nulls() {
+        input.drop_pages(nulls.buffer().as_slice());
+    }
+    for child in data.child_data() {
+        drop_pages_of(input, child);
+    }
 }

@@ -12,6 +12,7 @@ use super::reader::{Input, Reader};
 use crate::dtype::Dtype;
 use crate::error::{bad, excerpt, Result};
 use crate::format::InputFormat;
+use crate::mapped::{Bytes, DropBehind};
 use crate::options::{ScanOptions, Target};
 use crate::values::Part;
 use csv_core::ReadFieldResult;
@@ -50,14 +51,18 @@ struct Fields<'a> {
     data: &'a [u8],
     at: usize,
     cell: Cell,
+    /// The map's pages read past, dropped as the fields are read.
+    behind: DropBehind<'a>,
 }
 
 impl<'a> Fields<'a> {
-    fn new(data: &'a [u8], delimiter: u8) -> Self {
+    fn new(bytes: &'a Bytes, delimiter: u8) -> Self {
+        let data = bytes.as_slice();
         // The csv crate drops a UTF-8 byte order mark before the header.
         let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
         Fields {
             reader: csv_core::ReaderBuilder::new().delimiter(delimiter).build(),
+            behind: DropBehind::new(bytes, data),
             data,
             at: 0,
             cell: Cell {
@@ -78,6 +83,7 @@ impl<'a> Fields<'a> {
                 .reader
                 .read_field(&self.data[self.at..], &mut self.cell.buf[self.cell.len..]);
             self.at += nin;
+            self.behind.reached(self.at);
             self.cell.len += nout;
             match res {
                 ReadFieldResult::InputEmpty => {}
@@ -106,6 +112,7 @@ impl<'a> Fields<'a> {
                 .reader
                 .read_field(&self.data[self.at + read..], &mut scratch);
             read += nin;
+            self.behind.reached(self.at + read);
             match res {
                 ReadFieldResult::OutputFull | ReadFieldResult::InputEmpty => {}
                 other => return (other, read),
@@ -116,7 +123,7 @@ impl<'a> Fields<'a> {
 
 impl Reader for Csv {
     fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
-        let mut fields = Fields::new(input.data(), self.delimiter);
+        let mut fields = Fields::new(&input.bytes, self.delimiter);
         let mut names: Vec<String> = Vec::new();
         let (mut columns, mut kept) = (0usize, 0usize);
         while let Some(end) = fields.next() {
@@ -210,7 +217,6 @@ impl Reader for Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mapped::Bytes;
     use crate::values::{Data, Layout};
     use std::path::Path;
     use std::sync::Arc;

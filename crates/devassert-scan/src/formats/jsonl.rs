@@ -12,6 +12,7 @@ use super::reader::{Input, Reader};
 use crate::dtype::Dtype;
 use crate::error::{bad, excerpt, Result};
 use crate::format::InputFormat;
+use crate::mapped::DropBehind;
 use crate::options::{ScanOptions, Target};
 use crate::values::Part;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -28,20 +29,74 @@ const KEYS_SHOWN: usize = 50;
 
 impl Reader for Jsonl {
     fn read(&self, input: &Input<'_>, opts: &ScanOptions) -> Result<Vec<Part>> {
-        let text =
-            std::str::from_utf8(input.data()).map_err(|e| bad(format!("not UTF-8 text: {e}")))?;
+        read_lines(input, opts, LONG_LINE)
+    }
+}
+
+/// The reader, with lines longer than `long_line` parsed as they are read.
+pub(super) fn read_lines(
+    input: &Input<'_>,
+    opts: &ScanOptions,
+    long_line: usize,
+) -> Result<Vec<Part>> {
+    {
+        let data = input.data();
+        // Line by line, the map's pages dropped behind: the file is never
+        // held whole, not even to check that it is UTF-8.
+        let mut behind = DropBehind::new(&input.bytes, data);
         let mut field: Option<String> = opts.column.clone();
         let mut sink = Sink::new(opts);
-        for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
+        let mut at = 0;
+        let mut n = 0;
+        while at < data.len() {
+            let raw = &data[at..line_end(data, at, &mut behind)];
+            n += 1;
+            let lineno = n;
+            at += raw.len();
+            let raw = raw.strip_suffix(b"\n").unwrap_or(raw);
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            // A line past LONG_LINE is parsed as it is read, its pages
+            // dropped behind the parser (its strings are checked to be
+            // UTF-8 as they are parsed); any other is checked whole first.
+            let long = raw.len() > long_line;
+            let text = if long {
+                ""
+            } else {
+                std::str::from_utf8(raw)
+                    .map_err(|e| bad(format!("line {lineno}: not UTF-8 text: {e}")))?
+                    .trim()
+            };
+            let line = if long {
+                raw.trim_ascii()
+            } else {
+                text.as_bytes()
+            };
             if line.is_empty() {
                 continue;
             }
-            let lineno = n + 1;
+            let start = line.as_ptr() as usize - data.as_ptr() as usize;
+            macro_rules! parse {
+                ($f:expr) => {
+                    if long {
+                        // Each parse reads the line from its start again.
+                        behind.restart(start);
+                        let along = Along {
+                            data,
+                            at: start,
+                            end: start + line.len(),
+                            behind: &mut behind,
+                        };
+                        let along = std::io::BufReader::with_capacity(1 << 16, along);
+                        $f(&mut serde_json::Deserializer::from_reader(along))
+                    } else {
+                        $f(&mut serde_json::Deserializer::from_str(text))
+                    }
+                };
+            }
             let path = match &field {
                 Some(f) => f.clone(),
                 None => {
-                    let chosen = default_field(line, opts.target)
+                    let chosen = parse!(|de| default_field(de, opts.target))
                         .map_err(|e| bad(format!("line {lineno}: not valid JSON: {e}")))?;
                     let chosen = chosen.map_err(|keys| {
                         bad(format!(
@@ -54,13 +109,7 @@ impl Reader for Jsonl {
                 }
             };
             let keys: Vec<&str> = path.split('.').collect();
-            let mut de = serde_json::Deserializer::from_str(line);
-            let found = PathSeed {
-                rest: &keys,
-                sink: &mut sink,
-            }
-            .deserialize(&mut de)
-            .and_then(|f| de.end().map(|()| f));
+            let found = parse!(|de| find_path(de, &keys, &mut sink));
             let found = match found {
                 Ok(found) => found,
                 Err(e) => {
@@ -88,16 +137,74 @@ impl Reader for Jsonl {
     }
 }
 
+/// Lines longer than this are parsed as they are read ([`Along`]), their
+/// pages dropped behind the parser: a line this long parsed in place would
+/// by itself fill the 256 MiB peak. Reading through `io::Read` is several
+/// times slower per byte than parsing the slice, so shorter lines are
+/// parsed in place (their pages dropped once the line is done).
+const LONG_LINE: usize = 192 << 20;
+
+/// Where the line at `start` ends (past its newline), the pages searched
+/// dropped behind as they are read; for a line the parser will read again,
+/// the drops start over at its start.
+fn line_end(data: &[u8], start: usize, behind: &mut DropBehind<'_>) -> usize {
+    const CHUNK: usize = 1 << 20;
+    behind.reached(start);
+    let mut from = start;
+    let end = loop {
+        let to = (from + CHUNK).min(data.len());
+        if let Some(i) = memchr::memchr(b'\n', &data[from..to]) {
+            break from + i + 1;
+        }
+        if to == data.len() {
+            break to;
+        }
+        from = to;
+        behind.reached(from);
+    };
+    behind.restart(start);
+    end
+}
+
+/// A long line as the parser reads it: from the map, the pages behind
+/// the parser dropped as it goes.
+struct Along<'a, 'b> {
+    data: &'a [u8],
+    at: usize,
+    end: usize,
+    behind: &'b mut DropBehind<'a>,
+}
+
+impl std::io::Read for Along<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.end - self.at);
+        buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+        self.at += n;
+        self.behind.reached(self.at);
+        Ok(n)
+    }
+}
+
+/// Find the value at `keys` in the line and scan it: `true` once found.
+fn find_path<'de, R: serde_json::de::Read<'de>>(
+    de: &mut serde_json::Deserializer<R>,
+    keys: &[&str],
+    sink: &mut Sink<'_>,
+) -> serde_json::Result<bool> {
+    let found = PathSeed { rest: keys, sink }.deserialize(&mut *de)?;
+    de.end()?;
+    Ok(found)
+}
+
 /// The usual field of the line's object, or its keys when none is there.
-fn default_field(
-    line: &str,
+fn default_field<'de, R: serde_json::de::Read<'de>>(
+    de: &mut serde_json::Deserializer<R>,
     target: Target,
 ) -> serde_json::Result<std::result::Result<String, Vec<String>>> {
     let usual: &[&str] = match target {
         Target::Tokens => &["input_ids", "tokens", "token_ids", "ids"],
         Target::Labels => &["labels", "label", "target", "class", "class_id"],
     };
-    let mut de = serde_json::Deserializer::from_str(line);
     let keys = de.deserialize_any(KeysVisitor)?;
     de.end()?;
     Ok(usual

@@ -1,6 +1,6 @@
 //! The JSONL reader: rows across batches, dotted paths, and its messages.
 
-use super::jsonl::{Jsonl, BATCH};
+use super::jsonl::{read_lines, Jsonl, BATCH};
 use super::reader::{Input, Reader};
 use crate::error::Result;
 use crate::mapped::Bytes;
@@ -81,4 +81,47 @@ fn messages_name_the_line_and_the_value() {
         e("{\"text\":\"hi\",\"n\":1}"),
         "line 1: pass --column to choose a field (fields: text, n)"
     );
+}
+
+#[test]
+fn long_lines_read_as_they_are_parsed_give_what_parsed_in_place_gives() {
+    let ids: Vec<String> = (0..BATCH as u64 * 2 + 3)
+        .map(|i| (i % 12).to_string())
+        .collect();
+    let text = format!(
+        "{{\"text\":\"\u{e9}t\u{e9}\",\"input_ids\":[{}]}}\r\n\n  {{\"input_ids\":[3,11]}}  \n{{\"input_ids\":[]}}",
+        ids.join(",")
+    );
+    for column in [None, Some("input_ids".to_string())] {
+        let o = ScanOptions { column, ..opts() };
+        let input = Input {
+            path: Path::new("t.jsonl"),
+            bytes: Arc::new(Bytes::Heap(text.as_bytes().to_vec())),
+        };
+        let in_place = read_lines(&input, &o, usize::MAX).expect("in place");
+        let streamed = read_lines(&input, &o, 0).expect("streamed");
+        assert_eq!(in_place[0].name, streamed[0].name);
+        assert_eq!(in_place[0].layout, streamed[0].layout);
+        match (&in_place[0].data, &streamed[0].data) {
+            (Data::Scanned { result: a, .. }, Data::Scanned { result: b, .. }) => {
+                assert_eq!(a, b);
+                assert!(a.bad > 0);
+            }
+            _ => panic!("scanned as read"),
+        }
+    }
+    // Broken JSON in a long line is named by its line, both ways.
+    let input = Input {
+        path: Path::new("t.jsonl"),
+        bytes: Arc::new(Bytes::Heap(
+            b"{\"input_ids\":[1]}\n{\"input_ids\":[1,".to_vec(),
+        )),
+    };
+    for long in [0, usize::MAX] {
+        let Err(e) = read_lines(&input, &opts(), long) else {
+            panic!("broken JSON read");
+        };
+        let e = e.to_string();
+        assert!(e.contains("line 2: not valid JSON"), "{e}");
+    }
 }

@@ -75,9 +75,17 @@ impl Reader for Parquet {
         let file = bytes::Bytes::from_owner(Mapped(input.bytes.clone()));
         // parquet (and the arrow-ipc schema it embeds) can panic on corrupt
         // metadata and pages; see devassert_core::contain.
-        let meta = contain(|| ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()))
-            .map_err(panicked)?
-            .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
+        let meta = contain(|| match footer::split_decode(input.data()) {
+            Ok(Some(split)) => {
+                ArrowReaderMetadata::try_new(Arc::new(split), ArrowReaderOptions::new())
+                    .map_err(|e| e.to_string())
+            }
+            Ok(None) => ArrowReaderMetadata::load(&file, ArrowReaderOptions::new())
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        })
+        .map_err(panicked)?
+        .map_err(|e| bad(format!("not a readable Parquet file: {e}")))?;
         let schema = meta.schema().clone();
         let col = choose_column(&schema, opts)?;
         let field = schema.field(col);
@@ -438,6 +446,39 @@ mod tests {
         let value = prop::option::weighted(0.9, -3i64..25);
         let row = prop::option::weighted(0.85, prop::collection::vec(value, 0..6));
         prop::collection::vec(row, 0..40)
+    }
+
+    #[test]
+    fn more_row_groups_than_an_i16_counts_are_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let col: ArrayRef = Arc::new(PrimitiveArray::<Int64Type>::from(vec![1, 2, 99]));
+        let batch = RecordBatch::try_from_iter([("c", col)]).expect("batch");
+        let path = dir.path().join("c.parquet");
+        let mut w = ArrowWriter::try_new(
+            std::fs::File::create(&path).expect("create"),
+            batch.schema(),
+            None,
+        )
+        .expect("writer");
+        w.write(&batch).expect("write");
+        w.close().expect("close");
+        const GROUPS: usize = 40_000;
+        let bytes = footer::tests::repeat_groups(&std::fs::read(&path).expect("read"), GROUPS);
+        let input = Input {
+            path: &path,
+            bytes: Arc::new(Bytes::Heap(bytes)),
+        };
+        let o = ScanOptions {
+            bounds: Bounds::new(0, 50),
+            ..ScanOptions::default()
+        };
+        let mut parts = Parquet.read(&input, &o).expect("40,000 row groups read");
+        let (_, result, _) = scanned(parts.remove(0));
+        assert_eq!(result.scanned, 3 * GROUPS as u64);
+        assert_eq!(result.bad, GROUPS as u64);
+        assert_eq!(result.bad_values.get(&99), Some(&(GROUPS as u64)));
+        // The first bad value: the first row group's third.
+        assert_eq!(result.first[0], (2, 99));
     }
 
     proptest! {

@@ -4,8 +4,9 @@
 use crate::global::Global;
 use crate::output;
 use clap::Args;
-use devassert_core::{Command, Report};
-use devassert_model::{DataOptions, ModelDir};
+use devassert_core::render::inert;
+use devassert_core::{Command, Report, SkippedInput};
+use devassert_model::{DataOptions, LeftOut, ModelDir};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -45,8 +46,10 @@ pub fn run(args: CheckArgs, g: &Global) -> anyhow::Result<i32> {
     let mut report = Report::new(Command::Check);
     report.findings = findings;
     report.model = Some(devassert_model::summary(&model));
-
-    let mut could_not_read = false;
+    // A file left out makes the check incomplete: said, and exit 2, the
+    // rest of the folder checked.
+    report.skipped = skipped(&model.left_out);
+    let mut could_not_read = !report.skipped.is_empty();
     if !args.data.is_empty() {
         let data = devassert_model::check_data(
             &model,
@@ -58,10 +61,30 @@ pub fn run(args: CheckArgs, g: &Global) -> anyhow::Result<i32> {
         )?;
         report.findings.extend(data.findings);
         report.data = Some(data.scans);
-        could_not_read = data.unreadable;
+        could_not_read |= data.unreadable;
     }
 
     report.exit_code = devassert_core::exit_code(&report.findings, could_not_read);
     output::emit(&report, g, &output::render_options(g))?;
     Ok(report.exit_code)
+}
+
+/// The files of the model folder left out, each said on stderr, as the
+/// report's `skipped[]`.
+pub(crate) fn skipped(left_out: &[LeftOut]) -> Vec<SkippedInput> {
+    left_out
+        .iter()
+        .map(|l| {
+            let path = l.path.display().to_string();
+            output::eprint(&format!(
+                "devassert: warning: {}: {}\n",
+                inert::line(&path),
+                inert::line(&l.why)
+            ));
+            SkippedInput {
+                path,
+                why: l.why.clone(),
+            }
+        })
+        .collect()
 }

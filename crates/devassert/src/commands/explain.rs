@@ -81,6 +81,10 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
         None => None,
     };
     let mut left_out = Vec::new();
+    let model_left_out = model
+        .as_ref()
+        .map(|m| super::check::skipped(&m.left_out))
+        .unwrap_or_default();
     let generated = match &args.inductor_dir {
         Some(dir) => {
             let (code, skipped) = devassert_log::inductor::read_dir(dir)?;
@@ -104,6 +108,7 @@ pub fn run(args: ExplainArgs, g: &Global) -> anyhow::Result<i32> {
             path: s.path.display().to_string(),
             why: s.why.clone(),
         })
+        .chain(model_left_out)
         .collect();
     if g.format == FormatArg::Human && !g.quiet {
         let mut text = header(&report);

@@ -54,22 +54,23 @@ pub fn pages(data: &[u8], start: u64, len: u64) -> Result<Vec<PageSize>, String>
     Ok(out)
 }
 
-/// A reader of Thrift's compact protocol over a slice.
-struct Compact<'a> {
-    b: &'a [u8],
-    at: usize,
+/// A reader of Thrift's compact protocol over a slice (the footer's
+/// row-group split reads with it too: [`super::footer`]).
+pub(super) struct Compact<'a> {
+    pub(super) b: &'a [u8],
+    pub(super) at: usize,
 }
 
-type R<T> = Result<T, &'static str>;
+pub(super) type R<T> = Result<T, &'static str>;
 
 impl Compact<'_> {
-    fn byte(&mut self) -> R<u8> {
+    pub(super) fn byte(&mut self) -> R<u8> {
         let v = *self.b.get(self.at).ok_or("cut off")?;
         self.at += 1;
         Ok(v)
     }
 
-    fn varint(&mut self) -> R<u64> {
+    pub(super) fn varint(&mut self) -> R<u64> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -96,7 +97,7 @@ impl Compact<'_> {
     }
 
     /// A field header: (id, type); `None` at the struct's end.
-    fn field(&mut self, last: &mut i16) -> R<Option<(i16, u8)>> {
+    pub(super) fn field(&mut self, last: &mut i16) -> R<Option<(i16, u8)>> {
         let h = self.byte()?;
         if h == 0 {
             return Ok(None);
@@ -112,7 +113,7 @@ impl Compact<'_> {
         Ok(Some((id, h & 0x0f)))
     }
 
-    fn skip(&mut self, ty: u8, depth: u32) -> R<()> {
+    pub(super) fn skip(&mut self, ty: u8, depth: u32) -> R<()> {
         if depth > MAX_DEPTH {
             return Err("nested too deep");
         }
