@@ -538,6 +538,7 @@ FACT_CAUSES = [
             {"when": "tok_len > top && tok_len > high", "weight": "0.6", "fact": "len(tokenizer) = {tok_len} covers id {top}; the embedding has {high} rows"},
             {"when": "tok_added > 0", "weight": "0.15", "fact": "the tokenizer has {tok_added} added token(s)"},
             {"when": "base_vocab && top < high + 1024", "weight": "0.5 * n_past / count", "fact": "{high} is a common base vocabulary's size and the ids go a little past it (to {top})"},
+            {"when": "pad_id == top && tok_added > 0 && pad_id >= tok_len - tok_added", "weight": "0.3", "fact": "the pad token (id {pad_id}) is one of the tokenizer's added tokens"},
         ],
         "refute": [
             {"when": "tok_len <= top", "fact": "len(tokenizer) = {tok_len} does not reach id {top}: the tokenizer did not make it"},
