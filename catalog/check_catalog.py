@@ -81,6 +81,7 @@ FIXED = {
     "DA506": ("grouped-mm-invalid-offsets", "unknown"),
     "DA507": ("nccl-nan-detected", "unknown"),
     "DA508": ("assert-async-failed", "unknown"),
+    "DA601": ("preflight-nothing-checked", "unknown"),
     "DA901": ("internal-invariant", "unknown"),
 }
 

@@ -43,7 +43,7 @@ from ._checks.errors import DeviceAssertPreventedRuntimeError as DeviceAssertPre
 from ._checks.errors import DeviceAssertPreventedTypeError as DeviceAssertPreventedTypeError
 from ._checks.errors import DeviceAssertPreventedValueError as DeviceAssertPreventedValueError
 
-__all__ = ["guard", "unguard", "preflight", "PreflightError", "DeviceAssertPrevented", "LEVELS"]
+__all__ = ["guard", "unguard", "preflight", "PreflightError", "PreflightReadError", "DeviceAssertPrevented", "LEVELS"]
 
 
 def preflight(model=None, tokenizer=None, data=None, *, num_classes=None, ignore_index=-100, label_key="labels", max_rows=None):
@@ -57,12 +57,19 @@ def preflight(model=None, tokenizer=None, data=None, *, num_classes=None, ignore
 
 
 def __getattr__(name):
-    # PreflightError without importing the preflight modules at `import
-    # devassert`; the version without reading metadata at every import.
+    # PreflightError and PreflightReadError without importing the preflight
+    # modules at `import devassert`; the version without reading metadata at
+    # every import.
     if name == "PreflightError":
         from ._preflight.report import PreflightError
 
         return PreflightError
+    if name == "PreflightReadError":
+        # What a user's object raised while preflight read it, named with
+        # the object and the step (`_preflight/steps.py`).
+        from ._preflight.steps import PreflightReadError
+
+        return PreflightReadError
     if name == "quarantine":
         # `devassert.quarantine.exclude(...)` after a plain `import devassert`
         # (`from . import` would ask this function again).

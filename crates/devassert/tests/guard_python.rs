@@ -11,7 +11,9 @@
 //! (`guard_py/test_processes.py`).
 //! `devassert.preflight` on real transformers models, tokenizers, datasets
 //! and loaders (`guard_py/test_preflight.py`), one diagnosis per planted root
-//! cause from the guard, preflight and scan (`guard_py/test_one_story.py`), and
+//! cause from the guard, preflight and scan (`guard_py/test_one_story.py`), the
+//! live tokenizer of every class, transformers 4.x and 5.x, fast and slow, added
+//! and special and chat-template tokens (`guard_py/test_tokenizers.py`), and
 //! the cause engine on the shared cases (`guard_py/test_facts.py`), and its callbacks in a real
 //! transformers `Trainer` and `lightning.Trainer` (`guard_py/test_integrations.py`);
 //! the pytest plugin under real pytest (`guard_py/test_pytest_plugin.py`) and the
@@ -95,6 +97,7 @@ fn preflight_and_its_callbacks_on_real_libraries() {
         "-v",
         "test_preflight",
         "test_one_story",
+        "test_tokenizers",
         "test_integrations",
     ]);
     assert!(text.contains("\nOK"), "{text}");

@@ -11,6 +11,7 @@ import sys
 import torch
 
 from .._findings import facts as _facts
+from .._findings import tokenizer as _tokenizer
 from . import report as _report
 from .violation import collapse
 
@@ -58,10 +59,43 @@ def _trailing(mask):
     return bool((m.sum(dim=1) == m.size(1) - first).all()), int(m.size(0))
 
 
+# Where the calling code keeps a tokenizer besides a plain name: a Trainer's
+# processing_class (tokenizer before transformers 4.46), a pipeline's or a
+# processor's tokenizer, and a data collator's (a Trainer's data_collator, a
+# DataLoader's collate_fn), one attribute further.
+_HOLDERS = ("tokenizer", "processing_class")
+_COLLATORS = ("data_collator", "collate_fn")
+
+
+def _get(obj, attr):
+    try:
+        return getattr(obj, attr, None) if not isinstance(obj, type) else None
+    except Exception:  # noqa: BLE001 - a property that raises holds no tokenizer
+        return None
+
+
+def _held(v, base):
+    """The tokenizer `v` is or holds, or None."""
+    if isinstance(v, base):
+        return v
+    for attr in _HOLDERS:
+        inner = _get(v, attr)
+        if isinstance(inner, base):
+            return inner
+    for attr in _COLLATORS:
+        collator = _get(v, attr)
+        if collator is not None:
+            for name in _HOLDERS:
+                inner = _get(collator, name)
+                if isinstance(inner, base):
+                    return inner
+    return None
+
+
 def tokenizer_in(frames):
-    """The live Hugging Face tokenizer the calling code holds (a local, or a
-    `tokenizer` / `processing_class` attribute of one), or None. Any class
-    of transformers 4.x or 5.x, fast or slow: all derive from
+    """The live Hugging Face tokenizer the calling code holds (a local or
+    global of a calling frame, or one such holds, `_held`), or None. Any
+    class of transformers 4.x or 5.x, fast or slow: all derive from
     PreTrainedTokenizerBase."""
     tf = sys.modules.get("transformers")
     base = getattr(tf, "PreTrainedTokenizerBase", None) if tf is not None else None
@@ -73,34 +107,19 @@ def tokenizer_in(frames):
             if not isinstance(scope, dict):
                 continue
             for v in list(scope.values()):
-                if isinstance(v, base):
-                    return v
-                for attr in ("tokenizer", "processing_class"):
-                    try:
-                        inner = getattr(v, attr, None) if not isinstance(v, type) else None
-                    except Exception:  # noqa: BLE001 - a property that raises holds no tokenizer
-                        inner = None
-                    if isinstance(inner, base):
-                        return inner
+                tok = _held(v, base)
+                if tok is not None:
+                    return tok
     return None
 
 
 def tokenizer_facts(tok):
-    """len(tokenizer), its added tokens (beyond its base vocabulary) and its
-    pad id, as far as the tokenizer says them."""
-    out = {}
+    """The cause engine's facts of the live tokenizer (len, added tokens,
+    pad id), read as preflight reads them (`_findings/tokenizer.py`)."""
     try:
-        n = len(tok)
-        out["tok_len"] = n
-        base = getattr(tok, "vocab_size", None)
-        if isinstance(base, int) and 0 < base <= n:
-            out["tok_added"] = n - base
-        pad = getattr(tok, "pad_token_id", None)
-        if isinstance(pad, int):
-            out["pad_id"] = pad
-    except Exception:  # noqa: BLE001 - a tokenizer that cannot say is no fact
-        pass
-    return out
+        return _tokenizer.Read(tok).facts()
+    except Exception:  # noqa: BLE001 - a tokenizer whose len() raises says nothing
+        return {}
 
 
 def index_facts(t, mask, desc, low, high, kind, frames, ignore=None):

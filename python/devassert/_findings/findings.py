@@ -19,9 +19,11 @@ def rule_named(name):
     raise KeyError(f"no catalog rule is named {name!r}")
 
 
-# The two rules a static check of ids and labels reports, as `check` does.
+# The rules a static check of ids and labels reports, as `check` does, and
+# preflight's own finding of a data source it could check nothing in.
 EMBEDDING = rule_named("embedding-index-out-of-range")
 CROSS_ENTROPY = rule_named("cross-entropy-target-out-of-range")
+NOTHING_CHECKED = rule_named("preflight-nothing-checked")
 
 
 def cause(rule, cause_id, why=None, confidence=SURE):

@@ -430,6 +430,13 @@ RULES = {
             "negative_index": {"why": "a negative index below -size in index_put_(accumulate=True)", "fixes": ["mask -1 markers before the update"]},
         },
     },
+    "DA601": {
+        "name": "preflight-nothing-checked",
+        "op_family": "unknown",
+        "summary": "a data source given to devassert.preflight held nothing it could check (no ids, labels or token types, or nothing to check them against): preflight does not pass data it did not read",
+        "fixes": ["name the columns preflight checks: input_ids (or decoder_input_ids) against the embedding, token_type_ids, and the labels (label_key=) against the labels' bound", "or pass the ids themselves: devassert.preflight(model, data=ids_tensor), or a DataLoader whose batches are dicts of those keys or (ids, labels) tuples", "pass what the ids and labels are checked against: the model (its input embedding), the tokenizer, or num_classes= for labels"],
+        "causes": {},
+    },
     "DA901": {
         "name": "internal-invariant",
         "op_family": "unknown",
@@ -540,6 +547,7 @@ FACT_CAUSES = [
             {"when": "tok_added > 0", "weight": "0.15", "fact": "the tokenizer has {tok_added} added token(s)"},
             {"when": "adds_tokens", "weight": "0.3", "fact": "the program adds tokens to its tokenizer"},
             {"when": "base_vocab && top < high + 1024", "weight": "0.5 * n_past / count", "fact": "{high} is a common base vocabulary's size and the ids go a little past it (to {top})"},
+            {"when": "pad_id == top && tok_added > 0 && pad_id >= tok_len - tok_added", "weight": "0.3", "fact": "the pad token (id {pad_id}) is one of the tokenizer's added tokens"},
         ],
         "refute": [
             {"when": "tok_len <= top", "fact": "len(tokenizer) = {tok_len} does not reach id {top}: the tokenizer did not make it"},

@@ -77,7 +77,14 @@ def guard(level=None, *, on_bad_batch=None, quarantine=None, max_skips=None):
     previous = _intercept.current_level()
     policy = (_state.current(), _state.path, _state.max_skips)
     _policy.apply(on_bad_batch, quarantine, max_skips, level)
+    fresh = not _intercept._installed
     _intercept.set_level(level)
+    if fresh and _intercept._installed:
+        # Turned on after the program's imports: what they bound of torch's
+        # own functions is not checked; say so, as pytest's plugin does.
+        from . import captured as _captured
+
+        _captured.note(_intercept._installed)
     return _Guard(previous, policy)
 
 

@@ -353,8 +353,8 @@ def _jobs(source, name, bounds, max_rows, tmp, summary, out):
 
 def _nothing_checked(name, summary, bounds):
     """The error finding of a data source of which no column could be
-    checked: preflight never passes on data it did not read."""
-    from .._findings.findings import EMBEDDING, finding
+    checked (rule DA601): preflight never passes on data it did not read."""
+    from .._findings.findings import NOTHING_CHECKED, finding
 
     seen = summary.get("_seen_columns")
     if summary.get("skipped"):
@@ -376,7 +376,7 @@ def _nothing_checked(name, summary, bounds):
         fixes.insert(0, "pass the model (its input embedding), the tokenizer, or num_classes= for labels")
     evidence = {"source": "preflight", "data": name, "checked": [], "why": why}
     summary_text = f"preflight checked nothing in data {name!r}: {why}"
-    return finding(EMBEDDING, "error", None, evidence, fixes, summary=summary_text)
+    return finding(NOTHING_CHECKED, "error", None, evidence, fixes, summary=summary_text)
 
 
 def _bare_array_column(bounds):

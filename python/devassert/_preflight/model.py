@@ -5,6 +5,7 @@ Each mismatch is the finding `devassert check` gives for the same mismatch in
 a model directory: the same rule, cause and fix.
 """
 
+from .._findings import tokenizer as _tokenizer
 from .._findings.findings import CROSS_ENTROPY, EMBEDDING, cause, finding, index_bound
 
 # Module names (last component) of learned position tables.
@@ -139,26 +140,14 @@ def _position_offset(m):
     return pad + 1 if isinstance(pad, int) and pad >= 0 else 0
 
 
-class TokenizerFacts:
+class TokenizerFacts(_tokenizer.Read):
     """What the live tokenizer emits: its size and largest id (added tokens
-    included), added tokens, special ids, model_max_length, type ids of pairs."""
+    included), added tokens and special ids (read as the guard reads them),
+    model_max_length, type ids of pairs."""
 
     def __init__(self, tok):
+        super().__init__(tok)
         self.tok = tok
-        self.cls = type(tok).__name__
-        self.size = len(tok)
-        self.base_size = getattr(tok, "vocab_size", None)
-        added = getattr(tok, "added_tokens_decoder", None) or {}
-        self.added = sorted((int(i), str(t)) for i, t in added.items())
-        self.max_id = max([self.size - 1] + [i for i, _ in self.added])
-        self.specials = {}
-        for attr in ("pad_token_id", "bos_token_id", "eos_token_id", "unk_token_id", "sep_token_id", "cls_token_id", "mask_token_id"):
-            try:
-                v = getattr(tok, attr, None)
-            except Exception:
-                v = None
-            if isinstance(v, int):
-                self.specials[attr] = v
         mml = getattr(tok, "model_max_length", None)
         self.model_max_length = int(mml) if isinstance(mml, (int, float)) and mml < _NO_LIMIT else None
         self.max_type_id = None
@@ -175,7 +164,7 @@ class TokenizerFacts:
             "size": self.size,
             "base_size": self.base_size,
             "max_id": self.max_id,
-            "added_tokens": len([i for i, _ in self.added if self.base_size is None or i >= self.base_size]),
+            "added_tokens": self.added_count(),
             "special_ids": dict(self.specials),
             "model_max_length": self.model_max_length,
             "max_type_id": self.max_type_id,

@@ -4,6 +4,8 @@ the live model, tokenizer and data before the first batch."""
 from . import data as _preflight_data
 from . import model as _preflight_model
 from .report import PreflightReport
+from .steps import name as _name
+from .steps import step as _step
 
 
 def preflight(model=None, tokenizer=None, data=None, *, num_classes=None, ignore_index=-100, label_key="labels", max_rows=None):
@@ -27,7 +29,10 @@ def preflight(model=None, tokenizer=None, data=None, *, num_classes=None, ignore
     Returns a :class:`PreflightReport`: ``.ok``, ``.findings``, ``.to_json()``.
     """
     model_facts = _preflight_model.ModelFacts(model) if model is not None else None
-    tok_facts = _preflight_model.TokenizerFacts(tokenizer) if tokenizer is not None else None
+    tok_facts = None
+    if tokenizer is not None:
+        with _step(f"reading the tokenizer ({_name(tokenizer)})"):
+            tok_facts = _preflight_model.TokenizerFacts(tokenizer)
     findings = _preflight_model.check(model_facts, tok_facts)
     data_summary, scans = [], []
     if data is not None:
@@ -51,15 +56,10 @@ def bounds(model, tok, num_classes, ignore_index, label_key):
     elif tok is not None:
         b.vocab, b.vocab_from = tok.max_id + 1, "len(tokenizer)"
     if tok is not None:
-        # What the cause engine weighs the data's ids against (one story
-        # with the model's findings): len(tokenizer) covering every id it
-        # makes, its added tokens, its pad id.
-        facts = {"tok_len": tok.max_id + 1}
-        if isinstance(tok.base_size, int) and 0 < tok.base_size <= tok.max_id + 1:
-            facts["tok_added"] = tok.max_id + 1 - tok.base_size
-        if isinstance(tok.specials.get("pad_token_id"), int):
-            facts["pad_id"] = tok.specials["pad_token_id"]
-        b.tokenizer_facts = facts
+        # What the cause engine weighs the data's ids against, the facts
+        # the guard measures too (one story with the model's findings and
+        # the guard's): len(tokenizer), its added tokens, its pad id.
+        b.tokenizer_facts = tok.facts()
     if model is not None:
         usable = model.usable_positions
         b.positions = usable[0] if usable else None

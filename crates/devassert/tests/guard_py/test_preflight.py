@@ -395,6 +395,7 @@ class NeverPassesUnread(unittest.TestCase):
     def assert_unread(self, report, words):
         self.assertFalse(report.ok)
         (f,) = errors(report)
+        self.assertEqual((f["rule"], f["name"]), ("DA601", "preflight-nothing-checked"))
         self.assertIn("preflight checked nothing in data", f["summary"])
         self.assertIn(words, f["summary"])
         self.assertTrue(any("input_ids" in fix for fix in f["fixes"]), f["fixes"])
@@ -415,9 +416,10 @@ class UserObjectsThatFail(unittest.TestCase):
         self.model = _tiny_classifier()
 
     def raised(self, data):
-        from devassert._preflight.steps import PreflightReadError
-
-        with self.assertRaises(PreflightReadError) as ctx:
+        # Exported where users catch it: a RuntimeError, as before.
+        self.assertTrue(issubclass(devassert.PreflightReadError, RuntimeError))
+        self.assertIn("PreflightReadError", devassert.__all__)
+        with self.assertRaises(devassert.PreflightReadError) as ctx:
             devassert.preflight(self.model, data=data)
         self.assertIsNotNone(ctx.exception.__cause__)
         return str(ctx.exception)

@@ -441,5 +441,73 @@ class Tracebacks(unittest.TestCase):
                         self.assertEqual(e.finding["location"]["file"], __file__, f"{name} {op}")
 
 
+# A script that binds torch's functions to names of its own, then turns the
+# guard on (as a script or notebook does after its imports).
+BOUND_BEFORE = """
+import sys
+import torch
+import torch.nn.functional as F
+from torch import gather
+from torch.nn.functional import one_hot
+embed = F.embedding  # a Python function that calls torch.embedding: still checked
+import devassert
+
+x = torch.arange(6.0).view(2, 3)
+bad = torch.tensor([[0, 5, 1], [0, 0, 0]])
+
+
+def outcome(call):
+    try:
+        call()
+    except Exception as e:
+        return type(e).__name__ + (" finding" if hasattr(e, "finding") else "")
+    return "ran"
+
+
+devassert.guard()
+print("bound:", outcome(lambda: gather(x, 1, bad)))
+print("embed:", outcome(lambda: embed(torch.tensor([7]), x)))
+print("one_hot:", outcome(lambda: one_hot(torch.tensor([5]), 3)))
+print("torch.gather:", outcome(lambda: torch.gather(x, 1, bad)))
+devassert.unguard()
+for _ in range(3):
+    with devassert.guard():
+        from torch import gather as late
+        print("imported while on:", outcome(lambda: late(x, 1, bad)))
+"""
+
+
+class BoundBeforeTheGuard(unittest.TestCase):
+    """devassert.guard() turned on after the imports, outside pytest: a name
+    bound to a Python function of torch (F.embedding) is still checked, the
+    ops it calls are; what the program bound of the guarded entry points
+    themselves is named in one line on stderr, once (pytest's plugin says it
+    in its header)."""
+
+    def test_names_bound_earlier_are_named_once(self):
+        import subprocess
+        import sys
+
+        out = subprocess.run([sys.executable, "-c", BOUND_BEFORE], capture_output=True, text=True, timeout=300, check=False)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(
+            out.stdout.splitlines(),
+            [
+                "bound: RuntimeError",  # torch's own function: not checked
+                "embed: DeviceAssertPreventedIndexError finding",
+                "one_hot: RuntimeError",
+                "torch.gather: DeviceAssertPreventedRuntimeError finding",
+            ]
+            + ["imported while on: DeviceAssertPreventedRuntimeError finding"] * 3,
+        )
+        lines = [line for line in out.stderr.splitlines() if line.startswith("devassert:")]
+        self.assertEqual(len(lines), 1, out.stderr)
+        self.assertIn("__main__.gather (torch.gather)", lines[0])
+        self.assertIn("__main__.one_hot (torch.nn.functional.one_hot)", lines[0])
+        self.assertNotIn("embed", lines[0])
+        self.assertIn("bound before the guard was installed", lines[0])
+        self.assertNotIn("__mp_main__", lines[0])
+
+
 if __name__ == "__main__":
     unittest.main()
