@@ -73,13 +73,13 @@ def loosen():
                 if _kind(g) not in _IDENTITY:
                     continue
                 identity.add(root)
-                changed.append((g, functools.partial(_either, g.create_fn)))
+                changed.append((g, _wrapping(_either, None, g.create_fn)))
             else:
-                changed.append((g, functools.partial(_unless_wrapper, root, g.create_fn)))
+                changed.append((g, _wrapping(_unless_wrapper, root, g.create_fn)))
         for g, create in changed:
             _replace(guards, g, g.originating_source, create)
         for root in roots - identity:
-            _replace(guards, None, root, functools.partial(_either, None))
+            _replace(guards, None, root, _wrapping(_either, None, None))
     except Exception:  # noqa: BLE001 - another torch: dynamo's own guards stay
         return 0
     stats["replaced"] += len(changed)
@@ -88,13 +88,27 @@ def loosen():
 
 def _root(source):
     """The source a wrapper may be read from that `source` is, or is read
-    through (``G['torch'].gather.__closure__[5]``: ``G['torch'].gather``)."""
+    through (``G['torch'].gather.__closure__[5]``: ``G['torch'].gather``):
+    a global or an attribute of one (the user's own objects, reached from
+    locals, are left to dynamo)."""
     found = None
     while source is not None:
         if _last_name(source) in _names:
             found = source
-        source = getattr(source, "base", None)
+        base = getattr(source, "base", None)
+        if base is None and type(source).__name__ != "GlobalSource":
+            return None
+        source = base
     return found
+
+
+def _wrapping(fn, root, inner):
+    """A create_fn that calls `fn(root, inner's function, inner's
+    arguments, builder, guard)`, with inner's keywords kept on the partial
+    (dynamo reads some of them back: a HASATTR guard's `attr`)."""
+    if isinstance(inner, functools.partial):
+        return functools.partial(fn, root, inner.func, inner.args, **inner.keywords)
+    return functools.partial(fn, root, inner, ())
 
 
 def _kind(guard):
@@ -124,27 +138,30 @@ def _name(source):
 def _wrapped(builder, source):
     """The value at `source` when it is a wrapper or a wrapped original: (original, wrapper)."""
     try:
-        value = builder.get(source)  # torch >= 2.10: a guard or a source
-    except (TypeError, AttributeError):
-        value = builder.get(_name(source))  # torch 2.9: a name
+        try:
+            value = builder.get(source)  # torch >= 2.10: a guard or a source
+        except (TypeError, AttributeError):
+            value = builder.get(_name(source))  # torch 2.9: a name
+    except Exception:  # noqa: BLE001 - not a value we can read: dynamo's own guard
+        return None
     pair = _pairs.get(id(value))
     return pair if pair is not None and (value is pair[0] or value is pair[1]) else None
 
 
-def _unless_wrapper(root, inner, builder, guard):
+def _unless_wrapper(root, inner, args, builder, guard, **kw):
     """Dynamo's guard on what it read through `root`, unless `root` holds a
     wrapper or its original (each wrapper is one object, its closure fixed)."""
     if _wrapped(builder, root) is None:
-        return inner(builder, guard)
+        return inner(*args, builder, guard, **kw)
     return None
 
 
-def _either(inner, builder, guard):
+def _either(_root, inner, args, builder, guard, **kw):
     """The value is the wrapper or its original; dynamo's own guard (`inner`,
     None: none) when the name holds neither."""
     pair = _wrapped(builder, guard.originating_source)
     if pair is None:
-        return inner(builder, guard) if inner is not None else None
+        return inner(*args, builder, guard, **kw) if inner is not None else None
     original, wrapper = pair
 
     def wrapper_or_original(v):
