@@ -1,9 +1,12 @@
-.PHONY: test test-oldest docs example bench bench-scan bench-explain bench-guard bench-preflight bench-pytest bench-fuzz
+.PHONY: test test-oldest test-compiled-oldest docs example bench bench-scan bench-explain bench-guard bench-preflight bench-pytest bench-fuzz
 test:
 	scripts/test
 # The tests that run real PyTorch, on the oldest torch supported (README).
 test-oldest:
 	scripts/test-torch --oldest
+# The compiled suites on the oldest torch whose compiled regions are checked (2.9).
+test-compiled-oldest:
+	scripts/test-torch --compiled-oldest
 docs:
 	cargo run -q -p devassert -- rule --write-docs docs/rules
 	cargo run -q -p devassert -- rule --write-python python/devassert/_findings/rules.py

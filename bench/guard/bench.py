@@ -312,8 +312,8 @@ def compiled_step(reps, steps):
             fn, opt, level, *_ = runs[name]
             _intercept.set_level(level)
             try:
-                # The first round warms each variant's cache entry (turning
-                # the guard on or off swaps torch's functions: one recompile).
+                # The first round warms each variant (its first steps'
+                # one-time costs).
                 spent = train(fn, opt, x, y, steps)
             finally:
                 _intercept.set_level("off")

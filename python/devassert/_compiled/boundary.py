@@ -15,7 +15,9 @@ tensor arguments is followed back through views and integer casts to a
 graph input. The compiled function the backend returns is wrapped in a
 function that, on each call, runs the guarded op's own check on those inputs
 (one aminmax per index, as in eager code) and then calls the compiled code.
-Dynamo's guards and cache keys are not touched, so nothing recompiles.
+Dynamo's cache keys are not touched, and its guards on the names that hold
+the guard's wrappers accept torch's own ops too (`identity.py`), so nothing
+recompiles, when the guard goes off either.
 
 A finding is the eager one: the same check and the same message, located at
 the user's line from the node's stack trace (on CPU, raised only when the CPU
@@ -47,6 +49,7 @@ from .._checks import violation as _violation
 from .._policy import absorb as _absorb
 from . import cache as _cache
 from . import graph
+from . import identity as _identity
 from . import inside as _compiled_inside
 
 # Graphs read, and the guarded nodes found checkable at their boundary (for tests).
@@ -274,6 +277,7 @@ def install(level):
     if not _support.compiled():
         return False  # an older torch: compiled regions run unchecked (_support.py)
     _cache.invalidate_unchecked()
+    _compiled_inside.set_on(True)
     for name in ("_TorchCompileInductorWrapper", "_TorchCompileWrapper"):
         cls = getattr(torch, name, None)
         call = getattr(cls, "__call__", None) if cls is not None else None
@@ -281,6 +285,8 @@ def install(level):
             continue
 
         def __call__(self, model_, inputs_, *rest, _original=call, **kw):
+            if level():
+                _identity.loosen()  # valid with the guard off too: toggling recompiles nothing
             points = plan(model_) if level() else []
             region = _compiled_inside.instrument(model_, level() == 2) if level() else None
             compiled = _original(self, model_, inputs_, *rest, **kw)
@@ -295,6 +301,7 @@ def install(level):
 def uninstall():
     if _patched:
         _cache.went_off()
+        _compiled_inside.set_on(False)
     while _patched:
         cls, call = _patched.pop()
         cls.__call__ = call

@@ -7,21 +7,15 @@
   guard goes on, the code objects dynamo compiled while it was off are
   reset once (``reset_code``), with a one-line note: their next call
   compiles them again, checked.
-- Dynamo guards the identity of what a compiled frame looked up:
-  ``torch.gather`` is the guard's wrapper while it is on and torch's
-  builtin while it is off (``unguard()`` puts every original back), so the
-  first call of a region after the guard goes off compiles it once more,
-  unchecked, beside its checked entry; from then on each state finds its
-  own entry (the wrappers are the same objects every time the guard goes
-  on) and toggling recompiles nothing. A code object with a checked entry
-  is therefore not reset when the guard goes on again; only code compiled
-  while the guard was off, and never with it on, is, and each code object
-  once at most (a region the program runs with the guard off, beside
-  guarded ones, is not recompiled at every toggle).
-  (Dynamo's ``guard_filter_fn`` could drop the identity guards instead, but
-  building guards twice, as a filter makes it, fails on numpy inputs in
-  torch 2.15; leaving the wrappers in place while off breaks the promise
-  that ``unguard()`` gives plain torch back.)
+- A region compiled while the guard is on serves both states: dynamo's
+  guards on the names that hold the guard's wrappers accept torch's own ops
+  too (`identity.py`) and its checks follow the guard (`inside.set_on`,
+  the boundary's level), so turning the guard off and on again recompiles
+  nothing. Its code object is therefore not reset when the guard goes on
+  again: only code compiled while the guard was off, and never with it on,
+  is, and each code object once at most (a region the program compiles
+  while the guard is off, beside guarded ones, is not recompiled at every
+  toggle).
 """
 
 import sys

@@ -27,6 +27,13 @@ inside the compiled program, with no host sync (the async level's mechanism,
   nothing recompiles. AOTAutograd asks dynamo where each lifted buffer came
   from (``_param_name_to_source``): the counter is named there by a
   ``ConstantSource``, which no guard reads;
+- the checks are on while the guard is: each graph also reads a flag (a
+  bool buffer, one per device, shared by every region, named by a
+  ``ConstantSource`` too) that masks what a check found, set in place when
+  the guard goes on or off (`set_on`). With the guard off a region compiled
+  with it gives the op the user's values, as plain compiled code does, and
+  records nothing: no recompile is needed to turn the checks off
+  (`identity.py` keeps dynamo's cache entry valid in both states);
 - after each compiled call, a counter on CPU is read at once (a plain memory
   read) and the finding raised; an accelerator's counter is copied
   ``non_blocking`` behind an event and read when the event is done: at the
@@ -51,7 +58,9 @@ by identity).
 """
 
 import collections
+import hashlib
 import operator
+import os
 import time
 
 import torch
@@ -62,9 +71,11 @@ from .._checks import faithful as _faithful
 from .._checks import report as _report
 from .._checks import violation as _violation
 from . import graph as _graph
+from . import sites as _sites
 from . import table as _table
 
 BUFFER = "_devassert_inside"
+FLAG = "_devassert_on"
 _BIG = 2**63 - 1
 _FIXED = 3  # count, min, max; the sizes of the node's tensor arguments follow
 
@@ -136,25 +147,28 @@ def _record(counter, row, found, leaves):
     cur.copy_(torch.stack(parts[:width]))
 
 
-def _checked(site, counter, args, kwargs):
-    """The node's op, after its check: on valid values the op runs on the
-    user's own tensors; bad values are counted and made valid."""
+def _checked(site, counter, on, args, kwargs):
+    """The node's op, after its check: on valid values (or with the guard
+    off: `on`, a bool tensor) the op runs on the user's own tensors; bad
+    values are counted and made valid."""
     try:
-        args, kwargs = _made_safe(site, counter, args, kwargs)
+        args, kwargs = _made_safe(site, counter, on, args, kwargs)
     except Exception:  # noqa: BLE001 - a check that cannot run here never breaks the compile
         pass
     return site.call(*args, **kwargs)
 
 
-def _made_safe(site, counter, args, kwargs):
+def _made_safe(site, counter, on, args, kwargs):
     """The node's arguments with every bad value of a checked one made valid;
-    each such argument's bad values recorded in its row of `counter`."""
+    each such argument's bad values recorded in its row of `counter`. With
+    the guard off (`on` false) no value is bad."""
     cargs, ckwargs = site.adapt(args, kwargs)
     founds = _async.find_all(site.check, cargs, ckwargs, True)
     leaves, spec = _leaves(args, kwargs)
     safe = (cargs, ckwargs)
     swap = {}
     for k, found in enumerate(founds[: site.rows]):
+        found.mask = found.mask & on
         at = next((i for i, x in enumerate(leaves) if x is found.tensor), None)
         made = found.replace(*safe, found) if found.replace is not None and at is not None else None
         if made is None:
@@ -206,12 +220,71 @@ def _make_barrier():
     return safe_index
 
 
-def _caller(site):
-    def devassert_checked(counter, *args, **kwargs):
-        return _checked(site, counter, args, kwargs)
+_flags = {}  # device -> the flag every region on it reads: the guard is on
+_on = True
 
-    devassert_checked.__qualname__ = "devassert_checked"
+
+def set_on(on):
+    """The guard went on or off: every region's checks follow, with no recompile."""
+    global _on
+    _on = bool(on)
+    for flag in _flags.values():
+        flag.fill_(_on)
+
+
+def _flag(device):
+    flag = _flags.get(device)
+    if flag is None:
+        # Not an inference tensor (compiled under inference_mode): set_on
+        # writes it outside too.
+        with torch.inference_mode(False):
+            flag = _flags[device] = torch.full((), _on, dtype=torch.bool, device=device)
+    return flag
+
+
+def _caller(site, key):
+    def devassert_checked(counter, on, *args, **kwargs):
+        return _checked(site, counter, on, args, kwargs)
+
+    # The name FX writes in the graph's code, which AOTAutograd's cache key
+    # hashes: one per kind of site (`_site_key`).
+    name = f"devassert_checked_{key}"
+    devassert_checked.__name__ = devassert_checked.__qualname__ = name
+    devassert_checked.__module__ = _sites.__name__
+    setattr(_sites, name, devassert_checked)
     return devassert_checked
+
+
+_source_digest = None
+
+
+def _sources():
+    """A digest of the guard's own code: what a check traces into changes with it."""
+    global _source_digest
+    if _source_digest is None:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        h = hashlib.sha256()
+        for folder, dirs, files in sorted(os.walk(root)):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    with open(os.path.join(folder, name), "rb") as f:
+                        h.update(name.encode() + b"\0" + f.read())
+        _source_digest = h.hexdigest()
+    return _source_digest
+
+
+def _site_key(node, call, row, rows, width):
+    """What decides the aten ops a site's check traces into: the guarded op
+    and its form, the rows it writes, the counter's width, the guard's code
+    and the modes that change what a check computes. AOTAutograd's cache keys
+    a graph by its code, where each site's call is named by this key, so
+    only a graph checked alike is found there."""
+    # A builtin's repr holds its address: its module and name say it.
+    name = getattr(call, "__qualname__", None) or str(call)
+    what = (node.op, getattr(call, "__module__", None), name, row, rows, width,
+            _violation.PRECHECK_CPU, _async.FAKE_DEVICE, _sources())
+    return hashlib.sha256(repr(what).encode()).hexdigest()[:16]
 
 
 def _adapter(node):
@@ -411,11 +484,13 @@ def _insert(gm, todo):
     counter[:, 1] = _BIG
     counter[:, 2] = -_BIG - 1
     gm.register_buffer(BUFFER, counter)
+    gm.register_buffer(FLAG, _flag(device))
     names = getattr(gm, "_param_name_to_source", None)
     if names is not None:
         from torch._dynamo.source import ConstantSource
 
         names[BUFFER] = ConstantSource(BUFFER)
+        names[FLAG] = ConstantSource(FLAG)
     graph = gm.graph
     sites = []
     row = 0
@@ -424,13 +499,21 @@ def _insert(gm, todo):
         templates = _pytree.tree_map(_template(gm), (tuple(node.args), dict(node.kwargs)))
         site = _Site(call, original, check, _adapter(node), row, n, _graph._frames(node.meta.get("stack_trace")), templates)
         row += n
+        key = _site_key(node, call, site.row, n, width)
         with graph.inserting_before(node):
             buf = graph.get_attr(BUFFER)
-            new = graph.call_function(_caller(site), (buf, *node.args), dict(node.kwargs))
+            on = graph.get_attr(FLAG)
+            new = graph.call_function(_caller(site, key), (buf, on, *node.args), dict(node.kwargs))
         new.meta = dict(node.meta)
+        # AOTAutograd caches a graph that calls a function of its own only
+        # when the function says what keys it (its name in the code does).
+        new.meta["is_wrapped"] = True
+        new.meta["user_cache_hash"] = key
         node.replace_all_uses_with(new)
         graph.erase_node(node)
         sites.append(site)
     gm.recompile()
+    # A graph found in AOTAutograd's cache calls the barrier without tracing a check.
+    _opaque(counter[:0, 0])
     stats["sites"] += len(sites)
     return Region(counter, sites)

@@ -47,6 +47,7 @@ from .._checks import plain as _plain
 from .._checks import samples as _samples
 from .._checks import violation as _violation
 from .._compiled import boundary as _compiled
+from .._compiled import identity as _identity
 from .._policy import absorb as _skip
 from . import inherit as _inherit
 from . import slots as _slots
@@ -329,6 +330,7 @@ def _wrapper(owner, attr, original, check):
     else:
         wrapper.__module__, wrapper.__qualname__ = owner.__name__, attr
     _wrappers[key] = wrapper
+    _identity.register(original, wrapper, attr)
     return wrapper
 
 

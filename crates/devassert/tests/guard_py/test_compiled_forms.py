@@ -446,32 +446,58 @@ class OnAndOff(unittest.TestCase):
         self.assertTrue(self._stopped(second))
         self.assertTrue(self._stopped(first))
 
-    def test_turning_the_guard_off_and_on_recompiles_at_most_once(self):
-        # unguard() gives plain torch back, so the first call after it
-        # compiles the region once more (dynamo guards torch.gather's
-        # identity), beside its checked entry; from then on, nothing.
+    def test_turning_the_guard_off_and_on_recompiles_nothing(self):
+        # A region compiled with the guard on serves both states (dynamo's
+        # guard on torch.gather accepts the builtin and the wrapper; the
+        # checks follow the guard); one compiled before the guard went on
+        # compiles once, checked, when the guard goes on.
         for compiled_first in (False, True):
-            with self.subTest(compiled_before_the_guard=compiled_first):
-                _intercept.set_level("off")
-                torch._dynamo.reset()
-                model = torch.compile(_Model(), backend="aot_eager")
-                valid = [x45(), t([0, 1], [1, 2])]
-                if compiled_first:
-                    _run(model, valid)
-                _intercept.set_level("on")
-                _run(model, valid)
-                first = _counts()
-                _intercept.set_level("off")
-                _run(model, valid)
-                _intercept.set_level("on")
-                _run(model, valid)
-                self.assertLessEqual(_counts()[0] - first[0], 1)
-                before = _counts()
-                for level in ("off", "on", "off", "on"):
-                    _intercept.set_level(level)
-                    _run(model, valid)
-                    self.assertEqual(self._stopped(model), level == "on", level)
-                self.assertEqual(_counts(), before)
+            for backend in ("aot_eager", "inductor"):
+                with self.subTest(compiled_before_the_guard=compiled_first, backend=backend):
+                    _intercept.set_level("off")
+                    torch._dynamo.reset()
+                    model = torch.compile(_Model(), backend=backend)
+                    valid = [x45(), t([0, 1], [1, 2])]
+                    if compiled_first:
+                        _run(model, valid)
+                    _intercept.set_level("on")
+                    want = _run(model, valid)
+                    before = _counts()
+                    for level in ("off", "on", "off", "on"):
+                        _intercept.set_level(level)
+                        got = _run(model, valid)
+                        for a, b in zip(got, want):
+                            self.assertTrue(torch.equal(a, b), level)
+                        self.assertEqual(self._stopped(model), level == "on", level)
+                    self.assertEqual(_counts(), before)
+
+    def test_with_the_guard_off_a_region_compiled_guarded_is_plain(self):
+        # The boundary's and the in-region checks are off with the guard:
+        # a bad index meets what plain compiled code does (the op's own
+        # error), not a check nor a substituted value.
+        def step(x, i):
+            return torch.gather(x, 1, i).sum() + F.embedding(i + 5, torch.ones(8, 3)).sum()
+
+        for backend in ("aot_eager", "inductor"):
+            for bad, where in ((t([0, 7], [1, 2]), "boundary"), (t([0, 4], [1, 2]), "inside")):
+                with self.subTest(backend=backend, where=where):
+                    _intercept.set_level("off")
+                    plain = _run(_compiled(step, backend, False), [x45(), bad])
+                    self.assertIsInstance(plain, Exception)  # IndexError, RuntimeError
+                    self.assertNotIsInstance(plain, devassert.DeviceAssertPrevented)
+                    _intercept.set_level("on")
+                    guarded = _compiled(step, backend, False)
+                    self.assertIsInstance(_run(guarded, [x45(), bad]), devassert.DeviceAssertPrevented)
+                    start = _counts()
+                    _intercept.set_level("off")
+                    got = _run(guarded, [x45(), bad])
+                    self.assertIs(type(got), type(plain), repr(got))
+                    if backend == "aot_eager":  # Inductor's message names its generated file
+                        self.assertEqual(str(got).splitlines()[0], str(plain).splitlines()[0])
+                    self.assertEqual(_counts(), start, "turning the guard off recompiled")
+                    _intercept.set_level("on")
+                    self.assertIsInstance(_run(guarded, [x45(), bad]), devassert.DeviceAssertPrevented)
+                    self.assertEqual(_counts(), start, "turning the guard on recompiled")
 
 
 # --- a real transformers model: RoBERTa's positions computed in the region ---------

@@ -19,6 +19,7 @@ import inspect
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import unittest
 import warnings
@@ -271,6 +272,36 @@ class ComputedIndices(unittest.TestCase):
         self.assertIn("returned", out.stdout)
         self.assertIn("DeviceAssertPrevented", out.stderr)
         self.assertIn("[DA101 ", out.stderr)
+
+
+class AOTAutogradCache(unittest.TestCase):
+    def test_a_checked_graph_is_cached_and_a_cached_one_is_checked(self):
+        # AOTAutograd caches a guarded graph (its check calls are named by
+        # what they trace into); a second process finds it there, traces no
+        # check, and still stops a bad index computed in the region.
+        code = textwrap.dedent(
+            """
+            import torch
+            from torch._dynamo.utils import counters
+            from devassert._guard import intercept as _intercept
+            _intercept.set_level("on")
+            table = torch.nn.Parameter(torch.randn(10, 3))
+            fn = torch.compile(lambda x, i: torch.embedding(table, i + 3).sum() + torch.gather(x, 1, i[None].expand(4, 2)).sum())
+            fn(torch.randn(4, 5, requires_grad=True), torch.tensor([1, 2])).backward()
+            print(sorted(k for k in counters["aot_autograd"] if k.startswith("autograd_cache")))
+            try:
+                fn(torch.randn(4, 5, requires_grad=True), torch.tensor([1, 8]))
+            except Exception as e:
+                print(type(e).__name__, e.finding["rule"], e.finding["value_max"], e.finding["bound"])
+            """
+        )
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TORCHINDUCTOR_FX_GRAPH_CACHE="1", TORCHINDUCTOR_AUTOGRAD_CACHE="1")
+            runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600) for _ in range(2)]
+        stopped = "DeviceAssertPreventedRuntimeError DA101 11 {'low': 0, 'high': 10}"
+        first, second = (r.stdout.splitlines() for r in runs)
+        self.assertEqual(first, ["['autograd_cache_miss', 'autograd_cache_saved']", stopped], runs[0].stderr[-3000:])
+        self.assertEqual(second, ["['autograd_cache_hit']", stopped], runs[1].stderr[-3000:])
 
 
 class Indexing(unittest.TestCase):
