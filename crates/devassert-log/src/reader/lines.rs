@@ -148,21 +148,20 @@ impl Reader {
             // Rows joined with this one are more than it: read in full.
             let plain = std::mem::replace(&mut self.lines.plain, false);
             let next = unwrap::row(raw);
+            let resumed = unwrap::resume(w.kind, &w.text, w.rows, &next);
             // A row holding a host error message alone is a line of its own
             // (a line keeps one such message: glued, one would be lost),
-            // unless the prefix alone filled the row before it.
-            let own = matches!(w.kind, unwrap::Kind::Prefixed(_))
+            // unless the prefix alone filled the row before it. Asked only
+            // of rows that would be joined: the catalog is the costly part.
+            let own = !matches!(resumed, unwrap::Resume::Apart)
+                && matches!(w.kind, unwrap::Kind::Prefixed(_))
                 && !clean::strip_prefixes(&w.text).0.trim().is_empty()
                 && {
                     let cpu = |t| matches!(t, crate::prefilter::Target::Cpu(_));
                     self.pre.catalog_matches(&next, cpu, &mut self.matched);
                     !self.matched.is_empty()
                 };
-            let resumed = if own {
-                unwrap::Resume::Apart
-            } else {
-                unwrap::resume(w.kind, &w.text, w.rows, &next)
-            };
+            let resumed = if own { unwrap::Resume::Apart } else { resumed };
             match resumed {
                 unwrap::Resume::Joined(text) => {
                     let text = unwrap::backward(&w.before, &text).unwrap_or(text);
