@@ -87,3 +87,63 @@ fn repeated_tracebacks_are_read_whole_at_their_place() {
         assert_eq!(f.inputs[0].lines, 7 * n as u64 + 1);
     }
 }
+
+/// A logged line as wide as the widest rows, behind a time stamp, waits
+/// for the next row (a terminal may have cut it there): it is then read
+/// alone, and the repeated header after it still goes to the builder.
+fn logged(i: usize) -> String {
+    format!(
+        "2024-05-01 12:{:02}:{:02},{:03} - WARNING - loader - skipping sample {:07} of shard {:04}\n\
+         Traceback (most recent call last):\n  \
+         File \"/home/ml/data.py\", line 88, in __getitem__\n    \
+         return self.decode(self.rows[i])\n\
+         ValueError: bad row {i}\n",
+        i / 60 % 60,
+        i % 60,
+        i % 1000,
+        i * 7919 % 10_000_000,
+        i % 4096,
+    )
+}
+
+#[test]
+fn wide_logged_lines_between_tracebacks_are_their_messages() {
+    let n = 100;
+    let mut log: String = (0..n).map(logged).collect();
+    // A row as wide as the logged ones, cut by the terminal before the
+    // error it holds: joined with the next, it is read in full.
+    let cut = "2024-05-01 12:59:59,999 - ERROR   - trainer - step 4242 failed: Runtim";
+    let width = logged(0).lines().next().map_or(0, str::len);
+    log.push_str(&format!(
+        "{cut:<width$}\neError: CUDA error: device-side assert triggered\n"
+    ));
+    for chunk in [log.len(), 4096, 97] {
+        let f = facts(&log, chunk);
+        assert_eq!(f.tracebacks.len(), 48);
+        assert_eq!(f.tracebacks_dropped, (n - 48) as u64);
+        let kept = (0..24).chain(n - 24..n);
+        for (tb, i) in f.tracebacks.iter().zip(kept) {
+            assert_eq!(tb.line, 2 + 5 * i as u64, "traceback {i}");
+            assert_eq!(tb.frames.len(), 1, "traceback {i}");
+            assert_eq!(
+                tb.exception.as_deref(),
+                Some(&*format!("ValueError: bad row {i}"))
+            );
+            // The next logged line is read as the message's next line.
+            if i + 1 < n {
+                let next = logged(i + 1);
+                let line = next.lines().next().unwrap_or_default();
+                let said = line.split_once(" - ").map_or(line, |(_, rest)| rest);
+                assert_eq!(tb.message.len(), 1, "traceback {i}: {:?}", tb.message);
+                assert!(
+                    tb.message[0].ends_with(said),
+                    "traceback {i}: {:?}",
+                    tb.message
+                );
+            }
+        }
+        let e = f.device_error.as_ref().expect("the cut error is read");
+        assert_eq!(e.first.line, 5 * n as u64 + 2);
+        assert_eq!(f.inputs[0].lines, 5 * n as u64 + 2);
+    }
+}

@@ -146,23 +146,22 @@ impl Reader {
         let raw = &region[start..end];
         if let Some(w) = self.lines.waiting.take() {
             // Rows joined with this one are more than it: read in full.
-            self.lines.plain = false;
+            let plain = std::mem::replace(&mut self.lines.plain, false);
             let next = unwrap::row(raw);
+            let resumed = unwrap::resume(w.kind, &w.text, w.rows, &next);
             // A row holding a host error message alone is a line of its own
             // (a line keeps one such message: glued, one would be lost),
-            // unless the prefix alone filled the row before it.
-            let own = matches!(w.kind, unwrap::Kind::Prefixed(_))
+            // unless the prefix alone filled the row before it. Asked only
+            // of rows that would be joined: the catalog is the costly part.
+            let own = !matches!(resumed, unwrap::Resume::Apart)
+                && matches!(w.kind, unwrap::Kind::Prefixed(_))
                 && !clean::strip_prefixes(&w.text).0.trim().is_empty()
                 && {
                     let cpu = |t| matches!(t, crate::prefilter::Target::Cpu(_));
                     self.pre.catalog_matches(&next, cpu, &mut self.matched);
                     !self.matched.is_empty()
                 };
-            let resumed = if own {
-                unwrap::Resume::Apart
-            } else {
-                unwrap::resume(w.kind, &w.text, w.rows, &next)
-            };
+            let resumed = if own { unwrap::Resume::Apart } else { resumed };
             match resumed {
                 unwrap::Resume::Joined(text) => {
                     let text = unwrap::backward(&w.before, &text).unwrap_or(text);
@@ -181,7 +180,16 @@ impl Reader {
                     });
                     return;
                 }
-                unwrap::Resume::Apart => self.read_waiting(w),
+                unwrap::Resume::Apart => {
+                    self.read_waiting(w);
+                    // This row is read alone, as with nothing waiting: a
+                    // repeated traceback row goes to the builder (see `memo`;
+                    // the row was not asked while a row waited).
+                    if self.take_known_row(raw) {
+                        return;
+                    }
+                    self.lines.plain = plain;
+                }
             }
         }
         if self.take_repeat(raw) {
@@ -248,6 +256,7 @@ impl Reader {
                     rows: 1,
                     line_no: self.lines.line_no,
                     before: unwrap::rows_before(region, start, &self.lines.earlier),
+                    plain: self.lines.plain,
                 });
                 return;
             }
@@ -263,7 +272,10 @@ impl Reader {
         let now = self.lines.line_no;
         self.lines.line_no = w.line_no - 1;
         if w.parts.len() < 2 || matches!(w.kind, unwrap::Kind::Prefixed(_)) {
+            // One row alone is its own text (`unwrap::row`): as plain as it was.
+            let plain = std::mem::replace(&mut self.lines.plain, w.plain && w.rows == 1);
             self.take_line(w.text.as_bytes(), true);
+            self.lines.plain = plain;
         } else {
             for part in &w.parts {
                 self.take_line(part.as_bytes(), true);

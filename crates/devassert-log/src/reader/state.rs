@@ -100,4 +100,6 @@ pub(super) struct Waiting {
     pub(super) line_no: u64,
     /// The rows before its first row, nearest last.
     pub(super) before: Vec<Vec<u8>>,
+    /// Its first row was plain (`Lines::plain`): read alone, it still is.
+    pub(super) plain: bool,
 }
