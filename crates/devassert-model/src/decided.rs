@@ -11,10 +11,15 @@ pub(crate) fn past_rows(tok: &TokenizerInfo, rows: u64, ids: &[u64]) -> Decision
     let as_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     let counts: HashMap<i64, u64> = ids.iter().map(|&v| (as_i64(v), 1)).collect();
     let mut f = facts::value_facts(&counts, 0, as_i64(rows), Kind::Ids);
-    // Without the base vocabulary (a sentencepiece model is not read), the
-    // tokenizer's size is not len(tokenizer): it decides nothing.
-    if tok.source != VocabSource::AddedOnly {
-        f.insert("tok_len".into(), tok.size as f64);
+    // Without the base vocabulary (a sentencepiece model or ByT5's bytes are
+    // not read) the size counts the added tokens only; their largest id is
+    // the tokenizer's own, so len(tokenizer) reaches at least one past it.
+    let len = match tok.source {
+        VocabSource::AddedOnly => tok.max_id.map(|m| m.saturating_add(1).max(tok.size)),
+        _ => Some(tok.size),
+    };
+    if let Some(len) = len {
+        f.insert("tok_len".into(), len as f64);
         f.insert("tok_added".into(), tok.added.len() as f64);
     }
     let pad = tok.specials.iter().find(|s| s.role == "pad_token");
@@ -40,7 +45,7 @@ mod tests {
             files: vec!["tokenizer.json".into()],
             base_size: base,
             size: base + added.len() as u64,
-            max_id: added.iter().map(|a| a.0).max().or(Some(base - 1)),
+            max_id: added.iter().map(|a| a.0).max().or(base.checked_sub(1)),
             added: added
                 .iter()
                 .map(|(id, c)| AddedToken {
@@ -73,6 +78,16 @@ mod tests {
             .ruled_out
             .iter()
             .any(|r| r.starts_with("token_id_ge_vocab:")));
+    }
+
+    #[test]
+    fn added_tokens_without_the_base_vocabulary_are_still_added_tokens() {
+        // ByT5 (bytes, no vocabulary file) or a sentencepiece model that is
+        // not read: only added_tokens.json names ids, 384 and 385 among them.
+        let mut t = tokenizer(0, &[(259, "<extra>"), (384, "<a>"), (385, "<b>")], None);
+        t.source = VocabSource::AddedOnly;
+        let d = past_rows(&t, 384, &[384, 385]);
+        assert_eq!(d.causes[0].id, "added_tokens_no_resize", "{d:#?}");
     }
 
     #[test]
