@@ -77,7 +77,10 @@ from . import table as _table
 BUFFER = "_devassert_inside"
 FLAG = "_devassert_on"
 _BIG = 2**63 - 1
-_FIXED = 3  # count, min, max; the sizes of the node's tensor arguments follow
+# count, min, max, and 1 + the position of the bad argument among the node's
+# arguments (the counter carries it: a graph from AOTAutograd's cache traces
+# nothing in this process); the sizes of the node's tensor arguments follow.
+_FIXED = 4
 
 # Guarded nodes checked inside regions (tests and bench/guard read it).
 stats = {"sites": 0}
@@ -120,7 +123,7 @@ def _leaves(args, kwargs):
     return _pytree.tree_flatten((tuple(args), dict(kwargs)))
 
 
-def _record(counter, row, found, leaves):
+def _record(counter, row, found, leaves, at):
     """Add the count, min and max of `found`'s bad values to `counter[row]`,
     and write the sizes of every tensor argument (`leaves`: the node's
     arguments; the bound the finding names is read from them at run time,
@@ -142,7 +145,8 @@ def _record(counter, row, found, leaves):
     dims = [s for x in leaves if isinstance(x, torch.Tensor) for s in x.shape]
     sizes = [torch.scalar_tensor(s, dtype=torch.int64, device=counter.device) for s in dims]
     width = counter.size(1)
-    parts = [cur[0] + bad, torch.minimum(cur[1], low.amin()), torch.maximum(cur[2], high.amax())] + sizes
+    where = torch.scalar_tensor(at + 1, dtype=torch.int64, device=counter.device)
+    parts = [cur[0] + bad, torch.minimum(cur[1], low.amin()), torch.maximum(cur[2], high.amax()), where] + sizes
     parts += [cur[i] for i in range(len(parts), width)]
     cur.copy_(torch.stack(parts[:width]))
 
@@ -181,7 +185,7 @@ def _made_safe(site, counter, on, args, kwargs):
         safe = made
         swap[at] = _opaque(fixed)
         site.bad[site.row + k] = at
-        _record(counter, site.row + k, found, leaves)
+        _record(counter, site.row + k, found, leaves, at)
     if not swap:
         return args, kwargs
     return _pytree.tree_unflatten([swap.get(i, x) for i, x in enumerate(leaves)], spec)
@@ -380,9 +384,12 @@ def _exception(site, row, values, device):
     count, low, high = values[:3]
     leaves, spec = _leaves(*site.templates)
     distinct = sorted({low, high})
-    # The argument the op's trace found bad; every integer one when that
-    # trace did not run in this process (a compiled artifact from a cache).
+    # The argument the op's trace found bad, as the trace noted it or (a
+    # compiled artifact from a cache, traced in another process) wrote it
+    # in the counter; every integer one when neither says.
     at = site.bad.get(row)
+    if at is None and values[3] > 0:
+        at = values[3] - 1
     ints = [i for i, x in enumerate(leaves) if isinstance(x, _Meta) and not x.dtype.is_floating_point and x.dtype is not torch.bool]
     # Each tensor argument's sizes at the call, as recorded.
     shapes, k = {}, _FIXED

@@ -293,15 +293,23 @@ class AOTAutogradCache(unittest.TestCase):
                 fn(torch.randn(4, 5, requires_grad=True), torch.tensor([1, 8]))
             except Exception as e:
                 print(type(e).__name__, e.finding["rule"], e.finding["value_max"], e.finding["bound"])
+            # Two index arguments: which one was bad comes from the counter,
+            # not from a trace this process never ran (6 is past both).
+            pair = torch.compile(lambda y, i, j: y[i + 0, j + 0].sum())
+            pair(torch.randn(4, 6), torch.tensor([0, 1]), torch.tensor([1, 2]))
+            try:
+                pair(torch.randn(4, 6), torch.tensor([0, 1]), torch.tensor([1, 6]))
+            except Exception as e:
+                print(e.finding["evidence"]["argument"], e.finding["bound"])
             """
         )
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TORCHINDUCTOR_FX_GRAPH_CACHE="1", TORCHINDUCTOR_AUTOGRAD_CACHE="1")
             runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600) for _ in range(2)]
-        stopped = "DeviceAssertPreventedRuntimeError DA101 11 {'low': 0, 'high': 10}"
+        stopped = ["DeviceAssertPreventedRuntimeError DA101 11 {'low': 0, 'high': 10}", "index (dimension 1) {'low': -6, 'high': 6}"]
         first, second = (r.stdout.splitlines() for r in runs)
-        self.assertEqual(first, ["['autograd_cache_miss', 'autograd_cache_saved']", stopped], runs[0].stderr[-3000:])
-        self.assertEqual(second, ["['autograd_cache_hit']", stopped], runs[1].stderr[-3000:])
+        self.assertEqual(first, ["['autograd_cache_miss', 'autograd_cache_saved']", *stopped], runs[0].stderr[-3000:])
+        self.assertEqual(second, ["['autograd_cache_hit']", *stopped], runs[1].stderr[-3000:])
 
 
 class Indexing(unittest.TestCase):
