@@ -22,6 +22,7 @@ pub mod safetensors;
 pub mod shapes;
 pub mod summary;
 pub mod tokenizer;
+mod tokenizer_base;
 pub mod tokenizer_json;
 
 pub use budget::{Budget, LeftOut, Reading};

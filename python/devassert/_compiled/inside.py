@@ -58,9 +58,7 @@ by identity).
 """
 
 import collections
-import hashlib
 import operator
-import os
 import time
 
 import torch
@@ -251,44 +249,12 @@ def _caller(site, key):
         return _checked(site, counter, on, args, kwargs)
 
     # The name FX writes in the graph's code, which AOTAutograd's cache key
-    # hashes: one per kind of site (`_site_key`).
+    # hashes: one per kind of site (`_sites.key`).
     name = f"devassert_checked_{key}"
     devassert_checked.__name__ = devassert_checked.__qualname__ = name
     devassert_checked.__module__ = _sites.__name__
     setattr(_sites, name, devassert_checked)
     return devassert_checked
-
-
-_source_digest = None
-
-
-def _sources():
-    """A digest of the guard's own code: what a check traces into changes with it."""
-    global _source_digest
-    if _source_digest is None:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        h = hashlib.sha256()
-        for folder, dirs, files in sorted(os.walk(root)):
-            dirs.sort()
-            for name in sorted(files):
-                if name.endswith(".py"):
-                    with open(os.path.join(folder, name), "rb") as f:
-                        h.update(name.encode() + b"\0" + f.read())
-        _source_digest = h.hexdigest()
-    return _source_digest
-
-
-def _site_key(node, call, row, rows, width):
-    """What decides the aten ops a site's check traces into: the guarded op
-    and its form, the rows it writes, the counter's width, the guard's code
-    and the modes that change what a check computes. AOTAutograd's cache keys
-    a graph by its code, where each site's call is named by this key, so
-    only a graph checked alike is found there."""
-    # A builtin's repr holds its address: its module and name say it.
-    name = getattr(call, "__qualname__", None) or str(call)
-    what = (node.op, getattr(call, "__module__", None), name, row, rows, width,
-            _violation.PRECHECK_CPU, _async.FAKE_DEVICE, _sources())
-    return hashlib.sha256(repr(what).encode()).hexdigest()[:16]
 
 
 def _adapter(node):
@@ -506,7 +472,7 @@ def _insert(gm, todo):
         templates = _pytree.tree_map(_template(gm), (tuple(node.args), dict(node.kwargs)))
         site = _Site(call, original, check, _adapter(node), row, n, _graph._frames(node.meta.get("stack_trace")), templates)
         row += n
-        key = _site_key(node, call, site.row, n, width)
+        key = _sites.key(node, call, site.row, n, width)
         with graph.inserting_before(node):
             buf = graph.get_attr(BUFFER)
             on = graph.get_attr(FLAG)

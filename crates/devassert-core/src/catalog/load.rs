@@ -6,6 +6,7 @@ use super::compiled::{
     finding_of, Catalog, CompiledAssert, CompiledCause, CompiledEvidence, CompiledRule,
     EvidenceKind, OpGuess,
 };
+use super::files::{CATALOG_FILES, OP_GUESSES_FILE};
 use super::schema::{CatalogError, OpGuessFile, Rule};
 use crate::finding::Finding;
 use crate::lazy_regex::LazyRegex;
@@ -13,8 +14,6 @@ use crate::rule_id::RuleId;
 use crate::vocabulary::CAUSE_IDS;
 use std::collections::HashSet;
 use std::sync::OnceLock;
-
-include!(concat!(env!("OUT_DIR"), "/catalog_files.rs"));
 
 /// Checked now, compiled on first use (see `lazy_regex`).
 fn compile(file: &str, what: &str, pat: &str) -> Result<LazyRegex, CatalogError> {

@@ -5,19 +5,20 @@
 //!
 //! By job: [`schema`] is the files as written, `load` checks and compiles
 //! them into the types of `compiled`, `matching` owns lines to rules and
-//! ranks causes, [`fallback`] names the rules it falls back to; this module
-//! only declares and re-exports them. Turning printed log text into the
-//! normalised form matched here is the log reader's job (`devassert-log`'s
-//! `normalize`).
+//! ranks causes, [`fallback`] names the rules it falls back to, `files`
+//! holds the embedded files; this module only declares and re-exports them.
+//! Turning printed log text into the normalised form matched here is the
+//! log reader's job (`devassert-log`'s `normalize`).
 
 mod compiled;
 pub mod fallback;
+mod files;
 mod load;
 mod matching;
 pub mod schema;
 
 pub use compiled::{Catalog, CompiledRule};
-pub(crate) use load::FACT_CAUSES_FILE;
+pub(crate) use files::FACT_CAUSES_FILE;
 pub use matching::{
     is_inductor_file, is_pytorch_file, push_fix, DeviceAssert, LogHits, Ranked, PYTORCH_ROOTS,
 };

@@ -6,27 +6,10 @@
 //! explain adds them to the offending values and bound it read, and decides
 //! the causes with the same engine as the commands that measure.
 
+use super::embedded::source;
 use super::expr::Facts;
-use super::table::FACT_NAMES;
+use super::table::{File, LogFactRow, FACT_NAMES, KINDS};
 use crate::lazy_regex::LazyRegex;
-use serde::Deserialize;
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LogFactRow {
-    #[serde(default)]
-    pub log: Option<String>,
-    #[serde(default)]
-    pub frame: Option<String>,
-    /// The fact a match sets to `value` (1 when not given).
-    #[serde(default)]
-    pub fact: Option<String>,
-    #[serde(default)]
-    pub value: Option<f64>,
-    /// Only for values of this kind (`ids` / `labels`).
-    #[serde(default)]
-    pub kind: Option<String>,
-}
 
 /// Where a row's pattern looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,11 +53,8 @@ pub fn compile(rows: &[LogFactRow]) -> Result<Vec<LogFact>, String> {
             return Err(format!("{at}: the pattern sets no fact"));
         }
         if let Some(k) = &r.kind {
-            if !super::table::KINDS.contains(&k.as_str()) {
-                return Err(format!(
-                    "{at}: kind must be one of {:?}",
-                    super::table::KINDS
-                ));
+            if !KINDS.contains(&k.as_str()) {
+                return Err(format!("{at}: kind must be one of {:?}", KINDS));
             }
         }
         out.push(LogFact {
@@ -92,7 +72,7 @@ pub fn compile(rows: &[LogFactRow]) -> Result<Vec<LogFact>, String> {
 pub fn rows() -> &'static [LogFact] {
     static ROWS: std::sync::OnceLock<Vec<LogFact>> = std::sync::OnceLock::new();
     ROWS.get_or_init(|| {
-        toml::from_str::<super::table::File>(super::source())
+        toml::from_str::<File>(source())
             .map_err(|e| e.to_string())
             .and_then(|f| compile(&f.log_fact))
             .unwrap_or_default()
@@ -139,7 +119,7 @@ mod tests {
 
     #[test]
     fn the_rows_compile() {
-        let f: super::super::table::File = toml::from_str(super::super::source()).expect("parses");
+        let f: File = toml::from_str(source()).expect("parses");
         let rows = compile(&f.log_fact).expect("compiles");
         assert!(rows.len() >= 5);
         assert_eq!(rows.len(), super::rows().len());

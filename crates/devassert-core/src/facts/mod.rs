@@ -8,13 +8,16 @@
 //! `python/devassert/_findings/rules.py`.
 
 pub mod blend;
+mod decision;
+mod embedded;
 pub mod expr;
 pub mod log;
 pub mod table;
 
+pub use decision::{Decision, Kind};
+pub use embedded::source;
 pub use expr::Facts;
 
-use crate::catalog::FACT_CAUSES_FILE;
 use crate::finding::Cause;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -24,41 +27,7 @@ use table::CauseDef;
 /// gives an empty table here rather than a panic in the user's run.
 pub fn table() -> &'static [CauseDef] {
     static TABLE: OnceLock<Vec<CauseDef>> = OnceLock::new();
-    TABLE.get_or_init(|| table::compile(FACT_CAUSES_FILE.1).unwrap_or_default())
-}
-
-/// The text of `catalog/causes.toml` (for the generated Python module).
-pub fn source() -> &'static str {
-    FACT_CAUSES_FILE.1
-}
-
-/// What the values index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Ids,
-    Labels,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Ids => "ids",
-            Kind::Labels => "labels",
-        }
-    }
-}
-
-/// The causes the facts allow, best first, and the ones they refute.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Decision {
-    pub causes: Vec<Cause>,
-    /// The measured facts behind each cause, in the causes' order (empty:
-    /// ranked by its prior).
-    pub support: Vec<Vec<String>>,
-    /// `cause_id: the fact that refutes it`.
-    pub ruled_out: Vec<String>,
-    /// What the supports added to each cause's prior, in the causes' order.
-    pub gain: Vec<f64>,
+    TABLE.get_or_init(|| table::compile(source()).unwrap_or_default())
 }
 
 /// -1 as an unsigned array stores it: uint16 65535, uint32 4294967295.
@@ -192,5 +161,48 @@ mod tests {
         let t = table::compile(source()).expect("catalog/causes.toml compiles");
         assert!(!t.is_empty());
         assert_eq!(t.len(), table().len());
+    }
+
+    // `blend` over the engine's decisions (here, since `blend` must not
+    // import its parent).
+    #[test]
+    fn negative_values_stated_put_negative_index_first() {
+        let values = HashMap::from([(-1i64, 1u64)]);
+        let f = value_facts(&values, 0, 10, Kind::Ids);
+        let b = blend::blend(blend::tests::rule_causes(), &decide(Kind::Ids, &f));
+        assert_eq!(b.causes[0].id, "negative_index", "{b:#?}");
+        assert!(b.causes[0].why.contains("(facts:"), "{}", b.causes[0].why);
+        let t = b
+            .causes
+            .iter()
+            .find(|c| c.id == "token_id_ge_vocab")
+            .expect("kept");
+        assert!(t.why.ends_with(blend::BY_PRIOR), "{}", t.why);
+    }
+
+    #[test]
+    fn a_refuted_cause_is_dropped_and_said() {
+        // Positions 1..=10 on a 10-row table: off by one, the input is not too long.
+        let values = HashMap::from([(10i64, 1u64)]);
+        let mut f = value_facts(&values, 0, 10, Kind::Ids);
+        for (k, v) in [
+            ("col_min", 1.0),
+            ("col_max", 10.0),
+            ("seq_len", 10.0),
+            ("positions", 1.0),
+            ("offset", 0.0),
+        ] {
+            f.insert(k.into(), v);
+        }
+        let b = blend::blend(blend::tests::rule_causes(), &decide(Kind::Ids, &f));
+        assert_eq!(b.causes[0].id, "off_by_one", "{b:#?}");
+        assert!(b.causes.iter().all(|c| c.id != "seq_len_gt_max_positions"));
+        assert!(b
+            .ruled_out
+            .iter()
+            .any(|r| r.starts_with("seq_len_gt_max_positions:")));
+        // Its fix is not shown, nor a general one that says the same.
+        assert!(b.refutes_fix("truncate the inputs to 512 tokens"));
+        assert!(!b.refutes_fix("subtract 1"));
     }
 }

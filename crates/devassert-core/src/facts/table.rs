@@ -48,7 +48,25 @@ pub struct File {
     pub cause: Vec<CauseRow>,
     /// What explain reads from a log's lines and frames (see [`super::log`]).
     #[serde(default)]
-    pub log_fact: Vec<super::log::LogFactRow>,
+    pub log_fact: Vec<LogFactRow>,
+}
+
+/// One `[[log_fact]]` row as written (compiled by [`super::log`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogFactRow {
+    #[serde(default)]
+    pub log: Option<String>,
+    #[serde(default)]
+    pub frame: Option<String>,
+    /// The fact a match sets to `value` (1 when not given).
+    #[serde(default)]
+    pub fact: Option<String>,
+    #[serde(default)]
+    pub value: Option<f64>,
+    /// Only for values of this kind (`ids` / `labels`).
+    #[serde(default)]
+    pub kind: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

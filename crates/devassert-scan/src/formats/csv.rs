@@ -7,7 +7,7 @@
 //! columns' cells are skipped as they are read, and the values are scanned
 //! a batch at a time.
 
-use super::arrow::ColumnBuilder;
+use super::column_builder::ColumnBuilder;
 use super::reader::{Input, Reader};
 use crate::dtype::Dtype;
 use crate::error::{bad, excerpt, Result};

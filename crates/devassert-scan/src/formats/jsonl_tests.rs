@@ -1,6 +1,7 @@
 //! The JSONL reader: rows across batches, dotted paths, and its messages.
 
-use super::jsonl::{read_lines, Jsonl, BATCH};
+use super::jsonl::{read_lines, Jsonl};
+use super::jsonl_path::BATCH;
 use super::reader::{Input, Reader};
 use crate::error::Result;
 use crate::mapped::Bytes;

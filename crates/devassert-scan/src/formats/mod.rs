@@ -6,9 +6,12 @@
 mod arrow;
 #[cfg(test)]
 mod arrow_tests;
+mod column_builder;
+mod column_type;
 mod csv;
 mod ipc;
 mod jsonl;
+mod jsonl_path;
 #[cfg(test)]
 mod jsonl_tests;
 pub mod megatron;
