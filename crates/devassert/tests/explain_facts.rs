@@ -5,24 +5,8 @@
 
 mod common;
 
+use common::{cause_ids as ids, explain_first as first};
 use serde_json::Value;
-
-fn first(log: &str) -> Value {
-    let out = common::bin()
-        .args(["explain", "--format", "json", "--no-source", "-"])
-        .write_stdin(log)
-        .output()
-        .expect("run devassert");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-    v["findings"][0].clone()
-}
-
-fn ids(f: &Value) -> Vec<&str> {
-    f["causes"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|c| c["id"].as_str()).collect())
-        .unwrap_or_default()
-}
 
 fn why<'a>(f: &'a Value, id: &str) -> &'a str {
     f["causes"]

@@ -6,24 +6,8 @@
 
 mod common;
 
+use common::{cause_ids, explain_first as first};
 use serde_json::Value;
-
-fn first(log: &str) -> Value {
-    let out = common::bin()
-        .args(["explain", "--format", "json", "--no-source", "-"])
-        .write_stdin(log)
-        .output()
-        .expect("run devassert");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-    v["findings"][0].clone()
-}
-
-fn cause_ids(f: &Value) -> Vec<&str> {
-    f["causes"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|c| c["id"].as_str()).collect())
-        .unwrap_or_default()
-}
 
 #[test]
 fn an_error_line_in_a_one_line_code_block_is_read() {

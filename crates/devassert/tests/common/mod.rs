@@ -18,6 +18,26 @@ pub fn bin() -> assert_cmd::Command {
     cmd
 }
 
+/// The first finding of `explain --format json` on `log`, read from stdin
+/// (source lines left out).
+pub fn explain_first(log: &str) -> serde_json::Value {
+    let out = bin()
+        .args(["explain", "--format", "json", "--no-source", "-"])
+        .write_stdin(log)
+        .output()
+        .expect("run devassert");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    v["findings"][0].clone()
+}
+
+/// A finding's cause ids, in rank order.
+pub fn cause_ids(f: &serde_json::Value) -> Vec<&str> {
+    f["causes"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["id"].as_str()).collect())
+        .unwrap_or_default()
+}
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }

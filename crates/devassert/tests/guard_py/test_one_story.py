@@ -18,22 +18,7 @@ import torch.nn.functional as F
 
 import devassert
 from preflight_fixtures import gpt2_lm, gpt2_tokenizer, roberta_model, roberta_tokenizer
-
-
-def guarded(fn):
-    """The guard's finding for `fn`, or None when it runs clean."""
-    with devassert.guard():
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001 - the finding is what is compared
-            if isinstance(getattr(e, "finding", None), dict):
-                return e.finding
-            raise
-    return None
-
-
-def first(f):
-    return (f["causes"][0]["id"] if f["causes"] else None), (f["fixes"][0] if f["fixes"] else None)
+from stories import first, guarded
 
 
 def scan(array, *flags):

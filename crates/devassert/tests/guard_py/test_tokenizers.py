@@ -29,6 +29,7 @@ import transformers as tf
 
 import devassert
 from preflight_fixtures import WordSlow, minilm_dir, tiny_lm, wordlevel_fast
+from stories import first, guarded
 
 RESIZE = "model.resize_token_embeddings(len(tokenizer))"
 CHATML = "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -49,22 +50,6 @@ ADDING = {
     "add_tokens": lambda tok: tok.add_tokens(["<new_a>", "<new_b>"]),
     "add_special_tokens": lambda tok: tok.add_special_tokens({"additional_special_tokens": ["<new_a>", "<new_b>"]}),
 }
-
-
-def guarded(fn):
-    """The guard's finding for `fn`, or None when it runs clean."""
-    with devassert.guard():
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001 - the finding is what is compared
-            if isinstance(getattr(e, "finding", None), dict):
-                return e.finding
-            raise
-    return None
-
-
-def first(f):
-    return (f["causes"][0]["id"] if f["causes"] else None), (f["fixes"][0] if f["fixes"] else None)
 
 
 def errors(report, rule="DA101"):
