@@ -62,23 +62,13 @@ class _Batch:
             size = t.numel() * t.element_size()
             if held + size <= _HOLD_BYTES:
                 held += size
-                ref = _Strong(t)
+                ref = _splits.Strong(t)
             else:
                 try:
                     ref = weakref.ref(t)
                 except TypeError:
                     continue
             self.tensors.append((t.shape, t.dtype, ref))
-
-
-class _Strong:
-    __slots__ = ("t",)
-
-    def __init__(self, t):
-        self.t = t
-
-    def __call__(self):
-        return self.t
 
 
 class Samples(tuple):

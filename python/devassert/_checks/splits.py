@@ -21,7 +21,7 @@ def name(dataset, split):
     try:
         ref = weakref.ref(dataset)
     except TypeError:
-        ref = _Held(dataset)
+        ref = Strong(dataset)
     _named[id(dataset)] = (ref, split)
 
 
@@ -60,7 +60,10 @@ def _is_loader(obj):
     return type(obj).__name__.endswith("DataLoader") or hasattr(obj, "batch_sampler")
 
 
-class _Held:
+class Strong:
+    """A strong reference called like a `weakref.ref`, for an object that
+    takes no weak reference (samples.py keeps tensors this way too)."""
+
     __slots__ = ("obj",)
 
     def __init__(self, obj):
