@@ -231,6 +231,16 @@ pub fn npy(dir: &Path, bytes: u64) -> Result<Grown> {
     w.write_all(b"\x93NUMPY\x01\x00")?;
     w.write_all(&(header.len() as u16).to_le_bytes())?;
     w.write_all(header.as_bytes())?;
+    write_tokens(&mut w, n)?;
+    Ok(Grown {
+        path,
+        reader: Reader::Scan,
+    })
+}
+
+/// `n` int32 token ids, one of them (the middle one) past the vocabulary,
+/// written in 1 MiB chunks.
+fn write_tokens(w: &mut impl Write, n: u64) -> Result<()> {
     let mut chunk = Vec::with_capacity(1 << 20);
     for i in 0..n {
         let v = if i == n / 2 { VOCAB } else { id(i) };
@@ -242,10 +252,7 @@ pub fn npy(dir: &Path, bytes: u64) -> Result<Grown> {
     }
     w.write_all(&chunk)?;
     w.flush()?;
-    Ok(Grown {
-        path,
-        reader: Reader::Scan,
-    })
+    Ok(())
 }
 
 /// Tokens in each sequence of the Megatron dataset, and sequences in each
@@ -261,17 +268,7 @@ pub fn megatron(dir: &Path, bytes: u64) -> Result<Grown> {
     let seqs = (bytes / 4 / MEGATRON_SEQ).max(1);
     let n = seqs * MEGATRON_SEQ;
     let mut w = writer(&path)?;
-    let mut chunk = Vec::with_capacity(1 << 20);
-    for i in 0..n {
-        let v = if i == n / 2 { VOCAB } else { id(i) };
-        chunk.extend((v as i32).to_le_bytes());
-        if chunk.len() >= 1 << 20 {
-            w.write_all(&chunk)?;
-            chunk.clear();
-        }
-    }
-    w.write_all(&chunk)?;
-    w.flush()?;
+    write_tokens(&mut w, n)?;
     let docs = seqs.div_ceil(MEGATRON_DOC);
     let mut w = writer(&dir.join("corpus_text_document.idx"))?;
     w.write_all(b"MMIDIDX\x00\x00")?;
