@@ -74,18 +74,23 @@ def _on_meta_run(original, args, kwargs):
 
 
 def _attempt(original, args, kwargs):
-    """The exception `original` raises on CPU copies of the arguments, or None."""
+    """The exception `original` raises on CPU copies of the arguments, or None.
+    Returned without its traceback: that holds this frame and, through it,
+    every caller's frame with the user's model and batch, and the caller
+    keeps the exception in a local, a cycle only the garbage collector would
+    free (a DDP model kept so is torn down during interpreter exit, where
+    gloo aborts); nothing reads that traceback."""
     try:
         a = tuple(_on_cpu(v) for v in args)
         k = {n: _on_cpu(v) for n, v in kwargs.items()}
     except Exception as e:  # noqa: BLE001 - a copy that fails is an answer too
-        return e
+        return e.with_traceback(None)
     try:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             original(*a, **k)
     except Exception as e:  # noqa: BLE001
-        return e
+        return e.with_traceback(None)
     return None
 
 

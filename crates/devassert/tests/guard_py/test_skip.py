@@ -12,12 +12,14 @@ Run: python -m unittest test_skip (PYTHONPATH must hold python/).
 """
 
 import contextlib
+import gc
 import io
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
+import weakref
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -333,6 +335,26 @@ class Skip(unittest.TestCase):
         self.assertEqual((r["dataset_index"], r["op"]), (BAD_INDEX, "embedding"))
         self.assertIn("async: embedding was launched", r["message"])
 
+    def test_a_skipped_bad_batch_keeps_no_frame_of_the_loop_alive(self):
+        # What the guard keeps of a bad batch must not hold the loop's frames:
+        # they hold the model (with a DDP model, its process group, which the
+        # interpreter's exit would then tear down: gloo aborts there).
+        for level in ("on", "async"):
+            _async.FAKE_DEVICE = level == "async"
+            gc.disable()
+            try:
+                devassert.guard(level, on_bad_batch="skip", quarantine=self.path, max_skips=10)
+                _state.reset()
+                model, opt, sched = train(dataset())
+                alive = weakref.ref(model)
+                del model, opt, sched
+                self.assertIsNone(alive(), f"{level}: the model outlived the loop (only the garbage collector would free it)")
+            finally:
+                gc.enable()
+                _async.FAKE_DEVICE = False
+                _async.reset()
+        self.assertEqual(len(self.records()), 2)
+
     def test_environment_and_summary_at_exit(self):
         code = "import torch, test_skip as t; t.train(t.dataset())"
         env = dict(os.environ, DEVASSERT_ON_BAD_BATCH="skip", DEVASSERT_QUARANTINE=self.path, DEVASSERT_MAX_SKIPS="3", RANK="0")
@@ -412,7 +434,9 @@ class DDP(unittest.TestCase):
     def test_every_rank_skips_the_step_only_rank_1_met(self):
         out = tempfile.mkdtemp(prefix="devassert-ddp-")
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "skip_ddp.py", out]
-        run = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=600)
+        # A rank that aborts prints its Python stack.
+        env = dict(os.environ, PYTHONFAULTHANDLER="1")
+        run = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=600, env=env)
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         ranks = [torch.load(os.path.join(out, f"rank{r}.pt")) for r in (0, 1)]
         for r in ranks:
