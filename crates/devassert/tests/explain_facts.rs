@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{cause_ids as ids, explain_first as first};
+use common::{bin, cause_ids as ids, explain_first as first};
 use serde_json::Value;
 
 fn why<'a>(f: &'a Value, id: &str) -> &'a str {
@@ -35,14 +35,15 @@ fn an_id_at_the_end_of_a_position_sized_table_is_a_sequence_too_long() {
     assert_ne!(ids(&g)[0], "seq_len_gt_max_positions", "{g}");
 }
 
+/// The tokenizer's length is printed and does not reach the bad id.
+const SHORT_TOKENIZER: &str = "len(tokenizer) = 32000\n\
+     Traceback (most recent call last):\n  File \"train.py\", line 51, in <module>\n    out = model(input_ids=ids)\n\
+     \x20 File \"/usr/lib/python3/site-packages/transformers/models/llama/modeling_llama.py\", line 1021, in forward\n    inputs_embeds = self.embed_tokens(input_ids)\n\
+     RuntimeError: index out of range: Tried to access index 32000 out of table with 31999 rows.\n";
+
 #[test]
 fn a_tokenizer_that_does_not_reach_the_id_rules_out_added_tokens_and_their_fix() {
-    let f = first(
-        "len(tokenizer) = 32000\n\
-         Traceback (most recent call last):\n  File \"train.py\", line 51, in <module>\n    out = model(input_ids=ids)\n\
-         \x20 File \"/usr/lib/python3/site-packages/transformers/models/llama/modeling_llama.py\", line 1021, in forward\n    inputs_embeds = self.embed_tokens(input_ids)\n\
-         RuntimeError: index out of range: Tried to access index 32000 out of table with 31999 rows.\n",
-    );
+    let f = first(SHORT_TOKENIZER);
     assert!(!ids(&f).contains(&"added_tokens_no_resize"), "{f}");
     let ruled = f["evidence"]["ruled_out"].to_string();
     assert!(
@@ -92,4 +93,19 @@ fn a_cause_nothing_in_the_log_bears_on_says_it_rests_on_its_prior() {
     for id in ids(&f).into_iter().filter(|id| *id != "unknown") {
         assert!(why(&f, id).ends_with("ranked by its prior)"), "{id}: {f}");
     }
+}
+
+#[test]
+fn the_text_names_each_ruled_out_cause_with_its_fact() {
+    let out = bin()
+        .args(["explain", "--color", "never", "--no-source", "-"])
+        .write_stdin(SHORT_TOKENIZER)
+        .output()
+        .expect("run devassert");
+    let text = String::from_utf8(out.stdout).expect("utf-8 output");
+    assert!(
+        text.contains("ruled out: added_tokens_no_resize — len(tokenizer) = 32000"),
+        "{text}"
+    );
+    insta::assert_snapshot!(text);
 }

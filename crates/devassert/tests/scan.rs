@@ -901,3 +901,19 @@ fn help_lists_the_dtype_values() {
         assert!(listed.contains(d.name), "{} missing: {block}", d.name);
     }
 }
+
+#[test]
+fn human_output_names_a_ruled_out_cause_with_its_fact() {
+    // Ids 1..=50257 on GPT-2's 50257 rows: no 0 and the largest equal to the
+    // table looks counted from 1, but 50257 is a base vocabulary's size.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ids: [u16; 6] = [1, 7, 300, 50256, 50257, 50257];
+    let bytes: Vec<u8> = ids.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(dir.path().join("tokens.bin"), bytes).expect("write tokens");
+    let text = human(dir.path(), &["tokens.bin", "--vocab", "50257"]);
+    assert!(
+        text.contains("ruled out: off_by_one — 50257 is a common base vocabulary's size"),
+        "{text}"
+    );
+    insta::assert_snapshot!(text);
+}

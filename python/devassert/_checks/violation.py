@@ -445,6 +445,9 @@ def message(found, desc, finding_, torch_message):
     causes = finding_["causes"]
     if causes:
         lines.append(f"  likely cause: {causes[0]['id']}: {causes[0]['why']}")
+    # The causes the measured facts refute, each with its fact (as every
+    # command's text shows them: `_findings.findings.cause_lines`).
+    lines += _findings.cause_lines([], ruled_out=finding_["evidence"].get("ruled_out") or ())
     if finding_["fixes"]:
         lines.append(f"  fix: {finding_['fixes'][0]}")
     lines.append(f"  more: devassert rule {found.rule}")

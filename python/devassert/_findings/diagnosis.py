@@ -91,7 +91,7 @@ def render(finding, indent="  ", root=None):
         if not finding.get("samples_certain", False):
             text += " (not certain)"
         lines.append(f"{indent}{text}")
-    lines += cause_lines(finding.get("causes") or [], indent)
+    lines += cause_lines(finding.get("causes") or [], indent, ev.get("ruled_out") or ())
     fixes = finding.get("fixes") or []
     if fixes:
         lines.append(f"{indent}next steps:")

@@ -99,18 +99,25 @@ def calibrate(causes):
 CAUSES_SHOWN = 4
 
 
-def cause_lines(causes, indent=""):
+def cause_lines(causes, indent="", ruled_out=()):
     """The causes as the terminal shows them (`render/human.rs`): a ranking,
     most likely first, with no percentages (the shares come from the
-    catalog's judgement, not from crashes counted)."""
-    if not causes:
-        return []
-    title = "causes:" if any(c.get("established") for c in causes) else "likely causes, most likely first:"
-    lines = [f"{indent}{title}"]
+    catalog's judgement, not from crashes counted); then a line per cause
+    the measured facts refute (`evidence.ruled_out`, ``"cause_id: fact"``)
+    naming that fact (`render/ruled_out.rs`)."""
+    lines = []
+    if causes:
+        title = "causes:" if any(c.get("established") for c in causes) else "likely causes, most likely first:"
+        lines.append(f"{indent}{title}")
     for i, c in enumerate(causes[:CAUSES_SHOWN], 1):
         if c.get("established") and c.get("proof"):
             lines.append(f"{indent}  {i}. {c.get('id')} (established): {c.get('why')}")
             lines.append(f"{indent}     proof: {c['proof']}")
         else:
             lines.append(f"{indent}  {i}. {c.get('id')}: {c.get('why')}")
+    for row in ruled_out:
+        cause_id, _, fact = str(row).partition(": ")
+        fact = fact.strip()
+        text = f"{cause_id} — {fact}" if fact else cause_id.rstrip(":").strip()
+        lines.append(f"{indent}  ruled out: {text}")
     return lines

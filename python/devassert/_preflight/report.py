@@ -190,7 +190,7 @@ def finding_lines(f):
     more = len(f.get("locations") or []) - 5
     if more > 0:
         lines.append(f"   | ... and {more} more places listed in the JSON report")
-    lines += cause_lines(f.get("causes") or [])
+    lines += cause_lines(f.get("causes") or [], ruled_out=(f.get("evidence") or {}).get("ruled_out") or ())
     fixes = list(f.get("fixes") or [])
     lines.append("next steps:")
     for i, fix in enumerate(fixes + [f"read more: devassert rule {f['rule']}"], 1):

@@ -3,6 +3,7 @@
 use super::inert;
 use super::options::RenderOptions;
 use super::ranks::{rank_list, RanksBeyond};
+use super::ruled_out::ruled_out_lines;
 use super::values_line::values_line;
 use crate::finding::{Fallout, Finding, Report, Sample};
 use crate::place::SourceLocation;
@@ -212,6 +213,9 @@ fn finding(
     }
     if !f.causes.is_empty() {
         causes(out, p, f, opts.verbose);
+    }
+    for line in ruled_out_lines(f) {
+        let _ = writeln!(out, "  {}", p.dim(&line));
     }
     let _ = writeln!(out, "{}", p.bold("next steps:"));
     let mut n = 0;

@@ -8,6 +8,7 @@ mod json;
 mod model_summary;
 mod options;
 mod ranks;
+mod ruled_out;
 mod scan_table;
 mod values_line;
 

@@ -148,6 +148,23 @@ class Ids(unittest.TestCase):
         grown = nn.Embedding(13, 3)
         self.assertIsNone(guarded(lambda: grown(torch.tensor([[1, 2, 12]]))))
 
+    def test_a_ruled_out_cause_is_said_with_its_fact_in_every_text(self):
+        # Ids 1..50257 on 50257 rows look counted from 1, but 50257 is GPT-2's
+        # vocabulary size: the facts rule off_by_one out, and every text says so.
+        emb = nn.Embedding(50257, 2)
+        ids = np.array([[1, 7, 300, 50256, 50257]] * 3)
+        said = "ruled out: off_by_one — 50257 is a common base vocabulary's size"
+        with devassert.guard():
+            with self.assertRaises(devassert.DeviceAssertPrevented) as caught:
+                emb(torch.as_tensor(ids))
+        self.assertIn(said, str(caught.exception))
+        self.assertIn(said, devassert.preflight(emb, data={"input_ids": ids}).text())
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "ids.npy")
+            np.save(path, ids)
+            out = subprocess.run(["devassert", "scan", "--color", "never", path, "--vocab", "50257"], capture_output=True, text=True, check=False)
+        self.assertIn(said, out.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()
