@@ -173,14 +173,34 @@ def parse_device_line(line):
 # ---------------------------------------------------------------- catalog
 
 def load_catalog(cat_dir):
+    shared = {}
+    path = os.path.join(cat_dir, "patterns.toml")
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            shared = tomllib.load(f).get("pattern", {})
     rules = []
     for fn in sorted(os.listdir(cat_dir)):
         if re.match(r"DA\d{3}-.*\.toml$", fn):
             with open(os.path.join(cat_dir, fn), "rb") as f:
                 d = tomllib.load(f)
             d["_file"] = fn
+            resolve_shared(d, shared, fn)
             rules.append(d)
     return rules
+
+
+def resolve_shared(rule, shared, fn):
+    """A cause evidence's `{ pattern = "name" }` replaced by the shared
+    regex of patterns.toml, as the Rust loader does."""
+    for c in rule.get("cause", []):
+        for ev in c.get("evidence", []):
+            for k in ("frame", "log", "assertion"):
+                ref = ev.get(k)
+                if isinstance(ref, dict):
+                    name = ref.get("pattern")
+                    if name not in shared:
+                        sys.exit(f"{fn}: no shared pattern {name!r} in patterns.toml")
+                    ev[k] = shared[name]
 
 
 def check_regex(pat, where, errors):

@@ -39,6 +39,14 @@ fn main() {
         "pub(crate) static OP_GUESSES_FILE: (&str, &str) = (\"op-guesses.toml\", include_str!({:?}));\n",
         abs.display().to_string()
     ));
+    // The patterns rule files and causes.toml share by name.
+    let patterns = dir.join("patterns.toml");
+    println!("cargo:rerun-if-changed={}", patterns.display());
+    let abs = fs::canonicalize(&patterns).expect("catalog/patterns.toml readable");
+    out.push_str(&format!(
+        "pub(crate) static PATTERNS_FILE: (&str, &str) = (\"patterns.toml\", include_str!({:?}));\n",
+        abs.display().to_string()
+    ));
     // The causes decided by measured facts (the `facts` module).
     let causes = dir.join("causes.toml");
     println!("cargo:rerun-if-changed={}", causes.display());

@@ -6,7 +6,8 @@
 //! By job: [`schema`] is the files as written, `load` checks and compiles
 //! them into the types of `compiled`, `matching` owns lines to rules and
 //! ranks causes, [`fallback`] names the rules it falls back to, `files`
-//! holds the embedded files; this module only declares and re-exports them.
+//! holds the embedded files, `patterns` the patterns they share by name;
+//! this module only declares and re-exports them.
 //! Turning printed log text into the normalised form matched here is the
 //! log reader's job (`devassert-log`'s `normalize`).
 
@@ -15,6 +16,7 @@ pub mod fallback;
 mod files;
 mod load;
 mod matching;
+pub(crate) mod patterns;
 pub mod schema;
 
 pub use compiled::{Catalog, CompiledRule};

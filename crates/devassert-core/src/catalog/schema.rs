@@ -1,5 +1,6 @@
 //! The catalog's files as written: one rule per `DA###-name.toml`, and the
-//! shared `op-guesses.toml` (see `catalog/README.md`). Deserialising checks
+//! shared `op-guesses.toml` (see `catalog/README.md`); a cause evidence's
+//! pattern may name one of `patterns.toml`'s instead. Deserialising checks
 //! the keys; the values are checked when they are loaded (`load`).
 
 use crate::vocabulary::{OpFamily, Severity};
@@ -77,8 +78,12 @@ pub struct CauseSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EvidenceSpec {
+    // Each the regex, or a shared one by name (`patterns.toml`).
+    #[serde(default, deserialize_with = "super::patterns::opt")]
     pub frame: Option<String>,
+    #[serde(default, deserialize_with = "super::patterns::opt")]
     pub log: Option<String>,
+    #[serde(default, deserialize_with = "super::patterns::opt")]
     pub assertion: Option<String>,
     /// Fires only when the pattern's `value` is the size of a published base
     /// vocabulary (`catalog/base-vocabs.toml`): an id equal to it is the first

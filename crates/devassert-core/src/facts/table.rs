@@ -55,9 +55,10 @@ pub struct File {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogFactRow {
-    #[serde(default)]
+    // The regex, or a shared one by name (`catalog/patterns.toml`).
+    #[serde(default, deserialize_with = "crate::catalog::patterns::opt")]
     pub log: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::catalog::patterns::opt")]
     pub frame: Option<String>,
     /// The fact a match sets to `value` (1 when not given).
     #[serde(default)]
