@@ -15,6 +15,9 @@ use devassert_core::Catalog;
 use std::collections::HashMap;
 
 pub use crate::line_search::Line;
+pub use sets_memo::SetsMemo;
+
+mod sets_memo;
 
 /// Words without which a line cannot hold anything the reader itself uses.
 const TRIGGERS: &[&str] = &[
@@ -69,8 +72,15 @@ pub struct Prefilter {
     search: Option<LineSearch>,
     triggers: AhoCorasick,
     /// Every literal of every catalog requirement, for the per-line check:
-    /// the exact ones, and the folded ones.
+    /// the exact ones, and the folded ones; those without an ASCII digit
+    /// here, those with one in `digit_literals` (see `sets_memo`).
     catalog: Vec<CatalogLiterals>,
+    digit_literals: Vec<CatalogLiterals>,
+    /// Three bytes of each of those literals that hold its first digit
+    /// (from the byte before it where there is room), in each casing they
+    /// match, as bits of a table (`gram_bit`; None: a literal is shorter): a
+    /// line that holds none of them holds none of those literals.
+    digit_grams: Option<Box<[u64]>>,
     /// Literal id → requirement sets it satisfies.
     literal_sets: Vec<Vec<usize>>,
     /// Literals that end a line (`-1` then `$`: `-1\n`), as (what precedes the
@@ -127,12 +137,13 @@ struct CatalogLiterals {
 }
 
 impl CatalogLiterals {
-    /// Ok(None) when there are none of the kind; Err when they do not build.
-    fn new(literals: &[(Vec<u8>, bool)], folded: bool) -> Result<Option<Self>, ()> {
+    /// Ok(None) when there are none of the kind (folded or not, holding a
+    /// digit or not); Err when they do not build.
+    fn new(literals: &[(Vec<u8>, bool)], folded: bool, digits: bool) -> Result<Option<Self>, ()> {
         let (ids, pats): (Vec<usize>, Vec<&[u8]>) = literals
             .iter()
             .enumerate()
-            .filter(|(_, (_, fold))| *fold == folded)
+            .filter(|(_, (l, fold))| *fold == folded && l.iter().any(u8::is_ascii_digit) == digits)
             .map(|(i, (l, _))| (i, l.as_slice()))
             .unzip();
         if pats.is_empty() {
@@ -218,22 +229,65 @@ impl Prefilter {
             build(&[""], false).unwrap_or_else(|| unreachable!("the empty pattern always builds"))
         };
         let triggers = build(TRIGGERS, false).unwrap_or_else(fallback);
-        let catalog_exact = CatalogLiterals::new(&literals, false);
-        let catalog_folded = CatalogLiterals::new(&literals, true);
-        let unfiltered =
-            unfiltered || search.is_none() || catalog_exact.is_err() || catalog_folded.is_err();
+        let automata: Vec<_> = [(false, false), (true, false), (false, true), (true, true)]
+            .into_iter()
+            .map(|(folded, digits)| CatalogLiterals::new(&literals, folded, digits))
+            .collect();
+        let unfiltered = unfiltered || search.is_none() || automata.iter().any(Result::is_err);
+        let (catalog, digit_literals) = automata.into_iter().enumerate().fold(
+            (Vec::new(), Vec::new()),
+            |(mut free, mut digit), (i, c)| {
+                if let Ok(Some(c)) = c {
+                    if i < 2 { &mut free } else { &mut digit }.push(c);
+                }
+                (free, digit)
+            },
+        );
         let ends = literals
             .iter()
             .enumerate()
             .filter_map(|(i, (l, fold))| Some((l.strip_suffix(b"\n")?.to_vec(), *fold, i)))
             .collect();
+        let digit_grams = literals
+            .iter()
+            .filter_map(|(l, fold)| Some((l, fold, l.iter().position(u8::is_ascii_digit)?)))
+            .map(|(l, &fold, i)| {
+                let at = i.saturating_sub(1).min(l.len().saturating_sub(3));
+                let &[a, b, c] = l.get(at..at + 3)? else {
+                    return None;
+                };
+                let cases = |c: u8| match fold {
+                    true => [c.to_ascii_lowercase(), c.to_ascii_uppercase()],
+                    false => [c; 2],
+                };
+                let (a, b, c) = (cases(a), cases(b), cases(c));
+                // Every casing of the three (one is a digit).
+                Some([
+                    [a[0], b[0], c[0]],
+                    [a[1], b[1], c[1]],
+                    [a[0], b[1], c[1]],
+                    [a[1], b[0], c[0]],
+                    [a[0], b[0], c[1]],
+                    [a[1], b[1], c[0]],
+                    [a[0], b[1], c[0]],
+                    [a[1], b[0], c[1]],
+                ])
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|grams| {
+                let mut bits = vec![0u64; GRAM_BITS / 64].into_boxed_slice();
+                for g in grams.concat() {
+                    let i = gram_bit(&g);
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+                bits
+            });
         Prefilter {
             search,
             triggers,
-            catalog: [catalog_exact, catalog_folded]
-                .into_iter()
-                .filter_map(|c| c.ok().flatten())
-                .collect(),
+            catalog,
+            digit_literals,
+            digit_grams,
             literal_sets,
             ends,
             patterns,
@@ -272,7 +326,23 @@ impl Prefilter {
     /// The requirement sets whose literals `hay` holds, as a bitmap.
     fn sets_seen(&self, hay: &[u8]) -> Option<Vec<u64>> {
         let mut seen = vec![0u64; self.sets.div_ceil(64)];
-        let mut any = false;
+        let any = self.digit_free_sets(hay, &mut seen) | self.digit_sets(hay, &mut seen);
+        any.then_some(seen)
+    }
+
+    /// Marks in `seen` the sets of the literals without a digit that `hay`
+    /// holds; whether there were any.
+    fn digit_free_sets(&self, hay: &[u8], seen: &mut [u64]) -> bool {
+        let found = self.catalog.iter().flat_map(|c| {
+            c.ac.find_overlapping_iter(hay)
+                .map(|m| c.ids[m.pattern().as_usize()])
+        });
+        self.mark(found, seen)
+    }
+
+    /// Marks in `seen` the sets of the literals with a digit that `hay`
+    /// holds, and of those that end it (before its `\n`); whether there were any.
+    fn digit_sets(&self, hay: &[u8], seen: &mut [u64]) -> bool {
         let trimmed = hay.trim_ascii_end();
         let at_end = self
             .ends
@@ -287,17 +357,43 @@ impl Prefilter {
                     }
             })
             .map(|&(_, _, i)| i);
-        let found = self.catalog.iter().flat_map(|c| {
+        let may_hold = self.may_hold_digit_literal(hay);
+        let digit_literals = if may_hold {
+            &self.digit_literals[..]
+        } else {
+            &[]
+        };
+        let found = digit_literals.iter().flat_map(|c| {
             c.ac.find_overlapping_iter(hay)
                 .map(|m| c.ids[m.pattern().as_usize()])
         });
-        for li in found.chain(at_end) {
+        self.mark(found.chain(at_end), seen)
+    }
+
+    /// Whether `hay` holds a gram of a literal with a digit (or may: grams
+    /// share bits), looked for around each digit of it.
+    fn may_hold_digit_literal(&self, hay: &[u8]) -> bool {
+        let Some(bits) = &self.digit_grams else {
+            return true;
+        };
+        let set = |w: &[u8]| {
+            let i = gram_bit(w);
+            bits[i / 64] >> (i % 64) & 1 == 1
+        };
+        (0..hay.len())
+            .filter(|&d| hay[d].is_ascii_digit())
+            .any(|d| (d.saturating_sub(2)..=d).any(|s| hay.get(s..s + 3).is_some_and(set)))
+    }
+
+    fn mark(&self, literals: impl Iterator<Item = usize>, seen: &mut [u64]) -> bool {
+        let mut any = false;
+        for li in literals {
             for &s in &self.literal_sets[li] {
                 seen[s / 64] |= 1 << (s % 64);
                 any = true;
             }
         }
-        any.then_some(seen)
+        any
     }
 
     fn required<'a>(&'a self, seen: &'a [u64]) -> impl Iterator<Item = &'a CatalogRegex> + 'a {
@@ -321,6 +417,28 @@ impl Prefilter {
         wanted: impl Fn(Target) -> bool,
         out: &mut Vec<Target>,
     ) {
+        self.catalog_matches_with(line, wanted, out, None);
+    }
+
+    /// [`Prefilter::catalog_matches`], the literal walk remembered in `memo`
+    /// for lines that differ only in their numbers (see `sets_memo`).
+    pub fn catalog_matches_memo(
+        &self,
+        line: &str,
+        wanted: impl Fn(Target) -> bool,
+        out: &mut Vec<Target>,
+        memo: &mut SetsMemo,
+    ) {
+        self.catalog_matches_with(line, wanted, out, Some(memo));
+    }
+
+    fn catalog_matches_with(
+        &self,
+        line: &str,
+        wanted: impl Fn(Target) -> bool,
+        out: &mut Vec<Target>,
+        memo: Option<&mut SetsMemo>,
+    ) {
         out.clear();
         let mut try_regex = |r: &CatalogRegex| {
             if r.targets.iter().any(|&t| wanted(t)) && r.re.is_match(line) {
@@ -328,10 +446,23 @@ impl Prefilter {
             }
         };
         self.bare.iter().for_each(&mut try_regex);
-        if let Some(seen) = self.sets_seen(line.as_bytes()) {
+        let seen = match memo {
+            Some(memo) => memo.sets_seen(self, line.as_bytes()),
+            None => self.sets_seen(line.as_bytes()),
+        };
+        if let Some(seen) = seen {
             self.required(&seen).for_each(try_regex);
         }
     }
+}
+
+/// The bits of `Prefilter::digit_grams`: 8 KiB.
+const GRAM_BITS: usize = 1 << 16;
+
+/// A gram's bit in `Prefilter::digit_grams`.
+fn gram_bit(w: &[u8]) -> usize {
+    // Below `GRAM_BITS`: the third byte is folded into the first two.
+    ((usize::from(w[0]) << 8) | usize::from(w[1])) ^ (usize::from(w[2]) << 5)
 }
 
 /// Each distinct regex of the catalog once, with every pattern it stands for.
