@@ -17,6 +17,9 @@ use std::collections::HashMap;
 pub use crate::line_search::Line;
 pub use sets_memo::SetsMemo;
 
+use digit_grams::DigitGrams;
+
+mod digit_grams;
 mod sets_memo;
 
 /// Words without which a line cannot hold anything the reader itself uses.
@@ -76,11 +79,8 @@ pub struct Prefilter {
     /// here, those with one in `digit_literals` (see `sets_memo`).
     catalog: Vec<CatalogLiterals>,
     digit_literals: Vec<CatalogLiterals>,
-    /// Three bytes of each of those literals that hold its first digit
-    /// (from the byte before it where there is room), in each casing they
-    /// match, as bits of a table (`gram_bit`; None: a literal is shorter): a
-    /// line that holds none of them holds none of those literals.
-    digit_grams: Option<Box<[u64]>>,
+    /// Where those literals may be (None: a literal is too short to tell).
+    digit_grams: Option<DigitGrams>,
     /// Literal id → requirement sets it satisfies.
     literal_sets: Vec<Vec<usize>>,
     /// Literals that end a line (`-1` then `$`: `-1\n`), as (what precedes the
@@ -248,40 +248,7 @@ impl Prefilter {
             .enumerate()
             .filter_map(|(i, (l, fold))| Some((l.strip_suffix(b"\n")?.to_vec(), *fold, i)))
             .collect();
-        let digit_grams = literals
-            .iter()
-            .filter_map(|(l, fold)| Some((l, fold, l.iter().position(u8::is_ascii_digit)?)))
-            .map(|(l, &fold, i)| {
-                let at = i.saturating_sub(1).min(l.len().saturating_sub(3));
-                let &[a, b, c] = l.get(at..at + 3)? else {
-                    return None;
-                };
-                let cases = |c: u8| match fold {
-                    true => [c.to_ascii_lowercase(), c.to_ascii_uppercase()],
-                    false => [c; 2],
-                };
-                let (a, b, c) = (cases(a), cases(b), cases(c));
-                // Every casing of the three (one is a digit).
-                Some([
-                    [a[0], b[0], c[0]],
-                    [a[1], b[1], c[1]],
-                    [a[0], b[1], c[1]],
-                    [a[1], b[0], c[0]],
-                    [a[0], b[0], c[1]],
-                    [a[1], b[1], c[0]],
-                    [a[0], b[1], c[0]],
-                    [a[1], b[0], c[1]],
-                ])
-            })
-            .collect::<Option<Vec<_>>>()
-            .map(|grams| {
-                let mut bits = vec![0u64; GRAM_BITS / 64].into_boxed_slice();
-                for g in grams.concat() {
-                    let i = gram_bit(&g);
-                    bits[i / 64] |= 1 << (i % 64);
-                }
-                bits
-            });
+        let digit_grams = DigitGrams::new(&literals);
         Prefilter {
             search,
             triggers,
@@ -330,6 +297,15 @@ impl Prefilter {
         any.then_some(seen)
     }
 
+    /// [`Prefilter::sets_seen`], the sets of the digit-free literals kept
+    /// in `memo` for lines that differ only in their numbers.
+    fn sets_seen_memo(&self, hay: &[u8], memo: &mut SetsMemo) -> Option<Vec<u64>> {
+        let mut seen = vec![0u64; self.sets.div_ceil(64)];
+        let free = memo.digit_free(hay, &mut seen, |h, s| self.digit_free_sets(h, s));
+        let any = free | self.digit_sets(hay, &mut seen);
+        any.then_some(seen)
+    }
+
     /// Marks in `seen` the sets of the literals without a digit that `hay`
     /// holds; whether there were any.
     fn digit_free_sets(&self, hay: &[u8], seen: &mut [u64]) -> bool {
@@ -370,19 +346,9 @@ impl Prefilter {
         self.mark(found.chain(at_end), seen)
     }
 
-    /// Whether `hay` holds a gram of a literal with a digit (or may: grams
-    /// share bits), looked for around each digit of it.
+    /// Whether `hay` may hold a literal with a digit.
     fn may_hold_digit_literal(&self, hay: &[u8]) -> bool {
-        let Some(bits) = &self.digit_grams else {
-            return true;
-        };
-        let set = |w: &[u8]| {
-            let i = gram_bit(w);
-            bits[i / 64] >> (i % 64) & 1 == 1
-        };
-        (0..hay.len())
-            .filter(|&d| hay[d].is_ascii_digit())
-            .any(|d| (d.saturating_sub(2)..=d).any(|s| hay.get(s..s + 3).is_some_and(set)))
+        self.digit_grams.as_ref().is_none_or(|g| g.may_hold(hay))
     }
 
     fn mark(&self, literals: impl Iterator<Item = usize>, seen: &mut [u64]) -> bool {
@@ -447,22 +413,13 @@ impl Prefilter {
         };
         self.bare.iter().for_each(&mut try_regex);
         let seen = match memo {
-            Some(memo) => memo.sets_seen(self, line.as_bytes()),
+            Some(memo) => self.sets_seen_memo(line.as_bytes(), memo),
             None => self.sets_seen(line.as_bytes()),
         };
         if let Some(seen) = seen {
             self.required(&seen).for_each(try_regex);
         }
     }
-}
-
-/// The bits of `Prefilter::digit_grams`: 8 KiB.
-const GRAM_BITS: usize = 1 << 16;
-
-/// A gram's bit in `Prefilter::digit_grams`.
-fn gram_bit(w: &[u8]) -> usize {
-    // Below `GRAM_BITS`: the third byte is folded into the first two.
-    ((usize::from(w[0]) << 8) | usize::from(w[1])) ^ (usize::from(w[2]) << 5)
 }
 
 /// Each distinct regex of the catalog once, with every pattern it stands for.

@@ -5,11 +5,10 @@
 //! was the costliest step of reading such a line. A literal without an
 //! ASCII digit matches only between digits, so the sets such literals meet
 //! are the same for every line that is the same once each run of digits is
-//! one `0`: those are kept under that key; the literals with a digit (`-1`,
+//! one `0`: those are kept under that key. The literals with a digit (`-1`,
 //! `Target 255 …`) and those at the line's end are still looked for in the
-//! line itself, and the regexes still run on it.
+//! line itself (by the prefilter), and the regexes still run on it.
 
-use super::Prefilter;
 use std::collections::{HashMap, HashSet};
 
 /// Lines longer than this are walked every time (a key is a copy).
@@ -21,7 +20,7 @@ const MAX_SEEN: usize = 8192;
 /// What one reader remembers (see the module).
 #[derive(Default)]
 pub struct SetsMemo {
-    /// Key → the sets its digit-free literals meet (the bitmap of `sets_seen`).
+    /// Key → the sets its digit-free literals meet (a bitmap).
     known: HashMap<Box<[u8]>, Box<[u64]>, ahash::RandomState>,
     /// Keys seen once: a key is kept when seen the second time, so that
     /// lines whose words never repeat cost one hash.
@@ -30,10 +29,17 @@ pub struct SetsMemo {
 }
 
 impl SetsMemo {
-    /// What `Prefilter::sets_seen` gives for `hay`.
-    pub(super) fn sets_seen(&mut self, pre: &Prefilter, hay: &[u8]) -> Option<Vec<u64>> {
+    /// Marks in `seen` (all clear) the sets the digit-free literals of
+    /// `hay` meet, as `walk` does (which marks them and says whether there
+    /// were any), from what is kept for `hay`'s key when there is.
+    pub(super) fn digit_free(
+        &mut self,
+        hay: &[u8],
+        seen: &mut [u64],
+        walk: impl FnOnce(&[u8], &mut [u64]) -> bool,
+    ) -> bool {
         if hay.len() > MAX_KEY {
-            return pre.sets_seen(hay);
+            return walk(hay, seen);
         }
         self.key.clear();
         let mut digits = false;
@@ -44,31 +50,24 @@ impl SetsMemo {
             }
             digits = d;
         }
-        let mut seen = vec![0u64; pre.sets.div_ceil(64)];
-        let mut any = match self.known.get(self.key.as_slice()) {
-            Some(free) => {
-                seen.copy_from_slice(free);
-                free.iter().any(|&w| w != 0)
+        if let Some(free) = self.known.get(self.key.as_slice()) {
+            seen.copy_from_slice(free);
+            return free.iter().any(|&w| w != 0);
+        }
+        let any = walk(hay, seen);
+        let h = self.seen.hasher().hash_one(&self.key);
+        if self.seen.contains(&h) {
+            if self.known.len() >= MAX_KNOWN {
+                self.known.clear();
             }
-            None => {
-                let any = pre.digit_free_sets(hay, &mut seen);
-                let h = self.seen.hasher().hash_one(&self.key);
-                if self.seen.contains(&h) {
-                    if self.known.len() >= MAX_KNOWN {
-                        self.known.clear();
-                    }
-                    self.known
-                        .insert(self.key.as_slice().into(), seen.as_slice().into());
-                } else {
-                    if self.seen.len() >= MAX_SEEN {
-                        self.seen.clear();
-                    }
-                    self.seen.insert(h);
-                }
-                any
+            self.known
+                .insert(self.key.as_slice().into(), (&*seen).into());
+        } else {
+            if self.seen.len() >= MAX_SEEN {
+                self.seen.clear();
             }
-        };
-        any |= pre.digit_sets(hay, &mut seen);
-        any.then_some(seen)
+            self.seen.insert(h);
+        }
+        any
     }
 }

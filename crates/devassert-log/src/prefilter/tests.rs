@@ -176,14 +176,14 @@ fn lines_that_differ_in_numbers_match_as_they_would_without_the_memo() {
             assert_eq!(plain, memoed, "{line} (round {round})");
             assert_eq!(
                 p.sets_seen(line.as_bytes()),
-                memo.sets_seen(&p, line.as_bytes()),
+                p.sets_seen_memo(line.as_bytes(), &mut memo),
                 "{line}"
             );
         }
     }
     // Lines of one key that a digit literal tells apart: the memo must not
     // have kept it.
-    let mut seen = |l: &str| memo.sets_seen(&p, l.as_bytes());
+    let mut seen = |l: &str| p.sets_seen_memo(l.as_bytes(), &mut memo);
     assert_ne!(
         seen("Target 255 is out of bounds."),
         seen("Target 256 is out of bounds.")
