@@ -18,6 +18,7 @@ pub use crate::line_search::Line;
 pub use sets_memo::SetsMemo;
 
 use digit_grams::DigitGrams;
+use sets_memo::Memo;
 
 mod digit_grams;
 mod sets_memo;
@@ -75,9 +76,11 @@ pub struct Prefilter {
     search: Option<LineSearch>,
     triggers: AhoCorasick,
     /// Every literal of every catalog requirement, for the per-line check:
-    /// the exact ones, and the folded ones; those without an ASCII digit
-    /// here, those with one in `digit_literals` (see `sets_memo`).
+    /// the exact ones, and the folded ones (one walk finds them all); and
+    /// apart, those without an ASCII digit and those with one, for the
+    /// walk that `sets_memo` keeps.
     catalog: Vec<CatalogLiterals>,
+    digit_free: Vec<CatalogLiterals>,
     digit_literals: Vec<CatalogLiterals>,
     /// Where those literals may be (None: a literal is too short to tell).
     digit_grams: Option<DigitGrams>,
@@ -138,12 +141,18 @@ struct CatalogLiterals {
 
 impl CatalogLiterals {
     /// Ok(None) when there are none of the kind (folded or not, holding a
-    /// digit or not); Err when they do not build.
-    fn new(literals: &[(Vec<u8>, bool)], folded: bool, digits: bool) -> Result<Option<Self>, ()> {
+    /// digit or not, or either: None); Err when they do not build.
+    fn new(
+        literals: &[(Vec<u8>, bool)],
+        folded: bool,
+        digits: Option<bool>,
+    ) -> Result<Option<Self>, ()> {
         let (ids, pats): (Vec<usize>, Vec<&[u8]>) = literals
             .iter()
             .enumerate()
-            .filter(|(_, (l, fold))| *fold == folded && l.iter().any(u8::is_ascii_digit) == digits)
+            .filter(|(_, (l, fold))| {
+                *fold == folded && digits.is_none_or(|d| l.iter().any(u8::is_ascii_digit) == d)
+            })
             .map(|(i, (l, _))| (i, l.as_slice()))
             .unzip();
         if pats.is_empty() {
@@ -229,20 +238,16 @@ impl Prefilter {
             build(&[""], false).unwrap_or_else(|| unreachable!("the empty pattern always builds"))
         };
         let triggers = build(TRIGGERS, false).unwrap_or_else(fallback);
-        let automata: Vec<_> = [(false, false), (true, false), (false, true), (true, true)]
-            .into_iter()
-            .map(|(folded, digits)| CatalogLiterals::new(&literals, folded, digits))
-            .collect();
-        let unfiltered = unfiltered || search.is_none() || automata.iter().any(Result::is_err);
-        let (catalog, digit_literals) = automata.into_iter().enumerate().fold(
-            (Vec::new(), Vec::new()),
-            |(mut free, mut digit), (i, c)| {
-                if let Ok(Some(c)) = c {
-                    if i < 2 { &mut free } else { &mut digit }.push(c);
-                }
-                (free, digit)
-            },
-        );
+        let mut automata = |digits| {
+            [false, true]
+                .map(|folded| CatalogLiterals::new(&literals, folded, digits))
+                .into_iter()
+                .filter_map(|c| c.map_err(|()| unfiltered = true).ok().flatten())
+                .collect::<Vec<_>>()
+        };
+        let (catalog, digit_free, digit_literals) =
+            (automata(None), automata(Some(false)), automata(Some(true)));
+        let unfiltered = unfiltered || search.is_none();
         let ends = literals
             .iter()
             .enumerate()
@@ -253,6 +258,7 @@ impl Prefilter {
             search,
             triggers,
             catalog,
+            digit_free,
             digit_literals,
             digit_grams,
             literal_sets,
@@ -293,32 +299,48 @@ impl Prefilter {
     /// The requirement sets whose literals `hay` holds, as a bitmap.
     fn sets_seen(&self, hay: &[u8]) -> Option<Vec<u64>> {
         let mut seen = vec![0u64; self.sets.div_ceil(64)];
-        let any = self.digit_free_sets(hay, &mut seen) | self.digit_sets(hay, &mut seen);
+        let any = self.walk(&self.catalog, hay, &mut seen) | self.end_sets(hay, &mut seen);
         any.then_some(seen)
     }
 
     /// [`Prefilter::sets_seen`], the sets of the digit-free literals kept
-    /// in `memo` for lines that differ only in their numbers.
+    /// in `memo` for lines that differ only in their numbers; a key seen
+    /// once is walked whole, as without the memo.
     fn sets_seen_memo(&self, hay: &[u8], memo: &mut SetsMemo) -> Option<Vec<u64>> {
         let mut seen = vec![0u64; self.sets.div_ceil(64)];
-        let free = memo.digit_free(hay, &mut seen, |h, s| self.digit_free_sets(h, s));
-        let any = free | self.digit_sets(hay, &mut seen);
+        let free = match memo.look(hay) {
+            Memo::Once => return self.sets_seen(hay),
+            Memo::Known(free) => {
+                seen.copy_from_slice(free);
+                free.iter().any(|&w| w != 0)
+            }
+            Memo::Keep => {
+                let any = self.walk(&self.digit_free, hay, &mut seen);
+                memo.keep(&seen);
+                any
+            }
+        };
+        // The literals with a digit (a separate, costly walk) only where
+        // one of them may be.
+        let digits =
+            self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, &mut seen);
+        let any = free | digits | self.end_sets(hay, &mut seen);
         any.then_some(seen)
     }
 
-    /// Marks in `seen` the sets of the literals without a digit that `hay`
+    /// Marks in `seen` the sets of the literals of `automata` that `hay`
     /// holds; whether there were any.
-    fn digit_free_sets(&self, hay: &[u8], seen: &mut [u64]) -> bool {
-        let found = self.catalog.iter().flat_map(|c| {
+    fn walk(&self, automata: &[CatalogLiterals], hay: &[u8], seen: &mut [u64]) -> bool {
+        let found = automata.iter().flat_map(|c| {
             c.ac.find_overlapping_iter(hay)
                 .map(|m| c.ids[m.pattern().as_usize()])
         });
         self.mark(found, seen)
     }
 
-    /// Marks in `seen` the sets of the literals with a digit that `hay`
-    /// holds, and of those that end it (before its `\n`); whether there were any.
-    fn digit_sets(&self, hay: &[u8], seen: &mut [u64]) -> bool {
+    /// Marks in `seen` the sets of the literals that end `hay` (before
+    /// their `\n`); whether there were any.
+    fn end_sets(&self, hay: &[u8], seen: &mut [u64]) -> bool {
         let trimmed = hay.trim_ascii_end();
         let at_end = self
             .ends
@@ -333,17 +355,7 @@ impl Prefilter {
                     }
             })
             .map(|&(_, _, i)| i);
-        let may_hold = self.may_hold_digit_literal(hay);
-        let digit_literals = if may_hold {
-            &self.digit_literals[..]
-        } else {
-            &[]
-        };
-        let found = digit_literals.iter().flat_map(|c| {
-            c.ac.find_overlapping_iter(hay)
-                .map(|m| c.ids[m.pattern().as_usize()])
-        });
-        self.mark(found.chain(at_end), seen)
+        self.mark(at_end, seen)
     }
 
     /// Whether `hay` may hold a literal with a digit.

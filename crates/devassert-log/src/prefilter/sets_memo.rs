@@ -25,21 +25,25 @@ pub struct SetsMemo {
     /// Keys seen once: a key is kept when seen the second time, so that
     /// lines whose words never repeat cost one hash.
     seen: HashSet<u64, ahash::RandomState>,
+    /// The key last looked up.
     key: Vec<u8>,
 }
 
+/// What the memo holds for a line.
+pub(super) enum Memo<'a> {
+    /// Its key was seen once or never (or the line is too long): walk it whole.
+    Once,
+    /// Its key's second sight: walk its digit-free literals and `keep` them.
+    Keep,
+    /// The sets its digit-free literals meet.
+    Known(&'a [u64]),
+}
+
 impl SetsMemo {
-    /// Marks in `seen` (all clear) the sets the digit-free literals of
-    /// `hay` meet, as `walk` does (which marks them and says whether there
-    /// were any), from what is kept for `hay`'s key when there is.
-    pub(super) fn digit_free(
-        &mut self,
-        hay: &[u8],
-        seen: &mut [u64],
-        walk: impl FnOnce(&[u8], &mut [u64]) -> bool,
-    ) -> bool {
+    /// What is kept for `hay`'s key (each run of digits one `0`).
+    pub(super) fn look(&mut self, hay: &[u8]) -> Memo<'_> {
         if hay.len() > MAX_KEY {
-            return walk(hay, seen);
+            return Memo::Once;
         }
         self.key.clear();
         let mut digits = false;
@@ -51,23 +55,25 @@ impl SetsMemo {
             digits = d;
         }
         if let Some(free) = self.known.get(self.key.as_slice()) {
-            seen.copy_from_slice(free);
-            return free.iter().any(|&w| w != 0);
+            return Memo::Known(free);
         }
-        let any = walk(hay, seen);
         let h = self.seen.hasher().hash_one(&self.key);
         if self.seen.contains(&h) {
-            if self.known.len() >= MAX_KNOWN {
-                self.known.clear();
-            }
-            self.known
-                .insert(self.key.as_slice().into(), (&*seen).into());
-        } else {
-            if self.seen.len() >= MAX_SEEN {
-                self.seen.clear();
-            }
-            self.seen.insert(h);
+            return Memo::Keep;
         }
-        any
+        if self.seen.len() >= MAX_SEEN {
+            self.seen.clear();
+        }
+        self.seen.insert(h);
+        Memo::Once
+    }
+
+    /// Keeps the sets of the digit-free literals of the line last looked
+    /// up (after `Memo::Keep`).
+    pub(super) fn keep(&mut self, free: &[u64]) {
+        if self.known.len() >= MAX_KNOWN {
+            self.known.clear();
+        }
+        self.known.insert(self.key.as_slice().into(), free.into());
     }
 }
