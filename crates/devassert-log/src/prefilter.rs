@@ -71,6 +71,8 @@ const TRIGGERS: &[&str] = &[
 ];
 
 pub struct Prefilter {
+    /// Tells this prefilter's sets from another's in a thread's memo.
+    id: u64,
     /// Triggers plus each catalog regex's most selective set (None: every
     /// line is looked at, see `unfiltered`).
     search: Option<LineSearch>,
@@ -254,7 +256,9 @@ impl Prefilter {
             .filter_map(|(i, (l, fold))| Some((l.strip_suffix(b"\n")?.to_vec(), *fold, i)))
             .collect();
         let digit_grams = DigitGrams::new(&literals);
+        static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Prefilter {
+            id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             search,
             triggers,
             catalog,
@@ -382,7 +386,9 @@ impl Prefilter {
     }
 
     fn catalog_sets_met(&self, hay: &[u8]) -> bool {
-        self.sets_seen(hay)
+        // Asked of every line the search finds by a catalog literal alone
+        // (often the same warning again): each thread keeps its own memo.
+        sets_memo::with_thread_memo(self.id, |memo| self.sets_seen_memo(hay, memo))
             .is_some_and(|seen| self.required(&seen).next().is_some())
     }
 

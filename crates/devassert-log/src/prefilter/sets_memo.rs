@@ -9,6 +9,7 @@
 //! `Target 255 …`) and those at the line's end are still looked for in the
 //! line itself (by the prefilter), and the regexes still run on it.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 /// Lines longer than this are walked every time (a key is a copy).
@@ -76,4 +77,22 @@ impl SetsMemo {
         }
         self.known.insert(self.key.as_slice().into(), free.into());
     }
+}
+
+thread_local! {
+    /// The memo of the search's check on this thread (`line_matters`),
+    /// and the prefilter whose sets it holds.
+    static THREAD_MEMO: RefCell<(u64, SetsMemo)> = RefCell::default();
+}
+
+/// `f` with this thread's memo for the prefilter `owner` (emptied when it
+/// held another's).
+pub(super) fn with_thread_memo<R>(owner: u64, f: impl FnOnce(&mut SetsMemo) -> R) -> R {
+    THREAD_MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.0 != owner {
+            *m = (owner, SetsMemo::default());
+        }
+        f(&mut m.1)
+    })
 }

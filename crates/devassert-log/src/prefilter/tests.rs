@@ -174,6 +174,12 @@ fn lines_that_differ_in_numbers_match_as_they_would_without_the_memo() {
             p.catalog_matches(line, |_| true, &mut plain);
             p.catalog_matches_memo(line, |_| true, &mut memoed, &mut memo);
             assert_eq!(plain, memoed, "{line} (round {round})");
+            // The search's check, with its thread's memo.
+            let b = line.as_bytes();
+            let met = p
+                .sets_seen(b)
+                .is_some_and(|s| p.required(&s).next().is_some());
+            assert_eq!(p.line_matters(b), p.triggers.is_match(b) || met, "{line}");
             assert_eq!(
                 p.sets_seen(line.as_bytes()),
                 p.sets_seen_memo(line.as_bytes(), &mut memo),
