@@ -15,6 +15,13 @@ use devassert_core::Catalog;
 use std::collections::HashMap;
 
 pub use crate::line_search::Line;
+pub use sets_memo::SetsMemo;
+
+use digit_grams::DigitGrams;
+use sets_memo::Memo;
+
+mod digit_grams;
+mod sets_memo;
 
 /// Words without which a line cannot hold anything the reader itself uses.
 const TRIGGERS: &[&str] = &[
@@ -64,13 +71,21 @@ const TRIGGERS: &[&str] = &[
 ];
 
 pub struct Prefilter {
+    /// Tells this prefilter's sets from another's in a thread's memo.
+    id: u64,
     /// Triggers plus each catalog regex's most selective set (None: every
     /// line is looked at, see `unfiltered`).
     search: Option<LineSearch>,
     triggers: AhoCorasick,
     /// Every literal of every catalog requirement, for the per-line check:
-    /// the exact ones, and the folded ones.
+    /// the exact ones, and the folded ones (one walk finds them all); and
+    /// apart, those without an ASCII digit and those with one, for the
+    /// walk that `sets_memo` keeps.
     catalog: Vec<CatalogLiterals>,
+    digit_free: Vec<CatalogLiterals>,
+    digit_literals: Vec<CatalogLiterals>,
+    /// Where those literals may be (None: a literal is too short to tell).
+    digit_grams: Option<DigitGrams>,
     /// Literal id → requirement sets it satisfies.
     literal_sets: Vec<Vec<usize>>,
     /// Literals that end a line (`-1` then `$`: `-1\n`), as (what precedes the
@@ -127,12 +142,19 @@ struct CatalogLiterals {
 }
 
 impl CatalogLiterals {
-    /// Ok(None) when there are none of the kind; Err when they do not build.
-    fn new(literals: &[(Vec<u8>, bool)], folded: bool) -> Result<Option<Self>, ()> {
+    /// Ok(None) when there are none of the kind (folded or not, holding a
+    /// digit or not, or either: None); Err when they do not build.
+    fn new(
+        literals: &[(Vec<u8>, bool)],
+        folded: bool,
+        digits: Option<bool>,
+    ) -> Result<Option<Self>, ()> {
         let (ids, pats): (Vec<usize>, Vec<&[u8]>) = literals
             .iter()
             .enumerate()
-            .filter(|(_, (_, fold))| *fold == folded)
+            .filter(|(_, (l, fold))| {
+                *fold == folded && digits.is_none_or(|d| l.iter().any(u8::is_ascii_digit) == d)
+            })
             .map(|(i, (l, _))| (i, l.as_slice()))
             .unzip();
         if pats.is_empty() {
@@ -218,22 +240,31 @@ impl Prefilter {
             build(&[""], false).unwrap_or_else(|| unreachable!("the empty pattern always builds"))
         };
         let triggers = build(TRIGGERS, false).unwrap_or_else(fallback);
-        let catalog_exact = CatalogLiterals::new(&literals, false);
-        let catalog_folded = CatalogLiterals::new(&literals, true);
-        let unfiltered =
-            unfiltered || search.is_none() || catalog_exact.is_err() || catalog_folded.is_err();
+        let mut automata = |digits| {
+            [false, true]
+                .map(|folded| CatalogLiterals::new(&literals, folded, digits))
+                .into_iter()
+                .filter_map(|c| c.map_err(|()| unfiltered = true).ok().flatten())
+                .collect::<Vec<_>>()
+        };
+        let (catalog, digit_free, digit_literals) =
+            (automata(None), automata(Some(false)), automata(Some(true)));
+        let unfiltered = unfiltered || search.is_none();
         let ends = literals
             .iter()
             .enumerate()
             .filter_map(|(i, (l, fold))| Some((l.strip_suffix(b"\n")?.to_vec(), *fold, i)))
             .collect();
+        let digit_grams = DigitGrams::new(&literals);
+        static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Prefilter {
+            id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             search,
             triggers,
-            catalog: [catalog_exact, catalog_folded]
-                .into_iter()
-                .filter_map(|c| c.ok().flatten())
-                .collect(),
+            catalog,
+            digit_free,
+            digit_literals,
+            digit_grams,
             literal_sets,
             ends,
             patterns,
@@ -272,7 +303,48 @@ impl Prefilter {
     /// The requirement sets whose literals `hay` holds, as a bitmap.
     fn sets_seen(&self, hay: &[u8]) -> Option<Vec<u64>> {
         let mut seen = vec![0u64; self.sets.div_ceil(64)];
-        let mut any = false;
+        let any = self.walk(&self.catalog, hay, &mut seen) | self.end_sets(hay, &mut seen);
+        any.then_some(seen)
+    }
+
+    /// [`Prefilter::sets_seen`], the sets of the digit-free literals kept
+    /// in `memo` for lines that differ only in their numbers; a key seen
+    /// once is walked whole, as without the memo.
+    fn sets_seen_memo(&self, hay: &[u8], memo: &mut SetsMemo) -> Option<Vec<u64>> {
+        let mut seen = vec![0u64; self.sets.div_ceil(64)];
+        let free = match memo.look(hay) {
+            Memo::Once => return self.sets_seen(hay),
+            Memo::Known(free) => {
+                seen.copy_from_slice(free);
+                free.iter().any(|&w| w != 0)
+            }
+            Memo::Keep => {
+                let any = self.walk(&self.digit_free, hay, &mut seen);
+                memo.keep(&seen);
+                any
+            }
+        };
+        // The literals with a digit (a separate, costly walk) only where
+        // one of them may be.
+        let digits =
+            self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, &mut seen);
+        let any = free | digits | self.end_sets(hay, &mut seen);
+        any.then_some(seen)
+    }
+
+    /// Marks in `seen` the sets of the literals of `automata` that `hay`
+    /// holds; whether there were any.
+    fn walk(&self, automata: &[CatalogLiterals], hay: &[u8], seen: &mut [u64]) -> bool {
+        let found = automata.iter().flat_map(|c| {
+            c.ac.find_overlapping_iter(hay)
+                .map(|m| c.ids[m.pattern().as_usize()])
+        });
+        self.mark(found, seen)
+    }
+
+    /// Marks in `seen` the sets of the literals that end `hay` (before
+    /// their `\n`); whether there were any.
+    fn end_sets(&self, hay: &[u8], seen: &mut [u64]) -> bool {
         let trimmed = hay.trim_ascii_end();
         let at_end = self
             .ends
@@ -287,17 +359,23 @@ impl Prefilter {
                     }
             })
             .map(|&(_, _, i)| i);
-        let found = self.catalog.iter().flat_map(|c| {
-            c.ac.find_overlapping_iter(hay)
-                .map(|m| c.ids[m.pattern().as_usize()])
-        });
-        for li in found.chain(at_end) {
+        self.mark(at_end, seen)
+    }
+
+    /// Whether `hay` may hold a literal with a digit.
+    fn may_hold_digit_literal(&self, hay: &[u8]) -> bool {
+        self.digit_grams.as_ref().is_none_or(|g| g.may_hold(hay))
+    }
+
+    fn mark(&self, literals: impl Iterator<Item = usize>, seen: &mut [u64]) -> bool {
+        let mut any = false;
+        for li in literals {
             for &s in &self.literal_sets[li] {
                 seen[s / 64] |= 1 << (s % 64);
                 any = true;
             }
         }
-        any.then_some(seen)
+        any
     }
 
     fn required<'a>(&'a self, seen: &'a [u64]) -> impl Iterator<Item = &'a CatalogRegex> + 'a {
@@ -308,7 +386,9 @@ impl Prefilter {
     }
 
     fn catalog_sets_met(&self, hay: &[u8]) -> bool {
-        self.sets_seen(hay)
+        // Asked of every line the search finds by a catalog literal alone
+        // (often the same warning again): each thread keeps its own memo.
+        sets_memo::with_thread_memo(self.id, |memo| self.sets_seen_memo(hay, memo))
             .is_some_and(|seen| self.required(&seen).next().is_some())
     }
 
@@ -321,6 +401,28 @@ impl Prefilter {
         wanted: impl Fn(Target) -> bool,
         out: &mut Vec<Target>,
     ) {
+        self.catalog_matches_with(line, wanted, out, None);
+    }
+
+    /// [`Prefilter::catalog_matches`], the literal walk remembered in `memo`
+    /// for lines that differ only in their numbers (see `sets_memo`).
+    pub fn catalog_matches_memo(
+        &self,
+        line: &str,
+        wanted: impl Fn(Target) -> bool,
+        out: &mut Vec<Target>,
+        memo: &mut SetsMemo,
+    ) {
+        self.catalog_matches_with(line, wanted, out, Some(memo));
+    }
+
+    fn catalog_matches_with(
+        &self,
+        line: &str,
+        wanted: impl Fn(Target) -> bool,
+        out: &mut Vec<Target>,
+        memo: Option<&mut SetsMemo>,
+    ) {
         out.clear();
         let mut try_regex = |r: &CatalogRegex| {
             if r.targets.iter().any(|&t| wanted(t)) && r.re.is_match(line) {
@@ -328,7 +430,11 @@ impl Prefilter {
             }
         };
         self.bare.iter().for_each(&mut try_regex);
-        if let Some(seen) = self.sets_seen(line.as_bytes()) {
+        let seen = match memo {
+            Some(memo) => self.sets_seen_memo(line.as_bytes(), memo),
+            None => self.sets_seen(line.as_bytes()),
+        };
+        if let Some(seen) = seen {
             self.required(&seen).for_each(try_regex);
         }
     }

@@ -147,3 +147,78 @@ const PIECES: &[&str] = &[
     "is not satisfied.",
     "\x1b[0m",
 ];
+
+#[test]
+fn lines_that_differ_in_numbers_match_as_they_would_without_the_memo() {
+    let p = Prefilter::new(Catalog::builtin());
+    let mut memo = SetsMemo::default();
+    // Each line comes three times with other numbers: the second and third
+    // read the digit-free literals from the memo. Literals with a digit
+    // (`-1`, `Target 255 …`) and at the end of the line differ between them.
+    let lines = [
+        "Target 255 is out of bounds.",
+        "Target 256 is out of bounds.",
+        "Target 1 is out of bounds.",
+        "labels: tensor([3, 7, -1",
+        "labels: tensor([3, 7, 1",
+        "labels: tensor([3, 7, -100])",
+        "json.decoder.JSONDecodeError: Extra data: line 1 column 345 (char 678)",
+        "json.decoder.JSONDecodeError: Extra data: line 1 column 34 (char 6)",
+        "index 12 is out of bounds for dimension 0 with size 10",
+        "index 3 is out of bounds for dimension 1 with size 2",
+        "index -1 is out of bounds for dimension 0 with size 10",
+    ];
+    for round in 0..3 {
+        for line in lines {
+            let (mut plain, mut memoed) = (Vec::new(), Vec::new());
+            p.catalog_matches(line, |_| true, &mut plain);
+            p.catalog_matches_memo(line, |_| true, &mut memoed, &mut memo);
+            assert_eq!(plain, memoed, "{line} (round {round})");
+            // The search's check, with its thread's memo.
+            let b = line.as_bytes();
+            let met = p
+                .sets_seen(b)
+                .is_some_and(|s| p.required(&s).next().is_some());
+            assert_eq!(p.line_matters(b), p.triggers.is_match(b) || met, "{line}");
+            assert_eq!(
+                p.sets_seen(line.as_bytes()),
+                p.sets_seen_memo(line.as_bytes(), &mut memo),
+                "{line}"
+            );
+        }
+    }
+    // Lines of one key that a digit literal tells apart: the memo must not
+    // have kept it.
+    let mut seen = |l: &str| p.sets_seen_memo(l.as_bytes(), &mut memo);
+    assert_ne!(
+        seen("Target 255 is out of bounds."),
+        seen("Target 256 is out of bounds.")
+    );
+    assert_ne!(
+        seen("labels: tensor([3, 7, -1"),
+        seen("labels: tensor([3, 7, 1")
+    );
+}
+
+#[test]
+fn a_line_without_the_grams_of_digit_literals_holds_none() {
+    let p = Prefilter::new(Catalog::builtin());
+    assert!(
+        p.digit_grams.is_some(),
+        "no catalog literal with a digit is shorter than three bytes"
+    );
+    let holds = |l: &[u8]| p.may_hold_digit_literal(l);
+    // Every literal with a digit holds one of the grams.
+    for regex in distinct_regexes(Catalog::builtin()) {
+        for set in pattern_requirement(regex.re.as_str()).iter().flatten() {
+            for l in set.iter().map(|l| unmark(l).bytes) {
+                if l.iter().any(u8::is_ascii_digit) {
+                    assert!(holds(&l), "{}", String::from_utf8_lossy(&l));
+                }
+            }
+        }
+    }
+    // The walk for them is skipped on such a line.
+    let line = b"json.decoder.JSONDecodeError: Extra data: line 1 column 345 (char 678)";
+    assert!(!holds(line));
+}

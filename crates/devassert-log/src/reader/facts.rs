@@ -149,7 +149,8 @@ impl Reader {
             Target::Cpu(_) => cpu_room,
         };
         let mut matched = std::mem::take(&mut self.matched);
-        self.pre.catalog_matches(&c, wanted, &mut matched);
+        self.pre
+            .catalog_matches_memo(&c, wanted, &mut matched, &mut self.sets_memo);
         let mut cpu_first = None;
         let mut evidence_line = false;
         for &target in &matched {

@@ -35,6 +35,8 @@ pub struct Reader {
     pub(super) unmarked: super::quiet::QuietLines,
     /// Rows only the traceback builder reads, and their text (see `memo`).
     pub(super) traceback_rows: super::memo_rows::TracebackRows,
+    /// The catalog's literal walk over lines that differ only in numbers.
+    pub(super) sets_memo: crate::prefilter::SetsMemo,
 }
 
 impl Reader {
@@ -52,6 +54,7 @@ impl Reader {
             quiet_lines: Default::default(),
             unmarked: Default::default(),
             traceback_rows: Default::default(),
+            sets_memo: Default::default(),
         }
     }
 }

@@ -1,0 +1,61 @@
+//! Where the catalog's literals that hold a digit may be: three bytes of
+//! each that hold its first digit (from the byte before it where there is
+//! room), in each casing they match, as bits of a table. A line that holds
+//! none of them holds none of those literals, and is not walked for them:
+//! the walk is as costly as the one for all the others, and most lines with
+//! numbers in them (`line 1 column 345`) hold none (`-1`, `Target 255 …`).
+
+/// The bits of the table: 8 KiB.
+const GRAM_BITS: usize = 1 << 16;
+
+pub(super) struct DigitGrams {
+    bits: Box<[u64]>,
+}
+
+impl DigitGrams {
+    /// The grams of `literals` (bytes, folded) that hold a digit; None when
+    /// one of them is shorter than three bytes.
+    pub(super) fn new(literals: &[(Vec<u8>, bool)]) -> Option<Self> {
+        let mut bits = vec![0u64; GRAM_BITS / 64].into_boxed_slice();
+        for (l, fold) in literals {
+            let Some(i) = l.iter().position(u8::is_ascii_digit) else {
+                continue;
+            };
+            let at = i.saturating_sub(1).min(l.len().saturating_sub(3));
+            let &[a, b, c] = l.get(at..at + 3)? else {
+                return None;
+            };
+            let cases = |c: u8| match fold {
+                true => [c.to_ascii_lowercase(), c.to_ascii_uppercase()],
+                false => [c; 2],
+            };
+            // Every casing of the three (one is a digit).
+            for a in cases(a) {
+                for b in cases(b) {
+                    for c in cases(c) {
+                        let i = gram_bit(&[a, b, c]);
+                        bits[i / 64] |= 1 << (i % 64);
+                    }
+                }
+            }
+        }
+        Some(DigitGrams { bits })
+    }
+
+    /// Whether `hay` holds one of the grams (or may: grams share bits),
+    /// looked for around each digit of it.
+    pub(super) fn may_hold(&self, hay: &[u8]) -> bool {
+        let set = |w: &[u8]| {
+            let i = gram_bit(w);
+            self.bits[i / 64] >> (i % 64) & 1 == 1
+        };
+        (0..hay.len())
+            .filter(|&d| hay[d].is_ascii_digit())
+            .any(|d| (d.saturating_sub(2)..=d).any(|s| hay.get(s..s + 3).is_some_and(set)))
+    }
+}
+
+/// A gram's bit: below `GRAM_BITS` (the third byte is folded into the first two).
+fn gram_bit(w: &[u8]) -> usize {
+    ((usize::from(w[0]) << 8) | usize::from(w[1])) ^ (usize::from(w[2]) << 5)
+}
