@@ -15,18 +15,14 @@
    non-inference tensor carries; a kernel redispatches below it).
 2. Per training step: a nanoGPT-sized model (2 layers, d=64, the size where
    per-call cost shows) and a 4-layer d=256 transformer.
-3. With --compiled: the nanoGPT-sized step with the model under
-   torch.compile (Inductor), plain, guarded at the boundary only, and guarded
-   (the guard checks the compiled region's inputs at its boundary, and the
-   positions computed from the ids, RoBERTa-style, feeding `wpe` inside the
-   graph), and the
-   one-time compile cost: the first call's time of each, and the time the
-   guard spent reading and instrumenting graphs.
+3. With --compiled or --only-compiled: the nanoGPT-sized step under
+   torch.compile (Inductor), plain against guarded, each in fresh processes
+   of its own, alternating (`compiled.py`).
 
 Variants alternate block by block so that load changes on a shared machine
 hit all alike; medians are reported.
 
-    python bench/guard/bench.py [--reps 7] [--steps 10] [--threads 1]
+    python bench/guard/bench.py [--reps 7] [--steps 10] [--threads 1] [--compiled | --only-compiled [--pairs 5] [--cache cold|warm]]
 """
 
 import argparse
@@ -35,7 +31,6 @@ import statistics
 import sys
 import time
 import timeit
-import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
@@ -45,9 +40,6 @@ import torch.nn.functional as F  # noqa: E402
 from torch.overrides import TorchFunctionMode  # noqa: E402
 
 from devassert._checks import deferred as _async  # noqa: E402
-from devassert._compiled import boundary as _compiled  # noqa: E402
-from devassert._compiled import graph as _graph  # noqa: E402
-from devassert._compiled import inside as _compiled_inside  # noqa: E402
 from devassert._guard import intercept as _intercept  # noqa: E402
 from devassert._checks import violation as _violation  # noqa: E402
 
@@ -243,93 +235,6 @@ def per_step(name, model, batch, reps, steps):
     return name, {k: statistics.median(t) for k, t in times.items()}
 
 
-def compiled_step(reps, steps):
-    """A compiled nanoGPT-sized training step, plain, guarded at the boundary
-    only (the in-graph checks left out: their cost is the difference), and
-    guarded. Each variant compiles its own copy of the model (the guard must
-    be on when a region is compiled for it to be checked); blocks alternate as
-    above."""
-    torch.manual_seed(0)
-    base = GPT(65, 64, 2, 4, 64, positions_from_ids=True)
-    data = torch.randint(0, 65, (12, 65))
-    x, y = data[:, :-1], data[:, 1:]
-    runs = {}
-    instrument = _compiled_inside.instrument
-    counts = {}  # variant -> (ops checked at the boundary, ops checked in the graph)
-    for name, level in (("plain", "off"), ("boundary", "on"), ("guard", "on")):
-        # A forward of its own code object: dynamo caches compiled code per
-        # code object, and the second variant must compile, not reuse.
-        forward = types.FunctionType(GPT.forward.__code__.replace(), GPT.forward.__globals__, "forward")
-        model = type(f"GPT_{name}", (GPT,), {"forward": forward})(65, 64, 2, 4, 64, positions_from_ids=True)
-        model.load_state_dict(base.state_dict())
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-        _intercept.set_level(level)
-        if name == "boundary":
-            _compiled_inside.instrument = lambda gm, *_: None
-        try:
-            fn = torch.compile(model, dynamic=False)
-            before = _graph.analysis_seconds
-            nodes, sites = _compiled.stats["checked_nodes"], _compiled_inside.stats["sites"]
-            t = time.perf_counter()
-            fn(x, y).backward()
-            first = time.perf_counter() - t
-            runs[name] = (fn, opt, level, first, _graph.analysis_seconds - before)
-            counts[name] = (_compiled.stats["checked_nodes"] - nodes, _compiled_inside.stats["sites"] - sites)
-        finally:
-            _intercept.set_level("off")
-            _compiled_inside.instrument = instrument
-
-    # The boundary checks' own time, and the in-graph counters' reads after
-    # each call, summed over the guarded blocks.
-    spent_checking = [0.0, 0]
-    spent_reading = [0.0, 0]
-    check = _compiled.check
-    after = _compiled_inside.Region.after
-
-    def timed_after(self):
-        t = time.perf_counter()
-        try:
-            return after(self)
-        finally:
-            spent_reading[0] += time.perf_counter() - t
-            spent_reading[1] += 1
-
-    _compiled_inside.Region.after = timed_after
-
-    def timed_check(*args, **kwargs):
-        t = time.perf_counter()
-        try:
-            return check(*args, **kwargs)
-        finally:
-            spent_checking[0] += time.perf_counter() - t
-            spent_checking[1] += 1
-
-    _compiled.check = timed_check
-    times = {k: [] for k in runs}
-    order = list(runs)
-    for r in range(reps + 1):
-        for name in order if r % 2 == 0 else order[::-1]:
-            fn, opt, level, *_ = runs[name]
-            _intercept.set_level(level)
-            try:
-                # The first round warms each variant (its first steps'
-                # one-time costs).
-                spent = train(fn, opt, x, y, steps)
-            finally:
-                _intercept.set_level("off")
-            if r:
-                times[name].append(spent)
-            else:
-                # The warm-up round's one-time costs left out.
-                spent_checking[:] = [0.0, 0]
-                spent_reading[:] = [0.0, 0]
-    _compiled.check = check
-    _compiled_inside.Region.after = after
-    per_call = spent_checking[0] / max(spent_checking[1], 1)
-    per_read = spent_reading[0] / max(spent_reading[1], 1)
-    return {k: (statistics.median(t), runs[k][3], runs[k][4]) for k, t in times.items()}, per_call, per_read, counts["guard"]
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=7)
@@ -338,21 +243,17 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 keeps a shared machine's noise down)")
     ap.add_argument("--compiled", action="store_true", help="also the compiled (Inductor) step, plain vs guarded, and compile cost")
     ap.add_argument("--only-compiled", action="store_true", help="only the compiled step")
+    ap.add_argument("--pairs", type=int, default=5, help="compiled: plain and guarded processes, alternating")
+    ap.add_argument("--cache", choices=("cold", "warm"), default="cold", help="compiled: Inductor's cache per process")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    print(f"torch {torch.__version__}, {args.threads} thread(s), medians of {args.reps} alternating blocks")
+    if not args.only_compiled:
+        print(f"torch {torch.__version__}, {args.threads} thread(s), medians of {args.reps} alternating blocks")
     if args.compiled or args.only_compiled:
-        t, per_call, per_read, (nodes, sites) = compiled_step(args.reps, args.steps)
-        p, b, g = t["plain"], t["boundary"], t["guard"]
-        print("\ncompiled nanoGPT-sized 2L d=64 step (ms)   plain    guard (ratio)   boundary only (ratio)   goal <= 1.02")
-        print(f"  {'':40} {p[0] * 1e3:8.2f} {g[0] * 1e3:8.2f} ({g[0] / p[0]:.3f})   {b[0] * 1e3:8.2f} ({b[0] / p[0]:.3f})")
-        print(f"  the boundary checks themselves: {per_call * 1e3:.3f} ms per step ({per_call / g[0] * 100:.2f}% of the guarded step; {nodes} guarded ops checked)")
-        print(
-            f"  the in-graph checks ({sites} guarded op(s) with an index computed in the graph): "
-            f"guard / boundary only {g[0] / b[0]:.3f}; reading their counter after each call: {per_read * 1e3:.3f} ms"
-        )
-        print(f"first call, compile included (s): plain {p[1]:.1f}, guarded {g[1]:.1f}; the guard's graph reading: {g[2] * 1e3:.2f} ms")
+        import compiled
+
+        compiled.compare(args)
         if args.only_compiled:
             return
     print("\nper call (µs)                plain    guard  (added)   accel path  (added)   async path  (added)   declining mode  (added)   dispatcher kernels (added)")

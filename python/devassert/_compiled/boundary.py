@@ -276,7 +276,7 @@ def install(level):
         return True
     if not _support.compiled():
         return False  # an older torch: compiled regions run unchecked (_support.py)
-    _cache.invalidate_unchecked()
+    _cache.went_on()
     _compiled_inside.set_on(True)
     for name in ("_TorchCompileInductorWrapper", "_TorchCompileWrapper"):
         cls = getattr(torch, name, None)

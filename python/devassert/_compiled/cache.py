@@ -1,21 +1,26 @@
 """Dynamo's cache of compiled code and the guard going on and off.
 
-- A region compiled while the guard was off (before it was first installed:
+- A region compiled while the guard is off (before it was first installed:
   a notebook's first compile, ``%load_ext devassert`` late, the pytest
-  plugin) has no checks, and dynamo would reuse it for every later call
-  of its code object, a new instance of the model class included. When the
-  guard goes on, the code objects dynamo compiled while it was off are
-  reset once (``reset_code``), with a one-line note: their next call
-  compiles them again, checked.
+  plugin; or after ``unguard()``: a new region, or a new shape of a region
+  compiled guarded) has no checks, and dynamo would reuse its cache entry
+  for every later call of its code object, a new instance of the model
+  class included, once the guard is on again. Method and operator forms
+  (``x.gather``, ``x[idx]``) leave dynamo no guard on a name the guard
+  changes, so nothing of dynamo's own would fail it. When the guard goes
+  on, each entry compiled while it was off gets one guard more (`_off`):
+  it serves while the guard is off, as compiled, and fails while it is on,
+  so the region's next call with the guard on compiles it again, checked,
+  once (a one-line note says so). The entry compiled then serves both
+  states: turning the guard off and on again recompiles nothing.
 - A region compiled while the guard is on serves both states: dynamo's
   guards on the names that hold the guard's wrappers accept torch's own ops
-  too (`identity.py`) and its checks follow the guard (`inside.set_on`,
-  the boundary's level), so turning the guard off and on again recompiles
-  nothing. Its code object is therefore not reset when the guard goes on
-  again: only code compiled while the guard was off, and never with it on,
-  is, and each code object once at most (a region the program compiles
-  while the guard is off, beside guarded ones, is not recompiled at every
-  toggle).
+  too (`identity.py`) and its checks follow the guard (`inside.set_on`, the
+  boundary's level). Its entries are left as they are.
+
+On a torch whose guard managers take no guard added later, the code objects
+that hold an entry compiled while off are reset (``reset_code``) instead:
+each compiles again at its next call, its checked entries too.
 """
 
 import sys
@@ -25,12 +30,20 @@ import torch
 
 from .._checks import notes as _notes
 
-# What dynamo had compiled when the guard last went off: the compiled code of
-# every cache entry, by id (weakly held: an id is reused once its code is
-# freed; empty: never on). An entry made since was compiled unchecked.
+# The compiled code of every cache entry that was there when the guard last
+# went off: what was compiled while it was on (weakly held: an id is reused
+# once its code is freed; empty: never on).
 _compiled_while_on = weakref.WeakValueDictionary()
-# Code objects reset so far (by id, weakly held): each is reset once at most.
-_reset = weakref.WeakValueDictionary()
+# The compiled code of the entries given the `_off` guard (each once).
+_off_only = weakref.WeakValueDictionary()
+_on = False
+
+_REASON = "devassert: compiled while the guard was off, without its checks"
+
+
+def _off(_frame):
+    """The guard that an entry compiled while the guard was off passes only while it is off."""
+    return not _on
 
 
 def _dynamo():
@@ -42,54 +55,84 @@ def _dynamo():
     return convert_frame, ef
 
 
-def invalidate_unchecked():
-    """Reset the code objects dynamo compiled while the guard was off; says
-    so once. Returns how many."""
+def _entries(found):
+    """(code object, its cache entries) of every code object dynamo compiled."""
+    convert_frame, ef = found
+    entries = getattr(ef, "_debug_get_cache_entry_list", None)
+    if entries is None:
+        return []
+    codes = [ref() for ref in list(convert_frame.input_codes.seen)]
+    return [(code, entries(code)) for code in codes if code is not None]
+
+
+def _held(registry, compiled):
+    return compiled is not None and registry.get(id(compiled)) is compiled
+
+
+def _only_while_off(entry):
+    """Add the `_off` guard to `entry`; False when its guard manager takes none."""
+    root = getattr(getattr(entry, "guard_manager", None), "root", None)
+    add = getattr(root, "add_lambda_guard", None)
+    if add is None:
+        return False
+    try:
+        add(_off, [_REASON], None)  # torch >= 2.10: the user's stack, none here
+    except TypeError:
+        try:
+            add(_off, [_REASON])  # torch 2.9
+        except Exception:  # noqa: BLE001 - another torch: the code is reset instead
+            return False
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def went_on():
+    """The guard is on: every cache entry compiled while it was off stops
+    serving (`_off`); its region compiles again, checked, at its next call.
+    Says so once. Returns how many entries."""
+    global _on
+    _on = True
     found = _dynamo()
     if found is None:
         return 0  # dynamo never ran: nothing was compiled
-    convert_frame, ef = found
-    entries = getattr(ef, "_debug_get_cache_entry_list", None)
-    reset = getattr(ef, "reset_code", None)
-    if entries is None or reset is None:
-        return 0
+    reset = getattr(found[1], "reset_code", None)
     done = 0
-    with convert_frame.compile_lock:
-        for ref in list(convert_frame.input_codes.seen):
-            code = ref()
-            if code is None or _reset.get(id(code)) is code:
-                continue  # reset once at most: a region kept unguarded is not recompiled at every toggle
-            made = [_was_on(getattr(e, "code", None)) for e in entries(code)]
-            if made and not any(made):  # compiled while off only
+    with found[0].compile_lock:
+        for code, entries in _entries(found):
+            unchecked = False
+            for e in entries:
+                compiled = getattr(e, "code", None)
+                if compiled is None or _held(_compiled_while_on, compiled) or _held(_off_only, compiled):
+                    continue
+                if _only_while_off(e):
+                    _off_only[id(compiled)] = compiled
+                    done += 1
+                else:
+                    unchecked = True
+            if unchecked and reset is not None:
                 reset(code)
-                _reset[id(code)] = code
                 done += 1
     if done:
         _notes.once(
             "recompile-unchecked",
-            f"devassert: {done} compiled code object(s) were compiled before the guard went on and ran unchecked: "
-            "dynamo compiles them again, with the guard's checks, at their next call",
+            f"devassert: {done} compiled region(s) were compiled while the guard was off and ran unchecked: "
+            "dynamo compiles each again, with the guard's checks, at its next call",
         )
     return done
 
 
 def went_off():
-    """The guard is off: what dynamo compiles from now on is unchecked."""
-    global _compiled_while_on
+    """The guard is off: what dynamo compiles from now on is unchecked; what
+    it holds now was compiled while the guard was on (or is `_off_only`)."""
+    global _on, _compiled_while_on
+    _on = False
     found = _dynamo()
     if found is None:
         return
-    entries = getattr(found[1], "_debug_get_cache_entry_list", None)
-    codes = [ref() for ref in found[0].input_codes.seen]
-    if entries is None:
-        return
     _compiled_while_on = weakref.WeakValueDictionary()
-    for c in codes:
-        for e in entries(c) if c is not None else ():
+    for _code, entries in _entries(found):
+        for e in entries:
             compiled = getattr(e, "code", None)
-            if compiled is not None:
+            if compiled is not None and not _held(_off_only, compiled):
                 _compiled_while_on[id(compiled)] = compiled
-
-
-def _was_on(compiled):
-    return compiled is not None and _compiled_while_on.get(id(compiled)) is compiled

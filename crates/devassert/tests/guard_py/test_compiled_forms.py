@@ -27,6 +27,8 @@ matrix (every case × Inductor and aot_eager × static and dynamic):
 Run: python -m unittest test_compiled_forms (PYTHONPATH must hold python/).
 """
 
+import contextlib
+import io
 import os
 import unittest
 import warnings
@@ -37,6 +39,7 @@ from torch._dynamo.utils import counters
 
 import devassert
 from devassert import _support
+from devassert._checks import notes as _notes
 from devassert._compiled import table as _table
 from devassert._guard import intercept as _intercept
 
@@ -427,9 +430,94 @@ class _Model(torch.nn.Module):
         return self.table(i + 0).sum() + torch.gather(x, 1, i).sum() + torch.index_select(x, 1, i[0]).sum()
 
 
+class _Methods(torch.nn.Module):
+    """Method and operator forms only: no name a guard of dynamo's looks up
+    changes when the guard goes on, so only the guard itself can tell an
+    entry compiled while it was off from one compiled while it was on."""
+
+    def forward(self, x, i):
+        return x.gather(1, i).sum() + x.index_select(1, i[0]).sum() + x[:, i[0]].sum() + x.gather(1, i + 0).sum()
+
+
+def _rows(n):
+    """Valid and bad inputs of `_Methods` with `n` rows (a new shape: a new cache entry)."""
+    x = torch.arange(5.0 * n).reshape(n, 5).requires_grad_()
+    valid = torch.tensor([[0, 4]] + [[1, 2]] * (n - 1))
+    return [x, valid], [x, torch.tensor([[0, 9]] + [[1, 2]] * (n - 1))]
+
+
 class OnAndOff(unittest.TestCase):
     def tearDown(self):
         _intercept.set_level("off")
+
+    def _stopped_by(self, fn, args):
+        got = _run(fn, args)
+        return isinstance(got, devassert.DeviceAssertPrevented), got
+
+    def test_a_shape_compiled_while_the_guard_was_off_is_checked_when_it_goes_on(self):
+        # The guard was on once; a new shape compiles while it is off (an
+        # entry without checks, beside the checked one, in the same code
+        # object); when the guard goes on again that entry must not serve.
+        for backend in ("aot_eager", "inductor"):
+            with self.subTest(backend=backend):
+                _intercept.set_level("on")
+                torch._dynamo.reset()
+                model = torch.compile(_Methods(), backend=backend)
+                valid, bad = _rows(4)
+                self.assertIsInstance(_run(model, valid), list)
+                self.assertEqual(self._stopped_by(model, bad)[0], True)
+                _intercept.set_level("off")
+                valid6, bad6 = _rows(6)
+                self.assertIsInstance(_run(model, valid6), list)
+                _notes._said.discard("recompile-unchecked")
+                with contextlib.redirect_stderr(io.StringIO()) as err:
+                    _intercept.set_level("on")
+                self.assertRegex(err.getvalue(), r"^devassert: 1 compiled region\(s\) were compiled while the guard was off "
+                                 r"and ran unchecked: dynamo compiles each again, with the guard's checks, at its next call\n$")
+                stopped, got = self._stopped_by(model, bad6)
+                self.assertTrue(stopped, repr(got))
+                self.assertTrue(self._stopped_by(model, _rows(5)[1])[0])
+                # Compiled again with the guard on: it serves both states.
+                start = _counts()
+                for level in ("off", "on", "off", "on"):
+                    _intercept.set_level(level)
+                    for n in (4, 6):
+                        self.assertIsInstance(_run(model, _rows(n)[0]), list)
+                        self.assertEqual(self._stopped_by(model, _rows(n)[1])[0], level == "on")
+                self.assertEqual(_counts(), start)
+
+    def test_a_region_only_ever_run_with_the_guard_off_is_not_recompiled_at_each_toggle(self):
+        _intercept.set_level("off")
+        torch._dynamo.reset()
+        model = torch.compile(_Methods(), backend="aot_eager")
+        self.assertIsInstance(_run(model, _rows(4)[0]), list)
+        start = _counts()
+        for _ in range(3):
+            _intercept.set_level("on")
+            _intercept.set_level("off")
+            self.assertIsInstance(_run(model, _rows(4)[0]), list)
+        self.assertEqual(_counts(), start)
+        _intercept.set_level("on")
+        self.assertTrue(self._stopped_by(model, _rows(4)[1])[0])
+
+    def test_a_region_compiled_while_off_is_checked_at_every_time_the_guard_goes_on(self):
+        # A region first compiled while the guard is off, checked when it
+        # goes on; off again, a new shape of it compiles unchecked: checked
+        # when the guard goes on once more.
+        for backend in ("aot_eager", "inductor"):
+            with self.subTest(backend=backend):
+                _intercept.set_level("on")
+                torch._dynamo.reset()
+                _intercept.set_level("off")
+                model = torch.compile(_Methods(), backend=backend)
+                self.assertIsInstance(_run(model, _rows(4)[0]), list)
+                _intercept.set_level("on")
+                self.assertTrue(self._stopped_by(model, _rows(4)[1])[0])
+                _intercept.set_level("off")
+                self.assertIsInstance(_run(model, _rows(6)[0]), list)
+                _intercept.set_level("on")
+                stopped, got = self._stopped_by(model, _rows(6)[1])
+                self.assertTrue(stopped, repr(got))
 
     def _stopped(self, fn):
         return isinstance(_run(fn, [x45(), t([0, 9], [1, 2])]), devassert.DeviceAssertPrevented)
