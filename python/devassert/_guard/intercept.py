@@ -200,10 +200,10 @@ class _Standin(functools.partial):
     handed, and torch's own tables keyed by the builtin
     (``annotated_fn_args``, ``torch.overrides``' caches) hold the name the user
     calls. Equal to its original and hashed as it, the wrapper keeps every such
-    lookup as it was. A partial, because it is called from C: no frame or
-    argument copy of its own (a Python ``__call__`` costs about as much as the
-    fast path itself), and like a builtin it does not bind as a method.
-    Tensor's methods stay functions: they must bind."""
+    lookup as it was. A partial: called from C, it adds no frame (the
+    wrapper's caller is still the user's line), dynamo traces it through, and
+    like a builtin it does not bind as a method; about 70 ns a call more than
+    a bare function. Tensor's methods stay functions: they must bind."""
 
     __slots__ = ()
 
