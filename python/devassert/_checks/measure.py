@@ -95,11 +95,12 @@ def _held(v, base):
 def tokenizer_in(frames):
     """The live Hugging Face tokenizer the calling code holds (a local or
     global of a calling frame, or one such holds, `_held`), or None. Any
-    class of transformers 4.x or 5.x, fast or slow: all derive from
-    PreTrainedTokenizerBase."""
+    class of transformers 4.x or 5.x, fast or slow (all derive from
+    PreTrainedTokenizerBase), or a bare `tokenizers.Tokenizer`."""
     tf = sys.modules.get("transformers")
-    base = getattr(tf, "PreTrainedTokenizerBase", None) if tf is not None else None
-    if base is None:
+    classes = (getattr(tf, "PreTrainedTokenizerBase", None) if tf is not None else None, _tokenizer.bare_class())
+    base = tuple(c for c in classes if isinstance(c, type))
+    if not base:
         return None
     for frame in frames:
         # A compiled region's recorded frames carry no variables.

@@ -8,8 +8,9 @@ region compiled while the guard is on is right in both states: dynamo
 traced the wrapper to the op it calls, the boundary checks read the guard's
 level at each call, and the in-region checks read a flag the guard sets
 (`inside.py`). So, in such a region, each identity guard on a name that
-holds one of the wrappers is replaced by one that accepts the wrapper or
-its original: turning the guard off and on again recompiles nothing. Any
+holds one of the wrappers (or a type guard on it: a module function's
+wrapper is a partial) is replaced by one that accepts the wrapper or its
+original: turning the guard off and on again recompiles nothing. Any
 other value still fails it (a patch of the user's own recompiles, as
 without the guard). A region compiled while the guard is off keeps dynamo's
 own guard: when the guard goes on, it compiles again, checked (`cache.py`).
@@ -26,8 +27,10 @@ import torch
 
 _pairs = {}  # id of a wrapper or of its original -> (original, wrapper)
 _names = set()  # the attribute names the wrappers are installed under
-# Dynamo's identity guards (`torch._dynamo.guards.GuardBuilder`).
-_IDENTITY = frozenset(("CLOSURE_MATCH", "FUNCTION_MATCH", "ID_MATCH", "BUILTIN_MATCH"))
+# Dynamo's identity guards (`torch._dynamo.guards.GuardBuilder`), and the
+# type guard it puts on a partial (a module function's wrapper is one,
+# `intercept._Standin`: its original is a builtin).
+_IDENTITY = frozenset(("CLOSURE_MATCH", "FUNCTION_MATCH", "ID_MATCH", "BUILTIN_MATCH", "TYPE_MATCH"))
 
 # Identity guards replaced so far (for tests).
 stats = {"replaced": 0}

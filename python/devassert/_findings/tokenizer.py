@@ -15,7 +15,16 @@ user's subclass. Their differences, met here:
   vocabulary too ([CLS] at 101), so only the ids at or past the base count
   as added; without it, len(tokenizer) - vocab_size does.
 An attribute a class lacks, or that raises, is a fact not measured; only
-len(tokenizer) is required (what raises there is the caller's to name)."""
+len(tokenizer) is required (what raises there is the caller's to name).
+
+A bare `tokenizers.Tokenizer` (the Rust library's object, which training code
+without transformers holds, and which a fast tokenizer wraps) has no len():
+its size is `get_vocab_size(with_added_tokens=True)`, its base vocabulary the
+same without them, its added tokens `get_added_tokens_decoder()` (where the
+library has it; it lists in-vocabulary specials as transformers does) and
+its pad id the one its padding is enabled with."""
+
+import sys
 
 _SPECIALS = ("pad_token_id", "bos_token_id", "eos_token_id", "unk_token_id", "sep_token_id", "cls_token_id", "mask_token_id")
 
@@ -31,6 +40,42 @@ def _int(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def bare_class():
+    """`tokenizers.Tokenizer` when the library is loaded, else None."""
+    lib = sys.modules.get("tokenizers")
+    cls = getattr(lib, "Tokenizer", None) if lib is not None else None
+    return cls if isinstance(cls, type) else None
+
+
+def is_bare(tok):
+    cls = bare_class()
+    return cls is not None and isinstance(tok, cls)
+
+
+def _call(tok, name, **kw):
+    """tok.name(**kw), or None where it lacks it or raises (a fact not measured)."""
+    fn = _attr(tok, name)
+    if not callable(fn):
+        return None
+    try:
+        return fn(**kw)
+    except Exception:  # noqa: BLE001 - an older tokenizers without the keyword
+        return None
+
+
+def _bare(tok):
+    """(size, base size, added tokens {id: token}, specials) of a bare
+    `tokenizers.Tokenizer`; the size is required, as len() is of the others."""
+    size = _int(tok.get_vocab_size(with_added_tokens=True))
+    if size is None:
+        raise TypeError(f"get_vocab_size() gave {size!r}, not an int")
+    base = _int(_call(tok, "get_vocab_size", with_added_tokens=False))
+    added = _call(tok, "get_added_tokens_decoder")
+    padding = _attr(tok, "padding")
+    pad = _int(padding.get("pad_id")) if isinstance(padding, dict) else None
+    return size, base, added, ({"pad_token_id": pad} if pad is not None else {})
+
+
 class Read:
     """The tokenizer's ids: `size` (len), `base_size` (vocab_size, or None),
     `added` ([(id, content)] sorted, as added_tokens_decoder lists them),
@@ -38,20 +83,19 @@ class Read:
 
     def __init__(self, tok):
         self.cls = type(tok).__name__
-        self.size = int(len(tok))
-        base = _int(_attr(tok, "vocab_size"))
+        if is_bare(tok):
+            self.size, base, added, self.specials = _bare(tok)
+        else:
+            self.size = int(len(tok))
+            base = _int(_attr(tok, "vocab_size"))
+            added = _attr(tok, "added_tokens_decoder")
+            self.specials = {name: v for name, v in ((n, _int(_attr(tok, n))) for n in _SPECIALS) if v is not None}
         self.base_size = base if base is not None and base > 0 else None
-        added = _attr(tok, "added_tokens_decoder")
         self.added = []
         if isinstance(added, dict):
-            self.added = sorted((i, str(t)) for i, t in added.items() if _int(i) is not None)
+            self.added = sorted((i, str(getattr(t, "content", t))) for i, t in added.items() if _int(i) is not None)
         self.has_added_list = isinstance(added, dict)
         self.max_id = max([self.size - 1] + [i for i, _ in self.added])
-        self.specials = {}
-        for name in _SPECIALS:
-            v = _int(_attr(tok, name))
-            if v is not None:
-                self.specials[name] = v
 
     def added_count(self):
         """Tokens past the base vocabulary, or None when the tokenizer says

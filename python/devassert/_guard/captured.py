@@ -1,11 +1,14 @@
 """Guarded entry points that a module bound before the guard was installed.
 
-``from torch import gather`` (or a ``__torch_function__`` table keyed by
-``torch.gather``) run before the guard holds torch's own function: calls
-through that name are not checked, and the table does not match what
-``__torch_function__`` is handed while the guard is on (the wrapper, as plain
-torch hands over what the user called). The guard does not rebind the user's
-names; it names them, so that the user can import them after it is on.
+``from torch import gather`` run before the guard holds torch's own
+function: calls through that name are not checked. A ``__torch_function__``
+table keyed by ``torch.gather`` still matches (the wrapper of a module's
+function compares and hashes as the op, `intercept._Standin`), but one keyed
+by a Tensor method (``torch.Tensor.gather``: its wrapper must bind, so it is a
+plain function) does not match what ``__torch_function__`` is handed while
+the guard is on (the wrapper, as plain torch hands over what the user
+called). The guard does not rebind the user's names; it names them, so that
+the user can import them after it is on.
 """
 
 import sys
@@ -30,27 +33,29 @@ _last = [None]
 
 
 def _entry_points(installed):
-    """id(original) -> its name; of one function installed under several
-    owners, the public one (`torch.nn.functional.one_hot`, not
-    `torch._C._nn.one_hot`)."""
-    names = {}
+    """(id(original) -> its name, the same for the methods alone: the keys a
+    table can miss); of one function installed under several owners, the
+    public name (`torch.nn.functional.one_hot`, not `torch._C._nn.one_hot`)."""
+    names, methods = {}, {}
     for owner, attr, original, _owned in installed:
         owner_name = getattr(owner, "__qualname__", None) if isinstance(owner, type) else getattr(owner, "__name__", None)
         name = f"{owner_name}.{attr}"
         if id(original) not in names or ("._" in names[id(original)] and "._" not in name):
             names[id(original)] = name
-    return names
+        if isinstance(owner, type):
+            methods[id(original)] = name
+    return names, methods
 
 
-def _bound(mod_name, values, names):
+def _bound(mod_name, values, names, methods):
     out = []
     for name, value in values:
         what = names.get(id(value))
         if what is not None:
             out.append((f"{mod_name}.{name}", what))
-        elif type(value) is dict and 0 < len(value) <= _TABLE_LIMIT:
+        elif methods and type(value) is dict and 0 < len(value) <= _TABLE_LIMIT:
             for key in list(value)[:_TABLE_LIMIT]:
-                what = names.get(id(key))
+                what = methods.get(id(key))
                 if what is not None:
                     out.append((f"{mod_name}.{name}[{what}]", what))
                     break
@@ -60,10 +65,10 @@ def _bound(mod_name, values, names):
 def found(installed):
     """[(where, what)] for the module globals holding an original entry point
     of `installed` (intercept's (owner, attr, original, owned) rows): `where`
-    is "module.name" or "module.name[...]" for a dict keyed by one; `what`
-    the entry point ("torch.gather"). A module under two names
+    is "module.name", or "module.name[...]" for a dict keyed by a Tensor
+    method's; `what` the entry point ("torch.gather"). A module under two names
     (`__main__` and multiprocessing's `__mp_main__`) is read once."""
-    names = _entry_points(installed)
+    names, methods = _entry_points(installed)
     key = frozenset(names)
     out = []
     seen = set()
@@ -79,7 +84,7 @@ def found(installed):
         if last is not None and last[0] == len(values) and last[1] == key:
             out += last[2]
             continue
-        hits = _bound(mod_name, list(values.items()), names)
+        hits = _bound(mod_name, list(values.items()), names, methods)
         _read[id(module)] = (len(values), key, hits)
         out += hits
     return out
@@ -92,10 +97,11 @@ def warning(installed, hits=None):
         return None
     shown = ", ".join(f"{where} ({what})" for where, what in hits[:5])
     more = f" and {len(hits) - 5} more" if len(hits) > 5 else ""
-    return (
-        f"devassert: {shown}{more} bound before the guard was installed: calls through these names are not checked and "
-        "__torch_function__ tables keyed by them do not match the guarded op; import them after the guard is on"
+    tables = any(where.endswith("]") for where, _ in hits)
+    what = "calls through these names are not checked" + (
+        " and __torch_function__ tables keyed by a Tensor method do not match the guarded op" if tables else ""
     )
+    return f"devassert: {shown}{more} bound before the guard was installed: {what}; import them after the guard is on"
 
 
 def note(installed):

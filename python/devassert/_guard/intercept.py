@@ -190,11 +190,43 @@ def _dispatch(guarded, args, kwargs, original=None):
 # guard's frames removed and goes on with a bare `raise` (no frame added).
 
 
-def _wrap(original, check, dispatch_here):
+class _Standin(functools.partial):
+    """A module's guarded function (``torch.gather``, ``F.one_hot``): it calls
+    the wrapper and compares and hashes as the op it stands for.
+
+    In plain torch ``torch.scatter`` is ``torch._C._VariableFunctions.scatter``
+    (one object): a ``__torch_function__`` table keyed by either, built before
+    the guard was installed or after it, matches what ``__torch_function__`` is
+    handed, and torch's own tables keyed by the builtin
+    (``annotated_fn_args``, ``torch.overrides``' caches) hold the name the user
+    calls. Equal to its original and hashed as it, the wrapper keeps every such
+    lookup as it was. A partial: called from C, it adds no frame (the
+    wrapper's caller is still the user's line), dynamo traces it through, and
+    like a builtin it does not bind as a method; about 70 ns a call more than
+    a bare function. Tensor's methods stay functions: they must bind."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return True if other is self or other is self.__devassert_original__ else NotImplemented
+
+    def __hash__(self):
+        return hash(self.__devassert_original__)
+
+    def __reduce__(self):
+        # Pickled (and copied) by name, as a function: `module.qualname`.
+        return self.__qualname__
+
+    def __repr__(self):
+        return f"<devassert guard of {self.__devassert_original__!r}>"
+
+
+def _wrap(original, check, dispatch_here, standin):
     """The wrapper of one entry point. `dispatch_here`: torch's dispatch would
     hand __torch_function__ the original function (torch.* functions are
     looked up on torch._C._VariableFunctions), so the wrapper dispatches itself
-    and hands over what the user called, as plain torch does."""
+    and hands over what the user called, as plain torch does. `standin`: the
+    wrapper is a `_Standin` (a module's function, not a method)."""
     lists = check.multi  # index_put's indices: a list whose items count too
     cpu_checks = check.cpu_checks and not check.strict_only
 
@@ -209,7 +241,7 @@ def _wrap(original, check, dispatch_here):
                 # Subclasses, duck types and modes: one __torch_function__
                 # call, before any attribute of theirs is read, with what the
                 # user called as `func`.
-                return _dispatch(guarded, args, kwargs, original) if dispatch_here else original(*args, **kwargs)
+                return _dispatch(called, args, kwargs, original) if dispatch_here else original(*args, **kwargs)
             first = args[0] if args else None
             fast = cpu_checks and type(first) in _TENSOR_TYPES and _level != STRICT and first.is_cpu and not _violation.PRECHECK_CPU
             if fast:
@@ -226,8 +258,10 @@ def _wrap(original, check, dispatch_here):
             _caller.trim(error)
             raise
 
-    _name_like(guarded, original)
-    return guarded
+    # What the user calls, and __torch_function__ is handed.
+    called = _Standin(guarded) if standin else guarded
+    _name_like(called, original, guarded)
+    return called
 
 
 def _subscript_has_tf(self, key, value):
@@ -266,17 +300,18 @@ def _wrap_getitem(original, check):
             _caller.trim(error)
             raise
 
-    _name_like(guarded, original)
+    _name_like(guarded, original, guarded)
     return guarded
 
 
-def _name_like(wrapper, original):
+def _name_like(wrapper, original, function):
+    """`wrapper` named as `original`; `function`: the Python function it runs."""
     try:
         functools.update_wrapper(wrapper, original)
     except (AttributeError, TypeError):
         pass
     wrapper.__devassert_original__ = original
-    _compiled.never_compiled(wrapper)
+    _compiled.never_compiled(function)
 
 
 _SIMPLE_KEYS = (int, slice, type(None), type(Ellipsis))
@@ -322,7 +357,7 @@ def _wrapper(owner, attr, original, check):
     if attr in ("__getitem__", "__setitem__"):
         wrapper = _wrap_getitem(original, check)
     else:
-        wrapper = _wrap(original, check, owner is torch)
+        wrapper = _wrap(original, check, owner is torch, not isinstance(owner, type))
     # Found again under the name it replaces (pickle looks functions up by
     # module and qualified name).
     if isinstance(owner, type):

@@ -14,7 +14,9 @@ def preflight(model=None, tokenizer=None, data=None, *, num_classes=None, ignore
     - `model`: a torch module (a Hugging Face model, or any module holding
       one, e.g. a LightningModule); its tables are read from the modules.
     - `tokenizer`: a Hugging Face tokenizer (``len(tokenizer)``, its added and
-      special tokens, ``model_max_length``, the type ids it gives pairs).
+      special tokens, ``model_max_length``, the type ids it gives pairs), or
+      a bare ``tokenizers.Tokenizer`` (its vocabulary size with added
+      tokens, its added tokens, its padding's pad id).
     - `data`: a ``datasets.Dataset`` (or ``DatasetDict``), a numpy array or
       tensor (token ids, or labels when only `num_classes` bounds them), a
       dict of them by column, a torch ``Dataset`` or ``DataLoader``, or a

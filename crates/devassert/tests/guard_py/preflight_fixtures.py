@@ -58,13 +58,19 @@ def words(n):
     return (base + [f"w{i}" for i in range(max(0, n - len(base)))])[:n]
 
 
-def wordlevel_fast(n=40):
-    """A fast tokenizer: a `tokenizers` WordLevel model of `n` words wrapped in
-    PreTrainedTokenizerFast (5.x: TokenizersBackend)."""
+def wordlevel_bare(n=40):
+    """A bare `tokenizers.Tokenizer` (no transformers class): a WordLevel
+    model of `n` words."""
     vocab = {w: i for i, w in enumerate(words(n))}
     t = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     t.pre_tokenizer = pre_tokenizers.Whitespace()
-    return tf.PreTrainedTokenizerFast(tokenizer_object=t, unk_token="[UNK]", pad_token="[PAD]")
+    return t
+
+
+def wordlevel_fast(n=40):
+    """A fast tokenizer: `wordlevel_bare` wrapped in PreTrainedTokenizerFast
+    (5.x: TokenizersBackend)."""
+    return tf.PreTrainedTokenizerFast(tokenizer_object=wordlevel_bare(n), unk_token="[UNK]", pad_token="[PAD]")
 
 
 class WordSlow(tf.PreTrainedTokenizer):

@@ -28,7 +28,7 @@ import torch
 import transformers as tf
 
 import devassert
-from preflight_fixtures import WordSlow, minilm_dir, tiny_lm, wordlevel_fast
+from preflight_fixtures import WordSlow, minilm_dir, tiny_lm, wordlevel_bare, wordlevel_fast
 from stories import first, guarded
 
 RESIZE = "model.resize_token_embeddings(len(tokenizer))"
@@ -226,6 +226,30 @@ class ScanAndCheck(unittest.TestCase):
                 self.assertEqual(len(c), 1, out.stdout)
                 self.assertTrue(c[0]["fixes"][0].startswith(RESIZE), c[0]["fixes"])
                 self.assertEqual(first(g), ("added_tokens_no_resize", RESIZE))
+
+
+class BareTokenizer(unittest.TestCase):
+    """A bare `tokenizers.Tokenizer` (the Rust library's object, no
+    transformers class around it, no len()) is read by its own methods: its
+    size with added tokens, its added tokens, its padding's pad id."""
+
+    def test_added_tokens_of_a_bare_tokenizer(self):
+        tok = wordlevel_bare()
+        model = tiny_lm(tok.get_vocab_size(with_added_tokens=True))
+        tok.add_tokens(["<new_a>", "<new_b>"])
+        tok.enable_padding(pad_id=1, pad_token="[PAD]")
+        ids = torch.tensor([tok.encode(TEXT).ids])
+        self.assertEqual(int(ids.max()), 41)
+        g = guarded(lambda: model(ids))
+        self.assertEqual(first(g), ("added_tokens_no_resize", RESIZE), g["causes"])
+        self.assertTrue(any("len(tokenizer) = 42 covers id 41" in c["why"] for c in g["causes"]), g["causes"])
+        report = devassert.preflight(model, tok, {"input_ids": ids.numpy()})
+        summary = {k: report.tokenizer[k] for k in ("class", "size", "base_size", "max_id", "added_tokens", "special_ids")}
+        self.assertEqual(summary, {"class": "Tokenizer", "size": 42, "base_size": 40, "max_id": 41, "added_tokens": 2, "special_ids": {"pad_token_id": 1}})
+        self.assertEqual([first(f)[0] for f in errors(report)], ["added_tokens_no_resize"] * 2)
+        model.resize_token_embeddings(tok.get_vocab_size(with_added_tokens=True))
+        self.assertIsNone(guarded(lambda: model(ids)))
+        self.assertEqual(errors(devassert.preflight(model, tok, {"input_ids": ids.numpy()})), [])
 
 
 class OddTokenizers(unittest.TestCase):

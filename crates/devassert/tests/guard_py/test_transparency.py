@@ -11,10 +11,12 @@ Run: python -m unittest test_transparency (PYTHONPATH must hold python/).
 
 import collections.abc
 import contextlib
+import copy
 import ctypes
 import inspect
 import operator
 import os
+import pickle
 import traceback
 import unittest
 import warnings
@@ -302,6 +304,37 @@ class TorchFunctionConformance(unittest.TestCase):
         for name in ("cpu", "precheck", "async"):
             self.assertEqual(comparable(results[name]), comparable(results["plain"]), name)
         self.assertEqual(results["plain"][0], "mine")
+
+    def test_a_table_built_before_the_guard_keeps_matching(self):
+        # Keyed by torch's own functions (built with the guard off, as at a
+        # module's import before guard()), and by the name C dispatch hands
+        # over (torch._C._VariableFunctions.scatter, as torch's annotated_args
+        # is) looked up with the name the user calls.
+        table = {torch.gather: "gather", torch.scatter: "scatter", F.one_hot: "one_hot", torch.embedding: "embedding", torch._C._nn.cross_entropy_loss: "ce"}
+        by_c_name = {torch._C._VariableFunctions.scatter: "scatter", torch._C._VariableFunctions.gather: "gather"}
+
+        class Tabled:
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return table.get(func, NotImplemented)
+
+        def run():
+            x = Tabled()
+            calls = [torch.gather(x, 0, x), torch.scatter(x, 0, x, x), F.one_hot(x, 3), torch.embedding(x, x), torch._C._nn.cross_entropy_loss(x, x)]
+            return calls, [by_c_name.get(torch.scatter), by_c_name.get(torch.gather), torch.gather in table, len({torch.gather, *table} - set(table))]
+
+        results = each_mode(run)
+        for name in ("cpu", "precheck", "async"):
+            self.assertEqual(comparable(results[name]), comparable(results["plain"]), name)
+        self.assertEqual(results["plain"], (["gather", "scatter", "one_hot", "embedding", "ce"], ["scatter", "gather", True, 0]))
+
+    def test_a_wrapper_is_pickled_and_copied_by_name(self):
+        with mode("on", False):
+            self.assertTrue(hasattr(torch.gather, "__devassert_original__"))
+            for fn in (torch.gather, F.one_hot, torch.index_select):
+                self.assertIs(pickle.loads(pickle.dumps(fn)), fn)
+                self.assertIs(copy.deepcopy(fn), fn)
+            self.assertEqual(torch.gather.__name__, "gather")
 
     def test_a_call_torch_cannot_parse_reaches_no_handler(self):
         # torch parses the arguments before any __torch_function__ runs: a
