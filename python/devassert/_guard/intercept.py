@@ -65,6 +65,11 @@ _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) 
 _is_dynamo = getattr(getattr(torch, "compiler", None), "is_dynamo_compiling", None) or _is_compiling
 _is_tracing = torch._C._get_tracing_state
 _has_tf = torch._C._has_torch_function
+# Set by torch.overrides.redispatch_function (torch 2.15+): skip the next
+# __torch_function__. The op's own parser must consume it, as in plain torch;
+# `_has_tf` would (answering False), and the op would then dispatch to the
+# subclass again, which redispatches to the wrapper: endless recursion.
+_skip_next = getattr(torch._C, "_peek_should_skip_torch_function", None) or (lambda: False)
 _handle_tf = torch.overrides.handle_torch_function
 _getframe = sys._getframe
 _sites = _caller.sites
@@ -232,7 +237,7 @@ def _wrap(original, check, dispatch_here, standin):
 
     def guarded(*args, **kwargs):
         # Dynamo reads no level here: a change of level recompiles nothing.
-        if _is_dynamo() or _level == OFF:
+        if _is_dynamo() or _level == OFF or _skip_next():
             return original(*args, **kwargs)
         caller = _getframe(1)
         fast = False
@@ -277,7 +282,7 @@ def _wrap_getitem(original, check):
     (the common case) returns before anything else is looked at."""
 
     def guarded(self, key, *value):
-        if type(key) in _SIMPLE_KEYS or _level == OFF or _is_dynamo() or _subscript_has_tf(self, key, value):
+        if type(key) in _SIMPLE_KEYS or _level == OFF or _is_dynamo() or _skip_next() or _subscript_has_tf(self, key, value):
             # torch's indexing dispatch finds this wrapper on torch.Tensor and
             # hands it to __torch_function__ as `func`.
             return original(self, key, *value)

@@ -139,6 +139,47 @@ class WrapperSubclassTest(unittest.TestCase):
         self.assertEqual(ctx.exception.finding["values"], [12])
 
 
+class Redispatching(torch.Tensor):
+    """Calls the op again one __torch_function__ level down, as
+    torch.overrides.redispatch_function (torch 2.15+) lets a subclass do."""
+
+    depth = 0
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.depth += 1
+        try:
+            if cls.depth > 20:
+                raise AssertionError(f"{func.__name__} dispatched to the subclass again and again")
+            return torch.overrides.redispatch_function(func, types, args, kwargs or {})
+        finally:
+            cls.depth -= 1
+
+
+@unittest.skipUnless(hasattr(torch.overrides, "redispatch_function"), "torch.overrides.redispatch_function is torch 2.15+")
+class RedispatchTest(unittest.TestCase):
+    """The op of a redispatched call consumes the skip itself, as in plain
+    torch (the guard's own subclass test used to consume it: endless
+    recursion in PyTorch's test_overrides under the plugin)."""
+
+    def tearDown(self):
+        devassert.unguard()
+
+    def test_a_redispatched_call_runs_once_as_plain_torch(self):
+        def ops():
+            w = torch.arange(15.0).reshape(5, 3).as_subclass(Redispatching)
+            i = torch.tensor([0, 4]).as_subclass(Redispatching)
+            t = torch.tensor([0, 1, 2, 0, 1]).as_subclass(Redispatching)
+            x = w.clone()
+            x[i] = torch.zeros(3)
+            return [w[i], F.embedding(i, w), torch.gather(w, 0, torch.zeros(2, 3, dtype=torch.long)), F.cross_entropy(w, t), F.one_hot(i, 5), x]
+
+        plain = ops()
+        devassert.guard()
+        for a, b in zip(ops(), plain):
+            self.assertTrue(torch.equal(a.as_subclass(torch.Tensor), b.as_subclass(torch.Tensor)))
+
+
 class NestedTensorTest(unittest.TestCase):
     def tearDown(self):
         _intercept.set_level("off")
