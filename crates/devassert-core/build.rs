@@ -32,35 +32,28 @@ fn main() {
     }
     out.push_str("];\n");
     // Data shared by the rules, loaded and validated with them.
-    let guesses = dir.join("op-guesses.toml");
-    println!("cargo:rerun-if-changed={}", guesses.display());
-    let abs = fs::canonicalize(&guesses).expect("catalog/op-guesses.toml readable");
-    out.push_str(&format!(
-        "pub(crate) static OP_GUESSES_FILE: (&str, &str) = (\"op-guesses.toml\", include_str!({:?}));\n",
-        abs.display().to_string()
-    ));
+    embed(&mut out, &dir, "OP_GUESSES_FILE", "op-guesses.toml");
     // The patterns rule files and causes.toml share by name.
-    let patterns = dir.join("patterns.toml");
-    println!("cargo:rerun-if-changed={}", patterns.display());
-    let abs = fs::canonicalize(&patterns).expect("catalog/patterns.toml readable");
-    out.push_str(&format!(
-        "pub(crate) static PATTERNS_FILE: (&str, &str) = (\"patterns.toml\", include_str!({:?}));\n",
-        abs.display().to_string()
-    ));
+    embed(&mut out, &dir, "PATTERNS_FILE", "patterns.toml");
     // The causes decided by measured facts (the `facts` module).
-    let causes = dir.join("causes.toml");
-    println!("cargo:rerun-if-changed={}", causes.display());
-    let abs = fs::canonicalize(&causes).expect("catalog/causes.toml readable");
-    out.push_str(&format!(
-        "pub(crate) static FACT_CAUSES_FILE: (&str, &str) = (\"causes.toml\", include_str!({:?}));\n",
-        abs.display().to_string()
-    ));
+    embed(&mut out, &dir, "FACT_CAUSES_FILE", "causes.toml");
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     replace(&out_dir.join("catalog_files.rs"), &out);
     replace(&out_dir.join("rule_ids.rs"), &rule_ids(&files));
     let vocabs = dir.join("base-vocabs.toml");
     println!("cargo:rerun-if-changed={}", vocabs.display());
     replace(&out_dir.join("base_vocabs.rs"), &base_vocabs(&vocabs));
+}
+
+/// `static NAME: (&str, &str) = (file, its text)` for `catalog/<file>`.
+fn embed(out: &mut String, dir: &std::path::Path, name: &str, file: &str) {
+    let path = dir.join(file);
+    println!("cargo:rerun-if-changed={}", path.display());
+    let abs = fs::canonicalize(&path).unwrap_or_else(|e| panic!("catalog/{file} readable: {e}"));
+    out.push_str(&format!(
+        "pub(crate) static {name}: (&str, &str) = ({file:?}, include_str!({:?}));\n",
+        abs.display().to_string()
+    ));
 }
 
 /// Write `path` as a new file (a temporary one renamed over it), never
