@@ -27,6 +27,11 @@ _counts = {}  # id(optimizer) -> steps it decided
 _decided = threading.local()  # id(optimizer) -> verdict GradScaler.step already reached
 _handle = None
 _scaler_patched = []  # (class, name, original)
+# One flag buffer per device, alive for the process. A collective's work keeps
+# its tensor after wait() returns, and gloo's worker thread drops it later; if
+# Python had already let the tensor go, that drop needs the GIL, and torch 2.2's
+# destroy_process_group() joins the worker while holding it: a deadlock.
+_flags = {}
 
 
 def current_step():
@@ -176,7 +181,11 @@ def _agree(local, fatal):
         return local, None, fatal
     rank = dist.get_rank()
     device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
-    flag = torch.tensor([rank + 1 if local else 0, 1 if fatal else 0], dtype=torch.int64, device=device)
+    flag = _flags.get(device)
+    if flag is None:
+        with torch.inference_mode(False):  # a normal tensor, writable in any mode
+            flag = _flags[device] = torch.zeros(2, dtype=torch.int64, device=device)
+    flag.copy_(torch.tensor([rank + 1 if local else 0, 1 if fatal else 0], dtype=torch.int64))
     dist.all_reduce(flag, op=dist.ReduceOp.MAX)
     top, fatal_anywhere = flag.tolist()
     return top > 0, (top - 1 if top > 0 else None), bool(fatal_anywhere)

@@ -3,6 +3,7 @@
 rank trains once guarded with on_bad_batch="skip", once unguarded leaving
 step 2's update out (the reference), and saves both to OUT/rank<r>.pt."""
 
+import faulthandler
 import os
 import sys
 
@@ -40,6 +41,9 @@ def train(rank, bad, leave_out=None):
 
 
 def main(out):
+    # A rank that hangs (a collective or teardown deadlock) prints every
+    # thread's stack and exits, well before the test's own timeout.
+    faulthandler.dump_traceback_later(300, exit=True)
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     reference = train(rank, bad=False, leave_out=BAD_STEP)

@@ -9,6 +9,7 @@ differ from the reference). OUT/rank<r>.pt holds, per wrapping, the full
 parameters (gathered) and this rank's optimizer state shard of each run, or
 the error that kept the wrapping from running on this torch."""
 
+import faulthandler
 import os
 import sys
 
@@ -79,6 +80,9 @@ def train(wrap, full, bad, leave_out=None):
 
 
 def main(out):
+    # A rank that hangs (a collective or teardown deadlock) prints every
+    # thread's stack and exits, well before the test's own timeout.
+    faulthandler.dump_traceback_later(300, exit=True)
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     saved = {}
