@@ -555,8 +555,10 @@ FACT_CAUSES = [
             {"when": "positions", "fact": "the ids count up by one along the sequence: positions, not tokens"},
         ],
         "fix": [
-            {"text": "model.resize_token_embeddings(len(tokenizer))", "when": "hf", "check": "tok_len > top"},
-            {"text": "grow the embedding to the tokenizer's size (`nn.Embedding(len(tokenizer), dim)`); it has {high} rows", "when": "hf == 0", "check": "tok_len > top"},
+            {"text": "model.resize_token_embeddings(len(tokenizer))", "when": "hf && (!known(tok_bare) || tok_bare == 0)", "check": "tok_len > top"},
+            {"text": "model.resize_token_embeddings(tokenizer.get_vocab_size(with_added_tokens=True))", "when": "hf && tok_bare", "check": "tok_len > top"},
+            {"text": "grow the embedding to the tokenizer's size (`nn.Embedding(len(tokenizer), dim)`); it has {high} rows", "when": "hf == 0 && (!known(tok_bare) || tok_bare == 0)", "check": "tok_len > top"},
+            {"text": "grow the embedding to the tokenizer's size (`nn.Embedding(tokenizer.get_vocab_size(with_added_tokens=True), dim)`); it has {high} rows", "when": "hf == 0 && tok_bare", "check": "tok_len > top"},
         ],
     },
     {

@@ -83,7 +83,8 @@ class Read:
 
     def __init__(self, tok):
         self.cls = type(tok).__name__
-        if is_bare(tok):
+        self.bare = is_bare(tok)
+        if self.bare:
             self.size, base, added, self.specials = _bare(tok)
         else:
             self.size = int(len(tok))
@@ -108,8 +109,9 @@ class Read:
 
     def facts(self):
         """The cause engine's facts (catalog/causes.toml): tok_len is
-        len(tokenizer), what `resize_token_embeddings(len(tokenizer))` gives."""
-        out = {"tok_len": self.size}
+        len(tokenizer) (a bare Tokenizer's size with its added tokens), what
+        the resize fix gives."""
+        out = {"tok_len": self.size, "tok_bare": int(self.bare)}
         n = self.added_count()
         if n is not None:
             out["tok_added"] = n

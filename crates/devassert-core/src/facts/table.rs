@@ -31,6 +31,7 @@ pub const FACT_NAMES: &[&str] = &[
     "base_vocab",
     "tok_len",
     "tok_added",
+    "tok_bare",
     "pad_id",
     "hint_pos",
     "hint_type",
