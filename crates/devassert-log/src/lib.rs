@@ -253,6 +253,7 @@ fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
     use devassert_core::contain::catch;
     use std::sync::mpsc::{channel, sync_channel};
     let catalog = a.catalog;
+    let retired = a.reader.retired_view();
     let (read_tx, read_rx) = sync_channel::<Block>(1);
     // The reader's work comes in bursts (thousands of thread lines), the
     // search's evenly: the search may run up to four buffers ahead.
@@ -268,7 +269,11 @@ fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
                     // reader takes the rest itself.
                     let found = (len > 0 && buf[len - 1] == b'\n').then(|| {
                         let n = spaces::normalize_in_place(&mut buf[..len]);
-                        (n, len - n, reader::search_with(catalog, &buf[..n]))
+                        (
+                            n,
+                            len - n,
+                            reader::search_with(catalog, &retired, &buf[..n]),
+                        )
                     });
                     if found_tx.send(((buf, len), found)).is_err() {
                         return;

@@ -15,12 +15,14 @@ use devassert_core::Catalog;
 use std::collections::HashMap;
 
 pub use crate::line_search::Line;
+pub use retired::{Retired, RetiredView};
 pub use sets_memo::SetsMemo;
 
 use digit_grams::DigitGrams;
 use sets_memo::Memo;
 
 mod digit_grams;
+mod retired;
 mod sets_memo;
 
 /// Words without which a line cannot hold anything the reader itself uses.
@@ -96,6 +98,8 @@ pub struct Prefilter {
     patterns: Vec<(Vec<usize>, CatalogRegex)>,
     /// Regexes without a literal requirement: run on every line looked at.
     bare: Vec<CatalogRegex>,
+    /// `log` pattern → its regex in `patterns` (see `retired`).
+    log_regex: HashMap<usize, usize>,
     sets: usize,
     /// Some catalog regex has no literal its matches must contain: every
     /// line is looked at and checked against the catalog.
@@ -256,6 +260,16 @@ impl Prefilter {
             .filter_map(|(i, (l, fold))| Some((l.strip_suffix(b"\n")?.to_vec(), *fold, i)))
             .collect();
         let digit_grams = DigitGrams::new(&literals);
+        let log_regex = patterns
+            .iter()
+            .enumerate()
+            .flat_map(|(r, (_, re))| {
+                re.targets.iter().filter_map(move |t| match t {
+                    Target::Log(i) => Some((*i, r)),
+                    Target::Cpu(_) => None,
+                })
+            })
+            .collect();
         static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Prefilter {
             id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -269,6 +283,7 @@ impl Prefilter {
             ends,
             patterns,
             bare,
+            log_regex,
             sets,
             unfiltered,
         }
@@ -280,19 +295,60 @@ impl Prefilter {
     }
 
     /// Whether a raw line can matter: it holds one of the reader's trigger
-    /// words, or every literal set some catalog regex requires. A line with
-    /// neither can yield nothing (the reader's own checks all need a trigger).
-    pub fn line_matters(&self, line: &[u8]) -> bool {
-        self.unfiltered || self.triggers.is_match(line) || self.catalog_sets_met(line)
+    /// words, or every literal set some catalog regex not `retired`
+    /// requires. A line with neither can yield nothing (the reader's own
+    /// checks all need a trigger, and a retired regex is wanted no more).
+    pub fn line_matters(&self, line: &[u8], retired: &[u64]) -> bool {
+        self.unfiltered || self.triggers.is_match(line) || self.catalog_sets_met(line, retired)
     }
 
     /// The lines of `hay` that matter (each cut at `max_line` bytes, as the
     /// reader keeps them), and how many lines `hay` has.
-    pub fn lines_that_matter(&self, hay: &[u8], max_line: usize) -> (Vec<Line>, u64) {
+    pub fn lines_that_matter(
+        &self,
+        hay: &[u8],
+        max_line: usize,
+        retired: &[u64],
+    ) -> (Vec<Line>, u64) {
         match self.search.as_ref().filter(|_| !self.unfiltered) {
-            Some(search) => search.lines(hay, max_line, &|line| self.line_matters(line)),
+            Some(search) => search.lines(hay, max_line, &|line| self.line_matters(line, retired)),
             None => line_search::every_line(hay),
         }
+    }
+
+    /// No regex is retired yet: bits for a reader of this prefilter.
+    pub fn retired(&self) -> Retired {
+        Retired::new(self.patterns.len())
+    }
+
+    /// The reader has recorded `log` pattern `i` (`recorded`: whether it
+    /// has recorded a pattern): its regex is retired when it stands for
+    /// recorded `log` patterns alone (a host message is counted at every
+    /// line: a regex with one is never retired).
+    pub fn retire(&self, i: usize, recorded: impl Fn(usize) -> bool, retired: &mut Retired) {
+        let Some(&r) = self.log_regex.get(&i) else {
+            return;
+        };
+        let done = self.patterns[r].1.targets.iter().all(|t| match *t {
+            Target::Log(j) => recorded(j),
+            Target::Cpu(_) => false,
+        });
+        if done {
+            retired.set(r);
+        }
+    }
+
+    /// Whether a line searched with the regexes `then` retired mattered
+    /// only by the sets of regexes retired since (by `now`): it holds no
+    /// trigger, met a regex's sets with `then` and meets none with `now`.
+    pub fn kept_only_by_retired(&self, line: &[u8], then: &[u64], now: &[u64]) -> bool {
+        !self.unfiltered
+            && !self.triggers.is_match(line)
+            && sets_memo::with_thread_memo(self.id, |memo| self.sets_seen_memo(line, memo))
+                .is_some_and(|seen| {
+                    self.required(&seen, then).next().is_some()
+                        && self.required(&seen, now).next().is_none()
+                })
     }
 
     /// Whether the line holds one of the reader's own trigger words.
@@ -378,18 +434,27 @@ impl Prefilter {
         any
     }
 
-    fn required<'a>(&'a self, seen: &'a [u64]) -> impl Iterator<Item = &'a CatalogRegex> + 'a {
+    /// The regexes not `retired` whose every set is in `seen`.
+    fn required<'a>(
+        &'a self,
+        seen: &'a [u64],
+        retired: &'a [u64],
+    ) -> impl Iterator<Item = &'a CatalogRegex> + 'a {
         self.patterns
             .iter()
-            .filter(|(ids, _)| ids.iter().all(|&s| seen[s / 64] & (1 << (s % 64)) != 0))
-            .map(|(_, re)| re)
+            .enumerate()
+            .filter(|&(r, (ids, _))| {
+                ids.iter().all(|&s| seen[s / 64] & (1 << (s % 64)) != 0)
+                    && !retired::is_retired(retired, r)
+            })
+            .map(|(_, (_, re))| re)
     }
 
-    fn catalog_sets_met(&self, hay: &[u8]) -> bool {
+    fn catalog_sets_met(&self, hay: &[u8], retired: &[u64]) -> bool {
         // Asked of every line the search finds by a catalog literal alone
         // (often the same warning again): each thread keeps its own memo.
         sets_memo::with_thread_memo(self.id, |memo| self.sets_seen_memo(hay, memo))
-            .is_some_and(|seen| self.required(&seen).next().is_some())
+            .is_some_and(|seen| self.required(&seen, retired).next().is_some())
     }
 
     /// The catalog patterns `line` matches, of those `wanted` (a pattern
@@ -435,7 +500,7 @@ impl Prefilter {
             None => self.sets_seen(line.as_bytes()),
         };
         if let Some(seen) = seen {
-            self.required(&seen).for_each(try_regex);
+            self.required(&seen, &[]).for_each(try_regex);
         }
     }
 }

@@ -6,13 +6,13 @@ fn a_value_at_the_end_of_a_line_is_found_without_its_newline() {
     let m = |l: &str| {
         let mut found = Vec::new();
         p.catalog_matches(l, |_| true, &mut found);
-        !found.is_empty() && p.line_matters(l.as_bytes())
+        !found.is_empty() && p.line_matters(l.as_bytes(), &[])
     };
     assert!(m("labels: tensor([3, 7, -1"));
     assert!(m("labels: tensor([3, 7, -1  "));
     assert!(m("labels: tensor([3, -1, 7])"));
     assert!(!m("'learning_rate': -1.120e-04, 'epoch': 161.99"));
-    let (lines, n) = p.lines_that_matter(b"lr -1.2e-05\nlabels 3 -1\nok\n", MAX);
+    let (lines, n) = p.lines_that_matter(b"lr -1.2e-05\nlabels 3 -1\nok\n", MAX, &[]);
     assert_eq!((lines.len(), n), (1, 3));
     assert_eq!(lines[0].before, 1);
 }
@@ -22,7 +22,7 @@ const MAX: usize = 1 << 18;
 #[test]
 fn every_casing_and_every_line_end_is_found() {
     let p = Prefilter::new(Catalog::builtin());
-    let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX).0.len();
+    let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX, &[]).0.len();
     // `(?i)…unet…|pspnet|deeplab…`: the casings model names have.
     for name in ["UNet", "PSPNet", "DeepLabV3", "Pytorch-UNet", "CityScapes"] {
         assert_eq!(found(&format!("model: {name}\n")), 1, "{name}");
@@ -44,7 +44,7 @@ fn every_casing_and_every_line_end_is_found() {
 #[test]
 fn a_literal_wanted_at_a_word_boundary_counts_only_there() {
     let p = Prefilter::new(Catalog::builtin());
-    let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX).0.len();
+    let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX, &[]).0.len();
     // `\b(nan|inf)\b` after a loss: not the `INF` of `INFO`.
     assert_eq!(found("2024-05-01 - INFO - step 8: loss 2.1\n"), 0);
     assert_eq!(found("step 8: loss inf\n"), 1);
@@ -75,7 +75,7 @@ proptest::proptest! {
         let search = p.search.as_ref();
         proptest::prop_assert!(search.is_some_and(|s| s.bigrams().is_some()));
         if let Some(s) = search {
-            let matters = |line: &[u8]| p.line_matters(line);
+            let matters = |line: &[u8]| p.line_matters(line, &[]);
             proptest::prop_assert_eq!(
                 s.search_with(s.bigrams(), &hay, 64, &matters),
                 s.search_with(None, &hay, 64, &matters)
@@ -178,8 +178,12 @@ fn lines_that_differ_in_numbers_match_as_they_would_without_the_memo() {
             let b = line.as_bytes();
             let met = p
                 .sets_seen(b)
-                .is_some_and(|s| p.required(&s).next().is_some());
-            assert_eq!(p.line_matters(b), p.triggers.is_match(b) || met, "{line}");
+                .is_some_and(|s| p.required(&s, &[]).next().is_some());
+            assert_eq!(
+                p.line_matters(b, &[]),
+                p.triggers.is_match(b) || met,
+                "{line}"
+            );
             assert_eq!(
                 p.sets_seen(line.as_bytes()),
                 p.sets_seen_memo(line.as_bytes(), &mut memo),
@@ -221,4 +225,43 @@ fn a_line_without_the_grams_of_digit_literals_holds_none() {
     // The walk for them is skipped on such a line.
     let line = b"json.decoder.JSONDecodeError: Extra data: line 1 column 345 (char 678)";
     assert!(!holds(line));
+}
+
+#[test]
+fn a_recorded_fact_retires_its_lines_but_not_a_trigger_line() {
+    let catalog = Catalog::builtin();
+    let p = Prefilter::new(catalog);
+    // The `hf` fact of `catalog/causes.toml`: a flag its first line sets.
+    let hf = catalog
+        .log_patterns()
+        .iter()
+        .position(|re| re.as_str() == r"[/\\]transformers[/\\]|\bfrom transformers\b")
+        .expect("the hf fact's pattern");
+    let warning: &[u8] = b"/venv/lib/python3.11/site-packages/transformers/tokenization_utils_base.py:1601: FutureWarning: `clean_up_tokenization_spaces` was not set.";
+    let trigger: &[u8] = b"/venv/lib/python3.11/site-packages/transformers/trainer.py:2254: RuntimeError: CUDA error: device-side assert triggered";
+    // Another fact in a line of the library: wanted until it is recorded.
+    let vocab: &[u8] = b"/venv/lib/python3.11/site-packages/transformers/configuration_utils.py:917: vocab_size: 30522";
+    let mut retired = p.retired();
+    assert!(p.line_matters(warning, retired.bits()));
+    // Recording another pattern retires nothing of this one.
+    let other = (0..catalog.log_patterns().len())
+        .find(|&i| i != hf)
+        .expect("more patterns");
+    p.retire(other, |j| j == other, &mut retired);
+    assert!(p.line_matters(warning, retired.bits()));
+    p.retire(hf, |j| j == hf || j == other, &mut retired);
+    assert!(!p.line_matters(warning, retired.bits()));
+    assert!(p.line_matters(trigger, retired.bits()));
+    assert!(p.line_matters(vocab, retired.bits()));
+    // The search passes the trigger line on, not the warning.
+    let hay = [warning, b"\n", trigger, b"\n", warning, b"\n"].concat();
+    let (lines, n) = p.lines_that_matter(&hay, MAX, &retired.view().snapshot());
+    assert_eq!((lines.len(), n), (1, 3));
+    assert_eq!(lines[0].before, 1);
+    // A search that ran before the fact was recorded passed both: the
+    // reader drops the warning alone.
+    assert_eq!(p.lines_that_matter(&hay, MAX, &[]).0.len(), 3);
+    assert!(p.kept_only_by_retired(warning, &[], retired.bits()));
+    assert!(!p.kept_only_by_retired(trigger, &[], retired.bits()));
+    assert!(!p.kept_only_by_retired(vocab, &[], retired.bits()));
 }

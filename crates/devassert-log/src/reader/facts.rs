@@ -157,7 +157,9 @@ impl Reader {
             match target {
                 Target::Log(i) => {
                     evidence_line = true;
-                    self.catalog.record_log_hit(i, &c, &mut self.facts.hits)
+                    self.catalog.record_log_hit(i, &c, &mut self.facts.hits);
+                    let hits = &self.facts.hits;
+                    self.pre.retire(i, |j| hits.contains(j), &mut self.retired);
                 }
                 // The catalog's order decides between host messages.
                 Target::Cpu(k) => cpu_first = Some(cpu_first.map_or(k, |f: usize| f.min(k))),

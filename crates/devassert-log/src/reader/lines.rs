@@ -6,7 +6,7 @@
 
 use super::state::{Reader, Waiting};
 use crate::clean;
-use crate::prefilter::{Line, Prefilter};
+use crate::prefilter::{Line, Prefilter, RetiredView};
 use crate::unwrap;
 use devassert_core::Catalog;
 use memchr::{memchr, memrchr};
@@ -20,24 +20,33 @@ pub struct Searched {
     len: usize,
     lines: Vec<Line>,
     total: u64,
+    /// The regexes retired when it was searched (see `prefilter::retired`).
+    retired: Vec<u64>,
 }
 
 /// Search `region` (whole lines, the first starting at its first byte) for
-/// the lines a reader of `catalog` looks at.
-pub fn search_with(catalog: &'static Catalog, region: &[u8]) -> Searched {
-    search(Prefilter::shared(catalog), region)
+/// the lines a reader of `catalog` looks at, with the regexes it has
+/// `retired` by now.
+pub fn search_with(catalog: &'static Catalog, retired: &RetiredView, region: &[u8]) -> Searched {
+    search(Prefilter::shared(catalog), region, retired.snapshot())
 }
 
-fn search(pre: &Prefilter, region: &[u8]) -> Searched {
-    let (lines, total) = pre.lines_that_matter(region, MAX_LINE);
+fn search(pre: &Prefilter, region: &[u8], retired: Vec<u64>) -> Searched {
+    let (lines, total) = pre.lines_that_matter(region, MAX_LINE, &retired);
     Searched {
         len: region.len(),
         lines,
         total,
+        retired,
     }
 }
 
 impl Reader {
+    /// The regexes this reader has retired, as another thread's search sees them.
+    pub fn retired_view(&self) -> RetiredView {
+        self.retired.view()
+    }
+
     /// Feed raw bytes; chunk boundaries are arbitrary.
     pub fn feed(&mut self, bytes: &[u8]) {
         self.feed_searched(bytes, None);
@@ -76,7 +85,7 @@ impl Reader {
         };
         let searched = searched
             .filter(|s| fresh && s.len == region.len())
-            .unwrap_or_else(|| search(self.pre, region));
+            .unwrap_or_else(|| search(self.pre, region, self.retired.bits().to_vec()));
         self.scan(region, searched);
         if !tail.is_empty() {
             self.lines.carry_started = true;
@@ -90,7 +99,7 @@ impl Reader {
         self.lines.carry_started = false;
         if self.take_known_row(&line) {
             // Read as the builder's row it is (see `memo`).
-        } else if self.wants_every_line() || self.pre.line_matters(&line) {
+        } else if self.wants_every_line() || self.pre.line_matters(&line, self.retired.bits()) {
             self.take_row(&line, 0, line.len());
         } else {
             self.take_line(&line, false);
@@ -107,7 +116,12 @@ impl Reader {
     /// Complete lines, each ending in `\n`.
     pub(super) fn scan(&mut self, region: &[u8], searched: Searched) {
         let base = self.lines.line_no;
-        let Searched { lines, total, .. } = searched;
+        let Searched {
+            lines,
+            total,
+            retired,
+            ..
+        } = searched;
         let mut p = 0;
         let mut next = 0;
         while p < region.len() {
@@ -131,10 +145,22 @@ impl Reader {
                 continue;
             }
             let Some(l) = lines.get(next) else { break };
-            self.lines.line_no = base + l.before;
-            self.take_row(region, l.start, l.end.min(l.start + MAX_LINE));
-            p = l.end + 1;
             next += 1;
+            let end = l.end.min(l.start + MAX_LINE);
+            // Searched before this reader retired a regex its lines met:
+            // those it was passed for that alone are not read (`prefilter::retired`).
+            let now = self.retired.bits();
+            if retired.as_slice() != now
+                && self
+                    .pre
+                    .kept_only_by_retired(&region[l.start..end], &retired, now)
+            {
+                p = l.end + 1;
+                continue;
+            }
+            self.lines.line_no = base + l.before;
+            self.take_row(region, l.start, end);
+            p = l.end + 1;
         }
         self.lines.line_no = base + total;
         unwrap::keep_last(region, &mut self.lines.earlier);

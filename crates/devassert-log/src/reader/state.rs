@@ -37,13 +37,16 @@ pub struct Reader {
     pub(super) traceback_rows: super::memo_rows::TracebackRows,
     /// The catalog's literal walk over lines that differ only in numbers.
     pub(super) sets_memo: crate::prefilter::SetsMemo,
+    /// The catalog regexes whose lines it wants no more (see `prefilter`).
+    pub(super) retired: crate::prefilter::Retired,
 }
 
 impl Reader {
     pub fn new(catalog: &'static Catalog) -> Self {
+        let pre = Prefilter::shared(catalog);
         Reader {
             catalog,
-            pre: Prefilter::shared(catalog),
+            pre,
             facts: Facts::default(),
             lines: Lines::default(),
             tracebacks: OpenTracebacks::default(),
@@ -55,6 +58,7 @@ impl Reader {
             unmarked: Default::default(),
             traceback_rows: Default::default(),
             sets_memo: Default::default(),
+            retired: pre.retired(),
         }
     }
 }
