@@ -316,6 +316,41 @@ impl Prefilter {
         }
     }
 
+    /// No regex is retired yet: bits for a reader of this prefilter.
+    pub fn retired(&self) -> Retired {
+        Retired::new(self.patterns.len())
+    }
+
+    /// The reader has recorded `log` pattern `i` (`recorded`: whether it
+    /// has recorded a pattern): its regex is retired when it stands for
+    /// recorded `log` patterns alone (a host message is counted at every
+    /// line: a regex with one is never retired).
+    pub fn retire(&self, i: usize, recorded: impl Fn(usize) -> bool, retired: &mut Retired) {
+        let Some(&r) = self.log_regex.get(&i) else {
+            return;
+        };
+        let done = self.patterns[r].1.targets.iter().all(|t| match *t {
+            Target::Log(j) => recorded(j),
+            Target::Cpu(_) => false,
+        });
+        if done {
+            retired.set(r);
+        }
+    }
+
+    /// Whether a line searched with the regexes `then` retired mattered
+    /// only by the sets of regexes retired since (by `now`): it holds no
+    /// trigger, met a regex's sets with `then` and meets none with `now`.
+    pub fn kept_only_by_retired(&self, line: &[u8], then: &[u64], now: &[u64]) -> bool {
+        !self.unfiltered
+            && !self.triggers.is_match(line)
+            && sets_memo::with_thread_memo(self.id, |memo| self.sets_seen_memo(line, memo))
+                .is_some_and(|seen| {
+                    self.required(&seen, then).next().is_some()
+                        && self.required(&seen, now).next().is_none()
+                })
+    }
+
     /// Whether the line holds one of the reader's own trigger words.
     pub fn has_trigger(&self, line: &str) -> bool {
         self.triggers.is_match(line)

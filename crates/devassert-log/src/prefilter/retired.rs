@@ -14,7 +14,6 @@
 //! would; the reader drops the rest (`Prefilter::kept_only_by_retired`),
 //! and what it reads does not depend on how far ahead the search ran.
 
-use super::{sets_memo, Prefilter, Target};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -68,43 +67,4 @@ impl RetiredView {
 pub(super) fn is_retired(bits: &[u64], regex: usize) -> bool {
     bits.get(regex / 64)
         .is_some_and(|w| w & (1 << (regex % 64)) != 0)
-}
-
-/// The prefilter's side: which regex a recorded pattern retires, and
-/// which searched lines were passed for retired regexes alone.
-impl Prefilter {
-    /// No regex is retired yet: bits for a reader of this prefilter.
-    pub fn retired(&self) -> Retired {
-        Retired::new(self.patterns.len())
-    }
-
-    /// The reader has recorded `log` pattern `i` (`recorded`: whether it
-    /// has recorded a pattern): its regex is retired when it stands for
-    /// recorded `log` patterns alone (a host message is counted at every
-    /// line: a regex with one is never retired).
-    pub fn retire(&self, i: usize, recorded: impl Fn(usize) -> bool, retired: &mut Retired) {
-        let Some(&r) = self.log_regex.get(&i) else {
-            return;
-        };
-        let done = self.patterns[r].1.targets.iter().all(|t| match *t {
-            Target::Log(j) => recorded(j),
-            Target::Cpu(_) => false,
-        });
-        if done {
-            retired.set(r);
-        }
-    }
-
-    /// Whether a line searched with the regexes `then` retired mattered
-    /// only by the sets of regexes retired since (by `now`): it holds no
-    /// trigger, met a regex's sets with `then` and meets none with `now`.
-    pub fn kept_only_by_retired(&self, line: &[u8], then: &[u64], now: &[u64]) -> bool {
-        !self.unfiltered
-            && !self.triggers.is_match(line)
-            && sets_memo::with_thread_memo(self.id, |memo| self.sets_seen_memo(line, memo))
-                .is_some_and(|seen| {
-                    self.required(&seen, then).next().is_some()
-                        && self.required(&seen, now).next().is_none()
-                })
-    }
 }
