@@ -20,7 +20,11 @@
 
 On a torch whose guard managers take no guard added later, the code objects
 that hold an entry compiled while off are reset (``reset_code``) instead:
-each compiles again at its next call, its checked entries too.
+each compiles again at its next call, its checked entries too. Under a stance
+that skips guard evaluation (``skip_guard_eval_unsafe``) neither works (`_off`
+is not asked, and a recompile is an error): the regions run unchecked, and
+the note says so; `_off` still has each compiled again, checked, once the
+stance is lifted.
 """
 
 import sys
@@ -87,6 +91,14 @@ def _only_while_off(entry):
     return True
 
 
+def _guards_skipped():
+    """Dynamo's stance skips guard evaluation (``torch.compiler.set_stance(...,
+    skip_guard_eval_unsafe=True)``): `_off` is not asked, and recompiling is
+    an error, until the stance is lifted."""
+    ef = sys.modules.get("torch._dynamo.eval_frame")
+    return bool(getattr(getattr(ef, "_stance", None), "skip_guard_eval_unsafe", False))
+
+
 def went_on():
     """The guard is on: every cache entry compiled while it was off stops
     serving (`_off`); its region compiles again, checked, at its next call.
@@ -96,7 +108,9 @@ def went_on():
     found = _dynamo()
     if found is None:
         return 0  # dynamo never ran: nothing was compiled
-    reset = getattr(found[1], "reset_code", None)
+    skipped = _guards_skipped()
+    # Under that stance a reset code's next call would be an error.
+    reset = None if skipped else getattr(found[1], "reset_code", None)
     done = 0
     with found[0].compile_lock:
         for code, entries in _entries(found):
@@ -113,7 +127,17 @@ def went_on():
             if unchecked and reset is not None:
                 reset(code)
                 done += 1
-    if done:
+            elif unchecked and skipped:
+                done += 1
+    if done and skipped:
+        # The program is left to run as it does, and the user told.
+        _notes.once(
+            "recompile-unchecked",
+            f"devassert: {done} compiled region(s) were compiled while the guard was off and run unchecked: "
+            "torch.compiler's stance skips guard evaluation (skip_guard_eval_unsafe), so dynamo cannot compile them "
+            "again with the guard's checks; turn the guard on before compiling, or lift the stance",
+        )
+    elif done:
         _notes.once(
             "recompile-unchecked",
             f"devassert: {done} compiled region(s) were compiled while the guard was off and ran unchecked: "

@@ -28,6 +28,7 @@ Run: python -m unittest test_compiled_forms (PYTHONPATH must hold python/).
 """
 
 import contextlib
+import inspect
 import io
 import os
 import unittest
@@ -485,6 +486,32 @@ class OnAndOff(unittest.TestCase):
                         self.assertIsInstance(_run(model, _rows(n)[0]), list)
                         self.assertEqual(self._stopped_by(model, _rows(n)[1])[0], level == "on")
                 self.assertEqual(_counts(), start)
+
+    def test_a_stance_that_skips_guard_evaluation_is_kept_and_named(self):
+        # skip_guard_eval_unsafe: dynamo asks no guard and a recompile is an
+        # error, so a region compiled while off cannot be compiled again
+        # checked. The program runs as it did, the note says so, and the
+        # region is checked once the stance is lifted.
+        if "skip_guard_eval_unsafe" not in inspect.signature(torch.compiler.set_stance).parameters:
+            self.skipTest(f"torch {torch.__version__} has no skip_guard_eval_unsafe stance")
+        _intercept.set_level("off")
+        torch._dynamo.reset()
+        model = torch.compile(_Methods(), backend="aot_eager")
+        valid, bad = _rows(4)
+        self.assertIsInstance(_run(model, valid), list)
+        torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
+        try:
+            _notes._said.discard("recompile-unchecked")
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                _intercept.set_level("on")
+            self.assertIn("run unchecked: torch.compiler's stance skips guard evaluation (skip_guard_eval_unsafe)", err.getvalue())
+            self.assertIsInstance(_run(model, valid), list)
+            stopped, got = self._stopped_by(model, bad)
+            self.assertFalse(stopped, repr(got))
+            self.assertNotIn("Recompilation", repr(got))
+        finally:
+            torch.compiler.set_stance("default")
+        self.assertTrue(self._stopped_by(model, bad)[0])
 
     def test_a_region_only_ever_run_with_the_guard_off_is_not_recompiled_at_each_toggle(self):
         _intercept.set_level("off")
