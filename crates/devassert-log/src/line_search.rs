@@ -4,7 +4,9 @@
 //! The bigram filter (`bigram_filter`) rules out the lines where no literal
 //! can end; the DFA (`literal_dfa`) walks the rest and reports where each
 //! literal ends; a literal its regex wants at a word boundary (`\binf\b`)
-//! counts only there, so `INFO` is not taken for `inf`. A large buffer is
+//! counts only there, so `INFO` is not taken for `inf`. A line found by the
+//! literals of regexes the reader wants no more (retired) alone is not
+//! asked about (`keep_lines`). A large buffer is
 //! cut at line ends and its pieces searched on every core; only the lines
 //! that matter come back, in order.
 
@@ -103,22 +105,45 @@ pub struct LineSearch {
     /// Per literal id of `dfa`.
     literals: Vec<Vec<u8>>,
     sought: Vec<Sought>,
+    /// Per literal id: the regexes (the caller's numbers) it stands for.
+    owners: Vec<Vec<usize>>,
+    /// The literals that end in `\n`.
+    line_ends: Vec<usize>,
 }
 
 impl LineSearch {
     /// None when the literals make no DFA (too many, or an empty one).
-    pub fn new(mut literals: Vec<(Vec<u8>, Sought)>) -> Option<Self> {
+    /// Each literal comes with the regex it stands for (the caller's
+    /// number, see `lines`; None for a trigger word).
+    pub fn new(mut literals: Vec<(Vec<u8>, Sought, Option<usize>)>) -> Option<Self> {
         literals.sort();
         literals.dedup();
-        let (literals, sought): (Vec<Vec<u8>>, Vec<Sought>) = literals.into_iter().unzip();
+        let (mut distinct, mut owners) =
+            (Vec::<(Vec<u8>, Sought)>::new(), Vec::<Vec<usize>>::new());
+        for (literal, sought, owner) in literals {
+            if distinct
+                .last()
+                .is_none_or(|(l, s)| (l, s) != (&literal, &sought))
+            {
+                distinct.push((literal, sought));
+                owners.push(Vec::new());
+            }
+            owners.last_mut().into_iter().for_each(|o| o.extend(owner));
+        }
+        let (literals, sought): (Vec<Vec<u8>>, Vec<Sought>) = distinct.into_iter().unzip();
         let dfa = LiteralDfa::new(&literals, true)?;
         let bigrams =
             filter_patterns(&literals, &sought).and_then(|patterns| BigramFilter::new(&patterns));
+        let line_ends = (0..literals.len())
+            .filter(|&i| literals[i].ends_with(b"\n"))
+            .collect();
         Some(LineSearch {
             dfa,
             bigrams,
             literals,
             sought,
+            owners,
+            line_ends,
         })
     }
 
@@ -126,13 +151,25 @@ impl LineSearch {
     /// that `matters` then accepts (each line cut at `max_line` bytes, as
     /// the reader keeps them), and how many lines `hay` has. Large buffers
     /// are cut at line ends into pieces searched on every core.
-    pub fn lines<M>(&self, hay: &[u8], max_line: usize, matters: &M) -> (Vec<Line>, u64)
+    ///
+    /// `matters` is asked only of a line without a trigger word in its
+    /// kept part, and not of one whose literals (found in any case, at a
+    /// word boundary or not) all stand for regexes `retired` (a bitmap of
+    /// the caller's numbers) alone: it must then say no for such a line.
+    pub fn lines<M>(
+        &self,
+        hay: &[u8],
+        max_line: usize,
+        retired: &[u64],
+        matters: &M,
+    ) -> (Vec<Line>, u64)
     where
         M: Fn(&[u8]) -> bool + Sync,
     {
         use rayon::prelude::*;
-        let search =
-            |piece: &[u8]| self.search_with(self.bigrams.as_ref(), piece, max_line, matters);
+        let search = |piece: &[u8]| {
+            self.search_with(self.bigrams.as_ref(), piece, max_line, retired, matters)
+        };
         if hay.len() < PARALLEL_MIN {
             return search(hay);
         }
@@ -170,6 +207,7 @@ impl LineSearch {
         bigrams: Option<&BigramFilter>,
         hay: &[u8],
         max_line: usize,
+        retired: &[u64],
         matters: &M,
     ) -> (Vec<Line>, u64)
     where
@@ -196,7 +234,7 @@ impl LineSearch {
                         any.ends(line, &mut hits);
                     }
                     hits.iter_mut().for_each(|h| h.0 += start);
-                    self.keep_lines(hay, &hits, max_line, matters, &mut kept);
+                    self.keep_lines(hay, &hits, max_line, retired, matters, &mut kept);
                 };
                 // The filter sees whole lines: at the end of the buffer it
                 // could not see what follows a word that wants a boundary.
@@ -214,7 +252,7 @@ impl LineSearch {
             }
             None => {
                 any.ends(hay, &mut hits);
-                self.keep_lines(hay, &hits, max_line, matters, &mut kept);
+                self.keep_lines(hay, &hits, max_line, retired, matters, &mut kept);
             }
         }
         let total = kept.before + newlines(&hay[kept.counted..]);
@@ -234,6 +272,7 @@ impl LineSearch {
         hay: &[u8],
         hits: &[(usize, u32)],
         max_line: usize,
+        retired: &[u64],
         matters: &M,
         kept: &mut Kept,
     ) where
@@ -246,11 +285,18 @@ impl LineSearch {
             let start = memrchr(b'\n', &hay[..last]).map_or(0, |p| p + 1);
             let end = memchr(b'\n', &hay[last..]).map_or(hay.len(), |p| last + p);
             let line = &hay[start..end.min(start + max_line)];
-            let (mut found, mut sure) = (false, false);
+            // `wanted`: some literal found (any case, any boundary) is a
+            // trigger word or stands for a regex not retired.
+            let (mut found, mut sure, mut wanted) = (false, false, false);
             while let Some(&(e, state)) = hits.get(i).filter(|h| h.0 <= end + 1) {
                 i += 1;
                 for &id in self.dfa.literals(state) {
                     let lit = &self.sought[id as usize];
+                    wanted = wanted
+                        || lit.trigger
+                        || self.owners[id as usize]
+                            .iter()
+                            .any(|&r| !is_set(retired, r));
                     // A literal that began on an earlier line (a `\n` inside it) counts as found.
                     let bounded = match (e - lit.len).checked_sub(start) {
                         Some(at) => {
@@ -266,11 +312,29 @@ impl LineSearch {
                     }
                 }
             }
-            if sure || (found && matters(line)) {
+            let ask = found && (wanted || self.may_end_with_literal(line));
+            if sure || (ask && matters(line)) {
                 kept.keep(hay, start, end);
             }
         }
     }
+
+    /// Whether `line` ends, but for trailing white space or in any case,
+    /// with a literal that ends in `\n` less its `\n`. The caller's check
+    /// may count such a literal there (its line is handed over without the
+    /// `\n`, cut at `max_line`, or ends in `\r\n`) where the DFA found none.
+    fn may_end_with_literal(&self, line: &[u8]) -> bool {
+        let line = line.trim_ascii_end();
+        self.line_ends.iter().any(|&i| {
+            let stem = &self.literals[i][..self.literals[i].len() - 1];
+            line.len() >= stem.len() && line[line.len() - stem.len()..].eq_ignore_ascii_case(stem)
+        })
+    }
+}
+
+/// Whether bit `n` of `bits` is set (an empty slice: none is).
+fn is_set(bits: &[u64], n: usize) -> bool {
+    bits.get(n / 64).is_some_and(|w| w & (1 << (n % 64)) != 0)
 }
 
 /// A byte of a word, as `\b` (ASCII) sees it.

@@ -150,12 +150,14 @@ impl Prefilter {
         let mut literal_sets: Vec<Vec<usize>> = Vec::new();
         let mut patterns: Vec<(Vec<usize>, CatalogRegex)> = Vec::new();
         let mut bare: Vec<CatalogRegex> = Vec::new();
-        let mut scan: Vec<(Vec<u8>, Sought)> = TRIGGERS
+        // Each with the regex (index in `patterns`) it stands for.
+        let mut scan: Vec<(Vec<u8>, Sought, Option<usize>)> = TRIGGERS
             .iter()
             .map(|t| {
                 (
                     t.as_bytes().to_vec(),
                     Sought::new(t.as_bytes(), true, false, false, false),
+                    None,
                 )
             })
             .collect();
@@ -171,7 +173,7 @@ impl Prefilter {
                 scan.extend(best.iter().map(|l| {
                     let l = unmark(l);
                     let sought = Sought::new(&l.bytes, false, l.before, l.after, l.fold);
-                    (l.bytes, sought)
+                    (l.bytes, sought, Some(patterns.len()))
                 }));
             }
             let mut ids = Vec::new();
@@ -265,8 +267,17 @@ impl Prefilter {
         max_line: usize,
         retired: &[u64],
     ) -> (Vec<Line>, u64) {
+        // The search finds every literal where it ends, triggers among them,
+        // and asks only of a line without a trigger word in its kept part:
+        // of `line_matters`, the catalog's sets are left. It asks nothing of
+        // a line found by retired regexes' literals alone: a regex not
+        // retired whose sets the line meets has a literal of its best set
+        // (searched) there, or one that ends the line (`\n`-ended literals
+        // are looked for at the line's end too).
         match self.search.as_ref().filter(|_| !self.unfiltered) {
-            Some(search) => search.lines(hay, max_line, &|line| self.line_matters(line, retired)),
+            Some(search) => search.lines(hay, max_line, retired, &|line| {
+                self.catalog_sets_met(line, retired)
+            }),
             None => line_search::every_line(hay),
         }
     }

@@ -77,11 +77,91 @@ proptest::proptest! {
         if let Some(s) = search {
             let matters = |line: &[u8]| p.line_matters(line, &[]);
             proptest::prop_assert_eq!(
-                s.search_with(s.bigrams(), &hay, 64, &matters),
-                s.search_with(None, &hay, 64, &matters)
+                s.search_with(s.bigrams(), &hay, 64, &[], &matters),
+                s.search_with(None, &hay, 64, &[], &matters)
             );
         }
     }
+}
+
+proptest::proptest! {
+    /// What `lines_that_matter` asks (only the catalog's sets, and nothing
+    /// of a line found by retired regexes' literals alone) keeps the lines
+    /// that asking `line_matters` of every line found keeps, whichever
+    /// regexes are retired.
+    #[test]
+    fn skipping_retired_lines_keeps_what_asking_every_line_keeps(
+        lines in proptest::collection::vec(
+            proptest::collection::vec(0usize..PIECES.len(), 1..6), 0..80),
+        last_newline: bool,
+        retired in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..4),
+        cut in proptest::prelude::prop_oneof![proptest::prelude::Just(24), proptest::prelude::Just(MAX)],
+    ) {
+        let p = Prefilter::shared(Catalog::builtin());
+        let mut hay: Vec<u8> = Vec::new();
+        for line in &lines {
+            hay.extend(line.iter().flat_map(|&i| PIECES[i].bytes()));
+            hay.push(b'\n');
+        }
+        if !last_newline {
+            hay.pop();
+        }
+        let s = p.search.as_ref().expect("the catalog's search");
+        let every = |line: &[u8]| p.line_matters(line, &retired);
+        let sets = |line: &[u8]| p.catalog_sets_met(line, &retired);
+        for bigrams in [s.bigrams(), None] {
+            proptest::prop_assert_eq!(
+                s.search_with(bigrams, &hay, cut, &retired, &sets),
+                s.search_with(bigrams, &hay, cut, &[], &every)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_search_asks_nothing_of_a_line_found_by_retired_regexes_alone() {
+    let catalog = Catalog::builtin();
+    let p = Prefilter::new(catalog);
+    let hf = catalog
+        .log_patterns()
+        .iter()
+        .position(|re| re.as_str() == r"[/\\]transformers[/\\]|\bfrom transformers\b")
+        .expect("the hf fact's pattern");
+    let mut retired = p.retired();
+    p.retire(hf, |j| j == hf, &mut retired);
+    let s = p.search.as_ref().expect("the catalog's search");
+    let asked = std::cell::Cell::new(0);
+    // (lines kept, lines asked about) with `bits` retired.
+    let search = |hay: &str, bits: &[u64]| {
+        asked.set(0);
+        let matters = |l: &[u8]| {
+            asked.set(asked.get() + 1);
+            p.catalog_sets_met(l, bits)
+        };
+        let kept = s.search_with(s.bigrams(), hay.as_bytes(), MAX, bits, &matters);
+        (kept.0.len(), asked.get())
+    };
+    let warning = "/venv/lib/python3.11/site-packages/transformers/tokenization_utils_base.py:1601: FutureWarning: `clean_up_tokenization_spaces` was not set.";
+    assert_eq!(search(&format!("{warning}\n"), &[]), (1, 1));
+    assert_eq!(
+        search(&format!("{warning}\n{warning}\n"), retired.bits()),
+        (0, 0)
+    );
+    // Another regex's literal in the line: asked, and kept.
+    let vocab = "/venv/lib/python3.11/site-packages/transformers/configuration_utils.py:917: vocab_size: 30522\n";
+    assert_eq!(search(vocab, retired.bits()), (1, 1));
+    // A literal of `-1$`, which the DFA sees only before a `\n`: asked
+    // when the line ends with it before `\r\n` or white space.
+    for end in ["\r\n", "  \n", ""] {
+        let line = format!("{warning} -1{end}");
+        assert_eq!(search(&line, retired.bits()), (1, 1), "{end:?}");
+    }
+    assert_eq!(search(&format!("{warning} -1.\n"), retired.bits()), (0, 0));
+    // A trigger word settles the line without asking.
+    assert_eq!(
+        search(&format!("{warning} RuntimeError\n"), retired.bits()),
+        (1, 0)
+    );
 }
 
 const PIECES: &[&str] = &[
@@ -146,6 +226,9 @@ const PIECES: &[&str] = &[
     "PSPNet",
     "is not satisfied.",
     "\x1b[0m",
+    "/site-packages/transformers/",
+    "transformers",
+    "FutureWarning: ",
 ];
 
 #[test]
