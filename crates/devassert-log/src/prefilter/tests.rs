@@ -53,25 +53,35 @@ fn a_literal_wanted_at_a_word_boundary_counts_only_there() {
     assert_eq!(found("step 8: loss \x1b[31minf\x1b[0m\n"), 1);
 }
 
+/// Up to 80 lines of 1 to 5 `PIECES` each.
+fn piece_lines() -> impl proptest::strategy::Strategy<Value = Vec<Vec<usize>>> {
+    proptest::collection::vec(proptest::collection::vec(0usize..PIECES.len(), 1..6), 0..80)
+}
+
+/// Text of `lines` of `PIECES`, the last newline kept or not.
+fn hay_of(lines: &[Vec<usize>], last_newline: bool) -> Vec<u8> {
+    let mut hay: Vec<u8> = Vec::new();
+    for line in lines {
+        hay.extend(line.iter().flat_map(|&i| PIECES[i].bytes()));
+        hay.push(b'\n');
+    }
+    if !last_newline {
+        hay.pop();
+    }
+    hay
+}
+
 proptest::proptest! {
     /// The bigram filter only spares the DFA walks: the lines kept are
     /// those of the DFA over every byte, on text made of catalog
     /// literals, their near misses and noise.
     #[test]
     fn the_filter_keeps_what_the_full_walk_keeps(
-        lines in proptest::collection::vec(
-            proptest::collection::vec(0usize..PIECES.len(), 1..6), 0..80),
+        lines in piece_lines(),
         last_newline: bool,
     ) {
         let p = Prefilter::shared(Catalog::builtin());
-        let mut hay: Vec<u8> = Vec::new();
-        for line in &lines {
-            hay.extend(line.iter().flat_map(|&i| PIECES[i].bytes()));
-            hay.push(b'\n');
-        }
-        if !last_newline {
-            hay.pop();
-        }
+        let hay = hay_of(&lines, last_newline);
         let search = p.search.as_ref();
         proptest::prop_assert!(search.is_some_and(|s| s.bigrams().is_some()));
         if let Some(s) = search {
@@ -82,30 +92,20 @@ proptest::proptest! {
             );
         }
     }
-}
 
-proptest::proptest! {
     /// What `lines_that_matter` asks (only the catalog's sets, and nothing
     /// of a line found by retired regexes' literals alone) keeps the lines
     /// that asking `line_matters` of every line found keeps, whichever
     /// regexes are retired.
     #[test]
     fn skipping_retired_lines_keeps_what_asking_every_line_keeps(
-        lines in proptest::collection::vec(
-            proptest::collection::vec(0usize..PIECES.len(), 1..6), 0..80),
+        lines in piece_lines(),
         last_newline: bool,
         retired in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..4),
         cut in proptest::prelude::prop_oneof![proptest::prelude::Just(24), proptest::prelude::Just(MAX)],
     ) {
         let p = Prefilter::shared(Catalog::builtin());
-        let mut hay: Vec<u8> = Vec::new();
-        for line in &lines {
-            hay.extend(line.iter().flat_map(|&i| PIECES[i].bytes()));
-            hay.push(b'\n');
-        }
-        if !last_newline {
-            hay.pop();
-        }
+        let hay = hay_of(&lines, last_newline);
         let s = p.search.as_ref().expect("the catalog's search");
         let every = |line: &[u8]| p.line_matters(line, &retired);
         let sets = |line: &[u8]| p.catalog_sets_met(line, &retired);
@@ -118,15 +118,20 @@ proptest::proptest! {
     }
 }
 
+/// The `hf` fact of `catalog/causes.toml` (a flag its first line sets): its `log` pattern.
+fn hf_pattern(catalog: &Catalog) -> usize {
+    catalog
+        .log_patterns()
+        .iter()
+        .position(|re| re.as_str() == r"[/\\]transformers[/\\]|\bfrom transformers\b")
+        .expect("the hf fact's pattern")
+}
+
 #[test]
 fn the_search_asks_nothing_of_a_line_found_by_retired_regexes_alone() {
     let catalog = Catalog::builtin();
     let p = Prefilter::new(catalog);
-    let hf = catalog
-        .log_patterns()
-        .iter()
-        .position(|re| re.as_str() == r"[/\\]transformers[/\\]|\bfrom transformers\b")
-        .expect("the hf fact's pattern");
+    let hf = hf_pattern(catalog);
     let mut retired = p.retired();
     p.retire(hf, |j| j == hf, &mut retired);
     let s = p.search.as_ref().expect("the catalog's search");
@@ -314,12 +319,7 @@ fn a_line_without_the_grams_of_digit_literals_holds_none() {
 fn a_recorded_fact_retires_its_lines_but_not_a_trigger_line() {
     let catalog = Catalog::builtin();
     let p = Prefilter::new(catalog);
-    // The `hf` fact of `catalog/causes.toml`: a flag its first line sets.
-    let hf = catalog
-        .log_patterns()
-        .iter()
-        .position(|re| re.as_str() == r"[/\\]transformers[/\\]|\bfrom transformers\b")
-        .expect("the hf fact's pattern");
+    let hf = hf_pattern(catalog);
     let warning: &[u8] = b"/venv/lib/python3.11/site-packages/transformers/tokenization_utils_base.py:1601: FutureWarning: `clean_up_tokenization_spaces` was not set.";
     let trigger: &[u8] = b"/venv/lib/python3.11/site-packages/transformers/trainer.py:2254: RuntimeError: CUDA error: device-side assert triggered";
     // Another fact in a line of the library: wanted until it is recorded.
