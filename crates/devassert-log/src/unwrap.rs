@@ -199,7 +199,8 @@ pub fn cut_marked(cur: &str, in_traceback: bool, marked: bool) -> Option<Kind> {
 
 /// Row `next` after a waiting `text` of `rows` rows.
 pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
-    let joined = join(text, next);
+    // Made only where a row goes on: most waiting rows end apart.
+    let joined = || join(text, next);
     let more = |j: String| {
         if may_continue(next.as_bytes()) && rows + 1 < MAX_ROWS {
             Resume::More(j)
@@ -223,7 +224,7 @@ pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
             } else if readable(next) || traceback::CHAIN_MARKERS.iter().any(|m| n.starts_with(m)) {
                 return Resume::Apart;
             } else {
-                joined
+                joined()
             };
             if next.len() >= width && rows + 1 < MAX_ROWS && !readable(&joined) {
                 Resume::More(joined)
@@ -238,12 +239,13 @@ pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
                     .last()
                     .is_some_and(|d| d.file.is_some())
             };
-            [joined, format!("{} {}", text.trim_end(), next.trim())]
+            [joined(), format!("{} {}", text.trim_end(), next.trim())]
                 .into_iter()
                 .find(placed)
                 .map_or(Resume::Apart, Resume::Joined)
         }
         Kind::Device => {
+            let joined = joined();
             if score(&joined).0 > 0 {
                 Resume::Joined(joined)
             } else {
@@ -252,8 +254,10 @@ pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
         }
         Kind::Frame => {
             if prefixed(next) {
-                Resume::Apart
-            } else if frame_done(&joined) {
+                return Resume::Apart;
+            }
+            let joined = joined();
+            if frame_done(&joined) {
                 Resume::Joined(joined)
             } else if rows < 3 {
                 more(joined)
@@ -276,7 +280,7 @@ pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
             if starts_new {
                 Resume::Apart
             } else {
-                Resume::Joined(joined)
+                Resume::Joined(joined())
             }
         }
     }

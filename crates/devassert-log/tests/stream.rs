@@ -194,3 +194,28 @@ fn reading_a_file_ahead_equals_small_chunks() {
     assert!(read.contains("DA1"), "{read}");
     assert_eq!(read, chunked);
 }
+
+/// A device line a terminal wrapped at 60 columns inside its path: the
+/// row that waits for the assertion's end starts in the path (`exing.cu:`),
+/// so joining it looks back at the row before, which the reader may have
+/// read in an earlier chunk (a waiting row keeps where that row is and
+/// copies it only when its chunk ends first).
+#[test]
+fn a_wrapped_line_joined_across_any_chunk_end_looks_back_alike() {
+    const LINE: &str = "/home/ml/checkouts/pytorch-2.1/aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectSmallIndex: block: [0,0,0], thread: [5,0,0] Assertion `srcIndex < srcSelectDimSize` failed.";
+    let mut text = String::from("epoch 3, step 120: loss 2.31\n");
+    for row in LINE.as_bytes().chunks(60) {
+        text.push_str(std::str::from_utf8(row).unwrap_or_default());
+        text.push('\n');
+    }
+    text.push_str("RuntimeError: CUDA error: device-side assert triggered\n");
+    let data = text.as_bytes();
+    let whole = report(&[data]);
+    assert!(
+        whole.contains("\"source\":\"aten/src/ATen/native/cuda/Indexing.cu:1289\""),
+        "the path is joined from the row before: {whole}"
+    );
+    for cut in 1..data.len() {
+        assert_eq!(whole, report(&[&data[..cut], &data[cut..]]), "cut at {cut}");
+    }
+}

@@ -4,7 +4,7 @@
 //! terminal cut are joined again (`unwrap`); each line is split into its
 //! segments, prefixes stripped, and a `repr`'d error into its pieces.
 
-use super::state::{Reader, Waiting};
+use super::state::{Before, Reader, Waiting};
 use crate::clean;
 use crate::prefilter::{Line, Prefilter, RetiredView};
 use crate::unwrap;
@@ -101,6 +101,7 @@ impl Reader {
             // Read as the builder's row it is (see `memo`).
         } else if self.wants_every_line() || self.pre.line_matters(&line, self.retired.bits()) {
             self.take_row(&line, 0, line.len());
+            self.copy_rows_before(&line);
         } else {
             self.take_line(&line, false);
         }
@@ -163,7 +164,18 @@ impl Reader {
             p = l.end + 1;
         }
         self.lines.line_no = base + total;
+        self.copy_rows_before(region);
         unwrap::keep_last(region, &mut self.lines.earlier);
+    }
+
+    /// The region a waiting row was read in ends: the rows before it are
+    /// copied (see `Before`).
+    fn copy_rows_before(&mut self, region: &[u8]) {
+        if let Some(w) = self.lines.waiting.as_mut() {
+            if let Before::At(start) = w.before {
+                w.before = Before::Rows(unwrap::rows_before(region, start, &self.lines.earlier));
+            }
+        }
     }
 
     /// Row `region[start..end]`: read alone, or joined with the rows the
@@ -190,13 +202,20 @@ impl Reader {
             let resumed = if own { unwrap::Resume::Apart } else { resumed };
             match resumed {
                 unwrap::Resume::Joined(text) => {
-                    let text = unwrap::backward(&w.before, &text).unwrap_or(text);
+                    let before = match w.before {
+                        Before::At(s) => unwrap::rows_before(region, s, &self.lines.earlier),
+                        Before::Rows(rows) => rows,
+                    };
+                    let text = unwrap::backward(&before, &text).unwrap_or(text);
                     self.take_line(text.as_bytes(), true);
                     return;
                 }
                 unwrap::Resume::More(text) => {
                     self.lines.line_no += 1;
                     let mut parts = w.parts;
+                    if parts.is_empty() {
+                        parts.push(w.text);
+                    }
                     parts.push(next.into_owned());
                     self.lines.waiting = Some(Waiting {
                         text,
@@ -277,11 +296,11 @@ impl Reader {
                 self.lines.line_no += 1;
                 self.lines.waiting = Some(Waiting {
                     kind,
-                    parts: vec![cur.to_string()],
+                    parts: Vec::new(),
                     text: cur.into_owned(),
                     rows: 1,
                     line_no: self.lines.line_no,
-                    before: unwrap::rows_before(region, start, &self.lines.earlier),
+                    before: Before::At(start),
                     plain: self.lines.plain,
                 });
                 return;

@@ -101,12 +101,22 @@ pub(super) struct Waiting {
     pub(super) kind: unwrap::Kind,
     pub(super) text: String,
     pub(super) rows: usize,
-    /// Its rows as read, to be read one by one when they turn out not to be one line.
+    /// Its rows as read, to be read one by one when they turn out not to be
+    /// one line; empty while it is one row (`text`: most rows end apart).
     pub(super) parts: Vec<String>,
     /// Its first row's number.
     pub(super) line_no: u64,
-    /// The rows before its first row, nearest last.
-    pub(super) before: Vec<Vec<u8>>,
+    /// The rows before its first row.
+    pub(super) before: Before,
     /// Its first row was plain (`Lines::plain`): read alone, it still is.
     pub(super) plain: bool,
+}
+
+/// The rows before a waiting row's first, nearest last, for
+/// `unwrap::backward`: where the row starts in the region being read (most
+/// waiting rows end apart and never look back), or copied when that region
+/// ends before the row is joined.
+pub(super) enum Before {
+    At(usize),
+    Rows(Vec<Vec<u8>>),
 }
