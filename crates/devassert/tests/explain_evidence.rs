@@ -158,3 +158,28 @@ fn a_value_the_log_states_beside_its_bound_is_reported() {
     assert_eq!(f["values"], serde_json::json!([151645]), "{f}");
     assert_eq!(f["bound"]["high"], 129280, "{f}");
 }
+
+/// A real log (corpus 119, split tune2): PyTorch ≤ 1.5 reported a bad
+/// gather / scatter index on the CPU as TH's `Invalid index in gather`, with
+/// no kernel line. It is DA121's failure, and the thread's cause (identity
+/// labels past the classes) is among the first three.
+#[test]
+fn th_invalid_index_in_gather_is_a_gather_scatter_failure() {
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real/119.log");
+    let out = common::bin()
+        .args(["explain", "--format", "json", "--no-source"])
+        .arg(&log)
+        .output()
+        .expect("run devassert");
+    assert_eq!(out.status.code(), Some(1), "a failure is found");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let f = &v["findings"][0];
+    assert_eq!(f["rule"], "DA121", "{f}");
+    assert_eq!(f["op_family"], "gather_scatter", "{f}");
+    let text = std::fs::read_to_string(&log).expect("corpus log 119");
+    let (ids, _) = causes(&text);
+    assert!(
+        ids.iter().take(3).any(|c| c == "label_ge_num_classes"),
+        "{ids:?}"
+    );
+}

@@ -109,3 +109,28 @@ fn the_text_names_each_ruled_out_cause_with_its_fact() {
     );
     insta::assert_snapshot!(text);
 }
+
+/// A real log (corpus 111, split tune2): roberta-large fed texts as long as
+/// its `max_position_embeddings` (514). Truncating to that number leaves the
+/// crash in place, since RoBERTa's positions start at padding_idx + 1; the
+/// truncation fix must name the offset, not send the user to 514.
+#[test]
+fn the_truncation_fix_counts_the_position_offset() {
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real/111.log");
+    let text = std::fs::read_to_string(&log).expect("corpus log 111");
+    let f = first(&text);
+    assert_eq!(ids(&f)[0], "seq_len_gt_max_positions", "{f}");
+    let fixes: Vec<&str> = f["fixes"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let truncate = fixes
+        .iter()
+        .find(|x| x.contains("truncat"))
+        .unwrap_or_else(|| panic!("no truncation fix: {f}"));
+    assert!(
+        !truncate.contains("max_length=model.config.max_position_embeddings"),
+        "{truncate}"
+    );
+    assert!(truncate.contains("padding_idx + 1"), "{truncate}");
+}
