@@ -180,7 +180,40 @@ pub fn strip_escapes(s: &str) -> Cow<'_, str> {
 /// Take the launcher and logging prefixes off the start of `s`. Returns the
 /// rest (leading indentation kept, so traceback frames stay recognisable)
 /// and what the prefixes said.
-pub fn strip_prefixes(mut s: &str) -> (&str, Prefix) {
+///
+/// The last two answers are remembered: deciding whether a row a terminal
+/// may have cut goes on asks it of the row, and of the row's body, up to
+/// five times each.
+pub fn strip_prefixes(s: &str) -> (&str, Prefix) {
+    /// Longer lines are parsed every time (a key is a copy).
+    const MAX_KEY: usize = 512;
+    type Answer = (String, usize, Prefix);
+    thread_local! {
+        /// The two latest lines asked, and where their rest starts; the
+        /// later first.
+        static LAST: std::cell::RefCell<[Answer; 2]> = std::cell::RefCell::default();
+    }
+    if s.len() > MAX_KEY {
+        return parse_prefixes(s);
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last[0].0 != s {
+            last.swap(0, 1);
+            if last[0].0 != s {
+                let (rest, prefix) = parse_prefixes(s);
+                let (key, start, p) = &mut last[0];
+                key.clear();
+                key.push_str(s);
+                *start = s.len() - rest.len();
+                *p = prefix;
+            }
+        }
+        (&s[last[0].1..], last[0].2)
+    })
+}
+
+fn parse_prefixes(mut s: &str) -> (&str, Prefix) {
     let mut p = Prefix::default();
     for _ in 0..6 {
         let t = s.trim_start();
@@ -414,11 +447,7 @@ fn clock_micros(c: &str) -> Option<u64> {
         .get(9..)
         .filter(|_| matches!(b.get(8), Some(b'.') | Some(b',')))
     {
-        let d: String = frac
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .take(6)
-            .collect();
+        let d = &frac[..digits(frac).min(6)];
         if !d.is_empty() {
             micros = d.parse::<u64>().ok()? * 10u64.pow(6 - d.len() as u32);
         }

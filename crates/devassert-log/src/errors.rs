@@ -99,6 +99,8 @@ fn matcher() -> &'static AhoCorasick {
 /// The kind of a line, and whether the line also carries the device-side
 /// assert text (a watchdog or `terminate` line can wrap it).
 pub fn classify(line: &str) -> Option<(HostKind, bool)> {
+    use crate::device_line::{searcher, Searcher};
+    static THC: Searcher = searcher!(b"THCudaCheck FAIL");
     // The `Search for `cudaErrorAssert' in …` hint belongs to the error line above it.
     if line.starts_with("Search for `") {
         return None;
@@ -115,7 +117,7 @@ pub fn classify(line: &str) -> Option<(HostKind, bool)> {
     // THC's `THCudaCheck FAIL file=… line=… error=59 : device-side assert triggered`
     // is caught above; older ones print only the code.
     if best.is_none()
-        && line.contains("THCudaCheck FAIL")
+        && THC.find(line.as_bytes()).is_some()
         && (line.contains("error=59") || line.contains("error=710"))
     {
         return Some((HostKind::DeviceAssert, true));

@@ -16,10 +16,18 @@ pub fn last_token_start(s: &str) -> usize {
 /// is a character count at most `n`), as nearly every line is: collecting
 /// char by char was the most of a traceback's cost.
 pub fn clip(s: &str, n: usize) -> String {
+    let mut out = String::new();
+    clip_into(&mut out, s, n);
+    out
+}
+
+/// [`clip`] appended to `out` (a buffer reused instead of allocated).
+pub fn clip_into(out: &mut String, s: &str, n: usize) {
     if s.len() <= n {
-        return s.to_string();
+        out.push_str(s);
+    } else {
+        out.extend(s.chars().take(n));
     }
-    s.chars().take(n).collect()
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ mod ipython;
 
 pub use frame::Frame;
 
-use crate::text::clip;
+use crate::text::{clip, clip_into};
 
 /// Frames kept per traceback: the innermost ones matter, deep recursion does not.
 const MAX_FRAMES: usize = 96;
@@ -61,6 +61,8 @@ enum State {
 #[derive(Debug)]
 pub struct Builder {
     tb: Traceback,
+    /// Strings of a dropped traceback to fill instead of allocating.
+    spare: Spare,
     state: State,
     /// The last frame still waits for its code line.
     want_code: bool,
@@ -143,7 +145,7 @@ fn is_frame(t: &str) -> bool {
 }
 
 /// A frame line's file, line and function.
-fn frame_parts(t: &str) -> Option<(&str, u64, &str)> {
+pub(crate) fn frame_parts(t: &str) -> Option<(&str, u64, &str)> {
     static LINE: crate::device_line::Searcher = crate::device_line::searcher!(b"\", line ");
     let rest = t.strip_prefix("File \"")?;
     let q = LINE.find(rest.as_bytes())?;
@@ -171,11 +173,18 @@ impl Builder {
                 chained,
                 ..Traceback::default()
             },
+            spare: Spare::default(),
             state: State::Frames,
             want_code: false,
             idle: 0,
             ipython: false,
         }
+    }
+
+    /// Builds into the strings of `spare` (see [`Spare`]).
+    pub fn with_spare(mut self, spare: Spare) -> Self {
+        self.spare = spare;
+        self
     }
 
     pub fn has_frames(&self) -> bool {
@@ -209,7 +218,8 @@ impl Builder {
                     }
                     return Step::Done(std::mem::take(&mut self.tb), true);
                 }
-                if let Some(f) = parse_frame(t) {
+                if let Some((file, line, function)) = frame_parts(t) {
+                    let f = self.spare.frame(file, line, function);
                     self.push_frame(f);
                     return Step::More;
                 }
@@ -222,8 +232,11 @@ impl Builder {
                     let decoration = t.bytes().all(|b| matches!(b, b'^' | b'~' | b' '))
                         || t.starts_with("[Previous line repeated");
                     if self.want_code && !decoration {
-                        if let Some(f) = self.tb.frames.last_mut() {
-                            f.code = Some(clip(t, 300));
+                        if !self.tb.frames.is_empty() {
+                            let code = self.spare.text(t, 300);
+                            if let Some(f) = self.tb.frames.last_mut() {
+                                f.code = Some(code);
+                            }
                         }
                         self.want_code = false;
                     }
@@ -241,7 +254,8 @@ impl Builder {
                 {
                     return Step::Done(std::mem::take(&mut self.tb), true);
                 }
-                self.tb.message.push(clip(t, 500));
+                let line = self.spare.text(t, 500);
+                self.tb.message.push(line);
                 if self.tb.message.len() >= MAX_MESSAGE_LINES {
                     return Step::Done(std::mem::take(&mut self.tb), false);
                 }
@@ -299,7 +313,7 @@ impl Builder {
                 Step::Ignored
             };
         }
-        self.tb.exception = Some(clip(t, 2000));
+        self.tb.exception = Some(self.spare.text(t, 2000));
         self.state = State::Message;
         self.idle = 0;
         Step::More
@@ -350,6 +364,62 @@ impl Builder {
             return self.junk_inside();
         }
         self.exception_line(t)
+    }
+}
+
+/// The strings of tracebacks the reader dropped, refilled by the next
+/// builder instead of allocated again: a job that logs a handled traceback
+/// per sample makes thousands, of which the reader keeps the first and
+/// the latest few (allocating and freeing their frames was a tenth of
+/// reading them). Holds at most one traceback's worth.
+#[derive(Debug, Default)]
+pub struct Spare {
+    frames: Vec<Frame>,
+    texts: Vec<String>,
+}
+
+impl Spare {
+    /// Keeps the strings of a dropped traceback (up to one traceback's worth).
+    pub fn keep(&mut self, tb: Traceback) {
+        let room = MAX_FRAMES.saturating_sub(self.frames.len());
+        self.frames.extend(tb.frames.into_iter().take(room));
+        let room = (MAX_FRAMES + MAX_MESSAGE_LINES + 1).saturating_sub(self.texts.len());
+        let texts = tb.exception.into_iter().chain(tb.message);
+        self.texts.extend(texts.take(room));
+    }
+
+    /// The frame `parse_frame` makes of these parts, in kept strings.
+    fn frame(&mut self, file: &str, line: u64, function: &str) -> Frame {
+        let Some(mut f) = self.frames.pop() else {
+            return Frame {
+                file: ipython::cell_of_file(file).unwrap_or_else(|| file.to_string()),
+                line,
+                function: function.to_string(),
+                code: None,
+            };
+        };
+        match ipython::cell_of_file(file) {
+            Some(cell) => f.file = cell,
+            None => {
+                f.file.clear();
+                f.file.push_str(file);
+            }
+        }
+        f.line = line;
+        f.function.clear();
+        f.function.push_str(function);
+        if let Some(code) = f.code.take() {
+            self.texts.push(code);
+        }
+        f
+    }
+
+    /// `clip(t, n)` in a kept string.
+    fn text(&mut self, t: &str, n: usize) -> String {
+        let mut s = self.texts.pop().unwrap_or_default();
+        s.clear();
+        clip_into(&mut s, t, n);
+        s
     }
 }
 

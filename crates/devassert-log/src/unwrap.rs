@@ -154,7 +154,7 @@ pub enum Resume {
 
 fn frame_done(s: &str) -> bool {
     let (body, _) = crate::clean::strip_prefixes(s);
-    traceback::parse_frame(body.trim()).is_some_and(|f| !f.function.is_empty())
+    traceback::frame_parts(body.trim()).is_some_and(|(_, _, function)| !function.is_empty())
 }
 
 /// [`cut_marked`], finding the device marker itself.

@@ -154,3 +154,27 @@ fn nccls_own_rank_tag_names_the_rank_and_stays_in_the_text() {
         assert_eq!(strip_prefixes(line).1.rank, None, "{line}");
     }
 }
+
+proptest::proptest! {
+    /// The remembered answers are the parser's, whatever order lines (and
+    /// lines that differ in one character) are asked in.
+    #[test]
+    fn remembered_prefixes_are_parsed_ones(picks in proptest::collection::vec((0usize..8, 0usize..2), 1..40)) {
+        const LINES: [&str; 8] = [
+            "[rank3]: RuntimeError: x",
+            "[rank4]: RuntimeError: x",
+            "2024-05-01 12:34:56,789 - WARNING - loader - skipping sample 7",
+            "2024-05-01 12:34:57,789 - WARNING - loader - skipping sample 7",
+            "WARNING - loader - skipping sample 7",
+            "  File \"a.py\", line 3, in f",
+            "",
+            "[1,0]<stderr>:/tmp/x.cu:1: k",
+        ];
+        for (i, long) in picks {
+            // Past the remembered length too.
+            let line = if long == 1 { format!("{}{}", LINES[i], " x".repeat(300)) } else { LINES[i].to_string() };
+            let (rest, prefix) = strip_prefixes(&line);
+            proptest::prop_assert_eq!((rest, prefix), parse_prefixes(&line));
+        }
+    }
+}

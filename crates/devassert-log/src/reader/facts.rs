@@ -57,7 +57,8 @@ impl Reader {
                     return;
                 }
                 let chained = self.tracebacks.chain_pending.remove(&rank);
-                let b = Builder::new(self.lines.input, self.lines.line_no, rank, chained);
+                let b = Builder::new(self.lines.input, self.lines.line_no, rank, chained)
+                    .with_spare(std::mem::take(&mut self.tracebacks.spare));
                 self.tracebacks.builders.insert(rank, b);
             }
             let Some(b) = self.tracebacks.builders.get_mut(&rank) else {
@@ -88,7 +89,9 @@ impl Reader {
         }
         let latest = &mut self.tracebacks.latest;
         if latest.len() >= MAX_TRACEBACKS - MAX_TRACEBACKS / 2 {
-            latest.pop_front();
+            if let Some(old) = latest.pop_front() {
+                self.tracebacks.spare.keep(old);
+            }
             self.facts.tracebacks_dropped += 1;
         }
         latest.push_back(tb);

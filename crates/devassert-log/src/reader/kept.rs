@@ -73,4 +73,6 @@ pub(super) struct OpenTracebacks {
     /// The latest tracebacks past the first half of `MAX_TRACEBACKS`
     /// (appended to `Facts::tracebacks` when the reader finishes).
     pub(super) latest: VecDeque<Traceback>,
+    /// What the last traceback dropped from `latest` leaves the next builder.
+    pub(super) spare: crate::traceback::Spare,
 }
