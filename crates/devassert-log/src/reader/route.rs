@@ -3,7 +3,7 @@
 //! last thread line counted from its coordinates, and each cleaned line
 //! handed to the jobs that read it.
 
-use super::group::Echo;
+use super::group::{Echo, Lent, EARLIER};
 use super::kept::{Facts, InputStats};
 use super::lines::{rank_from_name, MAX_LINE};
 use super::notebook::notebook_place;
@@ -119,6 +119,7 @@ impl Reader {
         self.groups.pending_path = None;
         self.dsa.open = false;
         self.groups.echo = None;
+        self.groups.earlier.clear();
         if let Some(s) = self.facts.inputs.get_mut(self.lines.input) {
             s.lines = self.lines.line_no;
         }
@@ -173,7 +174,8 @@ impl Reader {
                 self.lines.glued_prefix = Some(self.lines.last_prefix);
             }
             at = end;
-            while let Some(e) = self.groups.echo.as_ref() {
+            let lent = self.lent();
+            while let Some(e) = self.groups.echo.as_ref().filter(|e| e.lent == lent) {
                 let Some((block, thread, n)) = e.repeat_at_start(&line.as_bytes()[at..]) else {
                     break;
                 };
@@ -203,7 +205,7 @@ impl Reader {
             return false;
         };
         // One marker in the echo, one in its repeats: no glued line.
-        if !(e.single && raw.len() < MAX_LINE && self.quiet()) {
+        if !(e.single && e.lent.is_none() && raw.len() < MAX_LINE && self.quiet()) {
             return false;
         }
         let Some((block, thread)) = e.repeat(raw) else {
@@ -218,17 +220,13 @@ impl Reader {
     /// One line, or one piece of a glued line, read whole.
     fn take_piece(&mut self, raw: &[u8]) {
         let quiet = self.quiet();
-        if let Some(e) = self.groups.echo.as_ref().filter(|_| quiet) {
-            if let Some((block, thread)) = e.repeat(raw) {
-                let (group, rank) = (e.group, e.rank);
-                self.count(group, rank, Some(block), Some(thread));
-                return;
-            }
+        if quiet && self.count_echoed(raw) {
+            return;
         }
         let before = (self.effects(), self.groups.records);
         self.read_line(raw);
         // One assertion and nothing else: the next lines may repeat it.
-        self.groups.echo = None;
+        let last = self.groups.echo.take();
         if quiet && self.groups.records == before.1 + 1 && self.effects() == before.0 {
             if let (Some((b, t)), Some((group, rank, true))) =
                 (device_line::coordinate_spans(raw), self.groups.last_record)
@@ -236,6 +234,7 @@ impl Reader {
                 let single = MARKER
                     .find(raw)
                     .is_some_and(|i| MARKER.find(&raw[i + 1..]).is_none());
+                let lent = self.lent();
                 self.groups.echo = Some(Echo {
                     single,
                     raw: raw.to_vec(),
@@ -243,9 +242,66 @@ impl Reader {
                     thread: t,
                     group,
                     rank,
+                    prefix: self.lines.last_prefix,
+                    lent,
                 });
+                let earlier = &mut self.groups.earlier;
+                if let Some(e) = last {
+                    if earlier.len() >= EARLIER {
+                        earlier.remove(0);
+                    }
+                    earlier.push(e);
+                }
+                return;
             }
         }
+        self.groups.earlier.clear();
+    }
+
+    /// What a glued line's prefix lends the piece being read: a rank or a
+    /// time of the line's prefix (see `read_line`), or nothing.
+    fn lent(&self) -> Lent {
+        self.lines.glued_prefix.filter(|p| *p != (None, None))
+    }
+
+    /// Counts `raw` when it repeats the last thread line, or an earlier one
+    /// (which becomes the last), but for its block and thread, with the
+    /// same lent by a glued line's prefix. An earlier echo counts as
+    /// reading its repeat would: since it was read, every line read was a
+    /// thread line that changed nothing but its group's counts, and what
+    /// reading a line gives (its group, rank, and that it changes nothing
+    /// else: no host error, evidence, traceback, dangling path or DSA
+    /// report) is then a function of its text and what is lent to it; the
+    /// prefix it leaves for a glued line is restored.
+    fn count_echoed(&mut self, raw: &[u8]) -> bool {
+        let lent = self.lent();
+        let g = &mut self.groups;
+        let last = g.echo.as_ref().filter(|e| e.lent == lent);
+        let (e, block, thread) = if let Some((b, t)) = last.and_then(|e| e.repeat(raw)) {
+            (g.echo.as_ref(), b, t)
+        } else {
+            let Some((i, (b, t))) = g
+                .earlier
+                .iter()
+                .enumerate()
+                .rev()
+                .filter(|(_, e)| e.lent == lent)
+                .find_map(|(i, e)| Some((i, e.repeat(raw)?)))
+            else {
+                return false;
+            };
+            let e = g.earlier.remove(i);
+            if let Some(last) = g.echo.replace(e) {
+                g.earlier.push(last);
+            }
+            (g.echo.as_ref(), b, t)
+        };
+        let Some((group, rank, prefix)) = e.map(|e| (e.group, e.rank, e.prefix)) else {
+            return false;
+        };
+        self.lines.last_prefix = prefix;
+        self.count(group, rank, Some(block), Some(thread));
+        true
     }
 
     pub(super) fn pos(&self) -> Pos {
