@@ -262,6 +262,10 @@ impl Reader {
         if width == self.lines.widest {
             self.lines.widest_rows += 1;
         }
+        // A row of assertions is walked twice (the cut check, its pieces):
+        // ROCm's marker is searched once for both.
+        let rocm = device.then(|| crate::device_line::has_rocm(cur.as_bytes()));
+        let walk = || rocm.map(crate::device_line::Ends::knowing);
         if device || unwrap::full_width(raw) {
             // A prefixed row as wide as any goes on in the unprefixed rows
             // after it (a code row behind a prefix included).
@@ -269,7 +273,7 @@ impl Reader {
             let prefixed = width == self.lines.widest
                 && (self.lines.widest_rows > 1 || cur.ends_with(' '))
                 && unwrap::prefixed_cut(&cur);
-            let kind = match unwrap::cut_marked(&cur, in_tb, device) {
+            let kind = match unwrap::cut_walked(&cur, in_tb, walk()) {
                 None | Some(unwrap::Kind::Code) if prefixed => Some(unwrap::Kind::Prefixed(width)),
                 k => k,
             };
@@ -287,7 +291,15 @@ impl Reader {
                 return;
             }
         }
-        self.take_line(raw, true);
+        // Valid UTF-8 without a `\r` at its end (which `unwrap::row`
+        // drops), the row is `cur`: a glued line need not check it again.
+        let known = match (&cur, rocm) {
+            (std::borrow::Cow::Borrowed(text), Some(rocm)) if text.len() == raw.len() => {
+                Some(super::route::Known { text, rocm })
+            }
+            _ => None,
+        };
+        self.take_line_knowing(raw, true, known);
     }
 
     /// A waiting row that the next row did not finish, read as it is at its

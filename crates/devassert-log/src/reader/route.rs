@@ -144,6 +144,11 @@ impl Reader {
     }
 
     pub(super) fn take_line(&mut self, raw: &[u8], look: bool) {
+        self.take_line_knowing(raw, look, None);
+    }
+
+    /// [`Reader::take_line`], with what is known of `raw` already.
+    pub(super) fn take_line_knowing(&mut self, raw: &[u8], look: bool, known: Option<Known<'_>>) {
         self.lines.line_no += 1;
         if !look {
             return;
@@ -151,8 +156,8 @@ impl Reader {
         #[cfg(feature = "test-hooks")]
         crate::crash::injected_panic(raw);
         let raw = &raw[..raw.len().min(MAX_LINE)];
-        match glued(raw) {
-            Some((line, first)) => self.take_glued(line, first),
+        match glued(raw, known) {
+            Some((line, first, ends)) => self.take_glued(line, first, ends),
             None => self.take_piece(raw),
         }
     }
@@ -164,8 +169,7 @@ impl Reader {
     /// every assertion of every such line ran at a tenth of the speed of
     /// other lines). The pieces share the line's number and its prefix's
     /// rank and time, as the assertions of the whole line would.
-    fn take_glued(&mut self, line: &str, first: usize) {
-        let mut ends = device_line::Ends::default();
+    fn take_glued(&mut self, line: &str, first: usize, mut ends: device_line::Ends) {
         let mut at = 0;
         let mut end = first;
         loop {
@@ -358,30 +362,70 @@ impl Reader {
     }
 }
 
+/// What the caller of [`Reader::take_line_knowing`] knows of the line
+/// already (the terminal-cut check read it as text and walked its
+/// assertions), so that a glued line is not checked again.
+#[derive(Clone, Copy)]
+pub(super) struct Known<'a> {
+    /// The line as text: valid UTF-8, the same bytes.
+    pub(super) text: &'a str,
+    /// Whether it holds ROCm's marker (`device_line::has_rocm`).
+    pub(super) rocm: bool,
+}
+
 /// What [`glued`] looks for first: every assertion marker holds it.
 static MARKER: device_line::Searcher = device_line::searcher!(b"ssertion ");
 
-/// A line that [`Reader::take_glued`] reads in pieces, and where its first
-/// assertion ends: plain text (no carriage return, escape, or escaped line
-/// break, which are cleaned from the whole line first) holding a second
-/// assertion after the first.
-fn glued(raw: &[u8]) -> Option<(&str, usize)> {
-    use device_line::{searcher, Searcher};
-    static ESCAPED_BREAK: Searcher = searcher!(b"\\n");
-    static CARET_M: Searcher = searcher!(b"^M");
-    static ESC: Searcher = searcher!(b"ESC[");
+/// A line that [`Reader::take_glued`] reads in pieces, where its first
+/// assertion ends, and the walk that found it (to go on with): plain text
+/// (no carriage return, escape, or escaped line break, which are cleaned
+/// from the whole line first) holding a second assertion after the first.
+fn glued<'a>(
+    raw: &'a [u8],
+    known: Option<Known<'a>>,
+) -> Option<(&'a str, usize, device_line::Ends)> {
     // Most lines hold no assertion and stop at the first search.
     let marker = MARKER.find(raw)?;
-    if MARKER.find(&raw[marker + 9..]).is_none()
-        || memchr::memchr2(b'\r', 0x1b, raw).is_some()
-        || ESCAPED_BREAK.find(raw).is_some()
-        || CARET_M.find(raw).is_some()
-        || ESC.find(raw).is_some()
-    {
+    if MARKER.find(&raw[marker + 9..]).is_none() || !cleaned_alike(raw) {
         return None;
     }
-    let line = std::str::from_utf8(raw).ok()?;
-    let first = device_line::Ends::default().next(line, 0)?;
+    let (line, rocm) = match known {
+        Some(k) => (k.text, k.rocm),
+        None => (std::str::from_utf8(raw).ok()?, device_line::has_rocm(raw)),
+    };
+    let mut ends = device_line::Ends::knowing(rocm);
+    let first = ends.next(line, 0)?;
     MARKER.find(&raw[first..])?;
-    Some((line, first))
+    Some((line, first, ends))
+}
+
+/// Whether `raw` holds nothing that cleaning takes out of a whole line (a
+/// carriage return, an escape, an escaped line break, `^M`, `ESC[`): two
+/// scans instead of one per needle.
+fn cleaned_alike(raw: &[u8]) -> bool {
+    memchr::memchr2(b'\r', 0x1b, raw).is_none()
+        && memchr::memchr3_iter(b'\\', b'^', b'E', raw).all(|i| {
+            !matches!(
+                &raw[i..],
+                [b'\\', b'n', ..] | [b'^', b'M', ..] | [b'E', b'S', b'C', b'[', ..]
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cleaned_alike;
+
+    proptest::proptest! {
+        /// The two scans find what a search for each needle finds.
+        #[test]
+        fn cleaned_alike_is_a_search_for_each_needle(
+            raw in proptest::collection::vec(proptest::sample::select(
+                b"\\n^MESC[\r\x1bxE ".to_vec()), 0..24),
+        ) {
+            let has = |n: &[u8]| raw.windows(n.len()).any(|w| w == n);
+            let each = !has(b"\r") && !has(b"\x1b") && !has(b"\\n") && !has(b"^M") && !has(b"ESC[");
+            proptest::prop_assert_eq!(cleaned_alike(&raw), each);
+        }
+    }
 }
