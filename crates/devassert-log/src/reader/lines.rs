@@ -4,7 +4,7 @@
 //! terminal cut are joined again (`unwrap`); each line is split into its
 //! segments, prefixes stripped, and a `repr`'d error into its pieces.
 
-use super::state::{Reader, Waiting};
+use super::state::{Known, Reader, Waiting};
 use crate::clean;
 use crate::prefilter::{Line, Prefilter, RetiredView};
 use crate::unwrap;
@@ -291,15 +291,7 @@ impl Reader {
                 return;
             }
         }
-        // Valid UTF-8 without a `\r` at its end (which `unwrap::row`
-        // drops), the row is `cur`: a glued line need not check it again.
-        let known = match (&cur, rocm) {
-            (std::borrow::Cow::Borrowed(text), Some(rocm)) if text.len() == raw.len() => {
-                Some(super::route::Known { text, rocm })
-            }
-            _ => None,
-        };
-        self.take_line_knowing(raw, true, known);
+        self.take_line_knowing(raw, true, Known::row(raw, &cur, rocm));
     }
 
     /// A waiting row that the next row did not finish, read as it is at its

@@ -8,7 +8,7 @@ use super::kept::{Facts, InputStats};
 use super::lines::{rank_from_name, MAX_LINE};
 use super::notebook::notebook_place;
 use super::pos::Pos;
-use super::state::Reader;
+use super::state::{Known, Reader};
 use crate::clean::Stamp;
 use crate::device_line;
 use crate::errors;
@@ -360,17 +360,6 @@ impl Reader {
             }
         }
     }
-}
-
-/// What the caller of [`Reader::take_line_knowing`] knows of the line
-/// already (the terminal-cut check read it as text and walked its
-/// assertions), so that a glued line is not checked again.
-#[derive(Clone, Copy)]
-pub(super) struct Known<'a> {
-    /// The line as text: valid UTF-8, the same bytes.
-    pub(super) text: &'a str,
-    /// Whether it holds ROCm's marker (`device_line::has_rocm`).
-    pub(super) rocm: bool,
 }
 
 /// What [`glued`] looks for first: every assertion marker holds it.
