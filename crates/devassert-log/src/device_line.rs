@@ -100,6 +100,21 @@ pub struct Ends {
 }
 
 impl Ends {
+    /// The ends of a line known to hold ROCm's marker or not ([`has_rocm`]):
+    /// a line read several ways (the terminal-cut check, then its pieces)
+    /// is searched for it once, not once per walk.
+    pub fn knowing(rocm: bool) -> Self {
+        let next_r = if rocm {
+            Next::default()
+        } else {
+            Next { at: Some(None) }
+        };
+        Ends {
+            next_a: Next::default(),
+            next_r,
+        }
+    }
+
     /// The end of the first occurrence at or after `from`; `None` when no
     /// further occurrence closes.
     pub fn next(&mut self, line: &str, mut from: usize) -> Option<usize> {
@@ -125,8 +140,13 @@ impl Ends {
 /// The last assertion occurrence of a line, as [`parse_all`] would give it,
 /// with only that one parsed (the others are found, not parsed): whether a
 /// row was cut by a terminal depends on its last assertion alone.
+#[cfg(test)]
 pub fn parse_last(line: &str) -> Option<DeviceLine<'_>> {
-    let mut ends = Ends::default();
+    parse_last_with(line, Ends::default())
+}
+
+/// [`parse_last`], walking the line with `ends` (fresh: see [`Ends::knowing`]).
+pub fn parse_last_with(line: &str, mut ends: Ends) -> Option<DeviceLine<'_>> {
     let (mut start, mut end) = (0, 0);
     while end < line.len() {
         let Some(e) = ends.next(line, end) else { break };
@@ -136,6 +156,11 @@ pub fn parse_last(line: &str) -> Option<DeviceLine<'_>> {
         return None;
     }
     parse_all(&line[start..]).pop()
+}
+
+/// Whether `line` holds ROCm's marker (`Device-side assertion `).
+pub fn has_rocm(line: &[u8]) -> bool {
+    FIND_ROCM.find(line).is_some()
 }
 
 /// The next occurrence of a marker at or after a position, remembered.

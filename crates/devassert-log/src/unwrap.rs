@@ -168,8 +168,18 @@ pub fn cut(cur: &str, in_traceback: bool) -> Option<Kind> {
 /// being read (a code row is only waited on inside one). `marked`: whether
 /// it holds a device marker ([`has_marker`]; the reader knows already).
 pub fn cut_marked(cur: &str, in_traceback: bool, marked: bool) -> Option<Kind> {
-    if marked {
-        let last = device_line::parse_last(cur);
+    cut_walked(cur, in_traceback, marked.then(device_line::Ends::default))
+}
+
+/// [`cut_marked`], `marked` giving the walk of the row's assertions
+/// (`device_line::Ends::knowing`) when it holds a device marker.
+pub fn cut_walked(
+    cur: &str,
+    in_traceback: bool,
+    marked: Option<device_line::Ends>,
+) -> Option<Kind> {
+    if let Some(ends) = marked {
+        let last = device_line::parse_last_with(cur, ends);
         if last.as_ref().is_some_and(|d| !whole(d)) {
             return Some(Kind::Placeless);
         }

@@ -85,3 +85,52 @@ fn glued_assertions_count_as_the_same_assertions_on_their_own_lines() {
         );
     }
 }
+
+/// Thread lines of two kernels in turns (line after line, or one glued
+/// line each), some behind a prefix, some glued after a prefixed line:
+/// the lines that repeat an echo before the last are counted as reading
+/// them gives. The reference reads every line whole: an error line after
+/// each changes what the reader holds, so no line is counted from an echo.
+#[test]
+fn thread_lines_in_turns_count_as_lines_read_whole() {
+    let mut rows = Vec::new();
+    for k in 0..60u32 {
+        let tmpl = if k % 3 == 1 || k % 7 == 0 {
+            GATHER
+        } else {
+            INDEX
+        };
+        let prefix = match k % 11 {
+            4 => "[rank2]: ",
+            9 => "[rank5]:",
+            _ => "",
+        };
+        let n = 1 + (k % 4) as usize;
+        let pieces: Vec<String> = (0..n)
+            .map(|t| {
+                tmpl.replace("[B,", &format!("[{},", k / 5))
+                    .replace("[T,", &format!("[{},", t as u32 + k))
+            })
+            .collect();
+        rows.push((prefix, pieces));
+    }
+    let error = "RuntimeError: CUDA error: device-side assert triggered";
+    for glued in [false, true] {
+        let line = |(prefix, pieces): &(&str, Vec<String>)| -> Vec<String> {
+            if glued {
+                vec![format!("{prefix}{}", pieces.concat())]
+            } else {
+                pieces.iter().map(|p| format!("{prefix}{p}")).collect()
+            }
+        };
+        let plain: String = rows.iter().flat_map(line).map(|l| l + "\n").collect();
+        let whole: String = rows
+            .iter()
+            .flat_map(line)
+            .map(|l| format!("{l}\n{error}\n"))
+            .collect();
+        let (p, w) = (facts(&plain), facts(&whole));
+        assert_eq!(summary(&p), summary(&w), "glued {glued}");
+        assert_eq!(p.groups.len(), 2);
+    }
+}

@@ -1,3 +1,4 @@
+use super::prefix::parse_prefixes;
 use super::*;
 
 fn strip(s: &str) -> (String, Option<i64>) {

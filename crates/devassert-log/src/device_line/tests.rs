@@ -56,7 +56,42 @@ proptest::proptest! {
         proptest::prop_assert_eq!(number_bytes(s.as_bytes()), numbers_by_parse(&s));
         proptest::prop_assert_eq!(numbers(&s), numbers_by_parse(&s));
     }
+
+    /// A walk told whether the line holds ROCm's marker ends its pieces
+    /// where a walk that searches for it does, on lines of CUDA and ROCm
+    /// assertions, their pieces and debris glued in any order.
+    #[test]
+    fn a_walk_told_of_rocm_ends_where_one_that_searches_does(
+        parts in proptest::collection::vec(proptest::sample::select(vec![
+            ASSERT_LINE,
+            ROCM_LINE,
+            "Assertion `",
+            "Device-side assertion `x' failed",
+            "` failed.",
+            "' failed",
+            "failed: `c`: m",
+            " Assertion failed: `c`",
+            "**",
+            "text ",
+        ]), 0..12),
+    ) {
+        let line = parts.concat();
+        let walk = |mut ends: Ends| {
+            let (mut at, mut out) = (0, Vec::new());
+            while let Some(e) = ends.next(&line, at).filter(|_| at < line.len()) {
+                out.push(e);
+                at = e;
+            }
+            out
+        };
+        let rocm = has_rocm(line.as_bytes());
+        proptest::prop_assert_eq!(walk(Ends::knowing(rocm)), walk(Ends::default()));
+        proptest::prop_assert_eq!(parse_last_with(&line, Ends::knowing(rocm)), parse_last(&line));
+        proptest::prop_assert_eq!(parse_last(&line), parse_all(&line).pop());
+    }
 }
+
+const ROCM_LINE: &str = "/r/Loss.hip:9: k: Device-side assertion `t < n' failed.";
 
 #[test]
 fn a_kernel_name_without_its_path_is_kept() {

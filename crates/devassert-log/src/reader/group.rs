@@ -60,6 +60,9 @@ pub(super) struct Groups {
     pub(super) scratch: String,
     /// The last line that was one device assertion and nothing else.
     pub(super) echo: Option<Echo>,
+    /// Echoes before it, most recent last, kept while every line read
+    /// since was an echo too (see `Reader::take_piece`).
+    pub(super) earlier: Vec<Echo>,
     /// Device assertions counted, and the group and rank of the last.
     pub(super) records: u64,
     /// (group, rank, whether it had block and thread).
@@ -78,7 +81,20 @@ pub(super) struct Echo {
     pub(super) thread: std::ops::Range<usize>,
     pub(super) group: usize,
     pub(super) rank: Option<i64>,
+    /// The prefix's rank and time the line left for glued lines to read.
+    pub(super) prefix: (Option<i64>, Option<Stamp>),
+    /// The rank and time a glued line's prefix lent it (a piece after the
+    /// line's first): a repeat counts as it only where the same is lent.
+    pub(super) lent: Lent,
 }
+
+/// What a glued line's prefix lends the pieces after its first, when it
+/// lends anything (see `Reader::lent`).
+pub(super) type Lent = Option<(Option<i64>, Option<Stamp>)>;
+
+/// Echoes kept besides the last: a kernel's threads print in turns with
+/// another's (two templates alternating line after line).
+pub(super) const EARLIER: usize = 8;
 
 impl Echo {
     /// The block and thread of `raw` when the rest of it is this line's.

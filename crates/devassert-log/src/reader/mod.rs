@@ -10,7 +10,8 @@
 //! inputs. The reader's methods, by job: `route` routes each line to the
 //! others; `lines` splits bytes into lines (the prefilter skips every line
 //! that cannot matter without looking at it further; rows a terminal cut
-//! are joined) and lines into cleaned text; `facts` keeps tracebacks, host
+//! are joined) and lines into cleaned text (`repr`: a `repr`'d error
+//! into its lines); `facts` keeps tracebacks, host
 //! errors and evidence; `groups` counts device assertion lines into groups;
 //! `dsa` reads `TORCH_USE_CUDA_DSA` reports; `notebook` finds a notebook's
 //! cell.
@@ -27,6 +28,7 @@ mod memo_rows;
 mod notebook;
 mod pos;
 mod quiet;
+mod repr;
 mod route;
 mod state;
 

@@ -3,12 +3,12 @@
 //! last thread line counted from its coordinates, and each cleaned line
 //! handed to the jobs that read it.
 
-use super::group::Echo;
+use super::group::{Echo, Lent, EARLIER};
 use super::kept::{Facts, InputStats};
 use super::lines::{rank_from_name, MAX_LINE};
 use super::notebook::notebook_place;
 use super::pos::Pos;
-use super::state::Reader;
+use super::state::{Known, Reader};
 use crate::clean::Stamp;
 use crate::device_line;
 use crate::errors;
@@ -119,6 +119,7 @@ impl Reader {
         self.groups.pending_path = None;
         self.dsa.open = false;
         self.groups.echo = None;
+        self.groups.earlier.clear();
         if let Some(s) = self.facts.inputs.get_mut(self.lines.input) {
             s.lines = self.lines.line_no;
         }
@@ -143,6 +144,11 @@ impl Reader {
     }
 
     pub(super) fn take_line(&mut self, raw: &[u8], look: bool) {
+        self.take_line_knowing(raw, look, None);
+    }
+
+    /// [`Reader::take_line`], with what is known of `raw` already.
+    pub(super) fn take_line_knowing(&mut self, raw: &[u8], look: bool, known: Option<Known<'_>>) {
         self.lines.line_no += 1;
         if !look {
             return;
@@ -150,8 +156,8 @@ impl Reader {
         #[cfg(feature = "test-hooks")]
         crate::crash::injected_panic(raw);
         let raw = &raw[..raw.len().min(MAX_LINE)];
-        match glued(raw) {
-            Some((line, first)) => self.take_glued(line, first),
+        match glued(raw, known) {
+            Some((line, first, ends)) => self.take_glued(line, first, ends),
             None => self.take_piece(raw),
         }
     }
@@ -163,8 +169,7 @@ impl Reader {
     /// every assertion of every such line ran at a tenth of the speed of
     /// other lines). The pieces share the line's number and its prefix's
     /// rank and time, as the assertions of the whole line would.
-    fn take_glued(&mut self, line: &str, first: usize) {
-        let mut ends = device_line::Ends::default();
+    fn take_glued(&mut self, line: &str, first: usize, mut ends: device_line::Ends) {
         let mut at = 0;
         let mut end = first;
         loop {
@@ -173,7 +178,8 @@ impl Reader {
                 self.lines.glued_prefix = Some(self.lines.last_prefix);
             }
             at = end;
-            while let Some(e) = self.groups.echo.as_ref() {
+            let lent = self.lent();
+            while let Some(e) = self.groups.echo.as_ref().filter(|e| e.lent == lent) {
                 let Some((block, thread, n)) = e.repeat_at_start(&line.as_bytes()[at..]) else {
                     break;
                 };
@@ -203,7 +209,7 @@ impl Reader {
             return false;
         };
         // One marker in the echo, one in its repeats: no glued line.
-        if !(e.single && raw.len() < MAX_LINE && self.quiet()) {
+        if !(e.single && e.lent.is_none() && raw.len() < MAX_LINE && self.quiet()) {
             return false;
         }
         let Some((block, thread)) = e.repeat(raw) else {
@@ -218,17 +224,13 @@ impl Reader {
     /// One line, or one piece of a glued line, read whole.
     fn take_piece(&mut self, raw: &[u8]) {
         let quiet = self.quiet();
-        if let Some(e) = self.groups.echo.as_ref().filter(|_| quiet) {
-            if let Some((block, thread)) = e.repeat(raw) {
-                let (group, rank) = (e.group, e.rank);
-                self.count(group, rank, Some(block), Some(thread));
-                return;
-            }
+        if quiet && self.count_echoed(raw) {
+            return;
         }
         let before = (self.effects(), self.groups.records);
         self.read_line(raw);
         // One assertion and nothing else: the next lines may repeat it.
-        self.groups.echo = None;
+        let last = self.groups.echo.take();
         if quiet && self.groups.records == before.1 + 1 && self.effects() == before.0 {
             if let (Some((b, t)), Some((group, rank, true))) =
                 (device_line::coordinate_spans(raw), self.groups.last_record)
@@ -236,6 +238,7 @@ impl Reader {
                 let single = MARKER
                     .find(raw)
                     .is_some_and(|i| MARKER.find(&raw[i + 1..]).is_none());
+                let lent = self.lent();
                 self.groups.echo = Some(Echo {
                     single,
                     raw: raw.to_vec(),
@@ -243,9 +246,66 @@ impl Reader {
                     thread: t,
                     group,
                     rank,
+                    prefix: self.lines.last_prefix,
+                    lent,
                 });
+                let earlier = &mut self.groups.earlier;
+                if let Some(e) = last {
+                    if earlier.len() >= EARLIER {
+                        earlier.remove(0);
+                    }
+                    earlier.push(e);
+                }
+                return;
             }
         }
+        self.groups.earlier.clear();
+    }
+
+    /// What a glued line's prefix lends the piece being read: a rank or a
+    /// time of the line's prefix (see `read_line`), or nothing.
+    fn lent(&self) -> Lent {
+        self.lines.glued_prefix.filter(|p| *p != (None, None))
+    }
+
+    /// Counts `raw` when it repeats the last thread line, or an earlier one
+    /// (which becomes the last), but for its block and thread, with the
+    /// same lent by a glued line's prefix. An earlier echo counts as
+    /// reading its repeat would: since it was read, every line read was a
+    /// thread line that changed nothing but its group's counts, and what
+    /// reading a line gives (its group, rank, and that it changes nothing
+    /// else: no host error, evidence, traceback, dangling path or DSA
+    /// report) is then a function of its text and what is lent to it; the
+    /// prefix it leaves for a glued line is restored.
+    fn count_echoed(&mut self, raw: &[u8]) -> bool {
+        let lent = self.lent();
+        let g = &mut self.groups;
+        let last = g.echo.as_ref().filter(|e| e.lent == lent);
+        let (e, block, thread) = if let Some((b, t)) = last.and_then(|e| e.repeat(raw)) {
+            (g.echo.as_ref(), b, t)
+        } else {
+            let Some((i, (b, t))) = g
+                .earlier
+                .iter()
+                .enumerate()
+                .rev()
+                .filter(|(_, e)| e.lent == lent)
+                .find_map(|(i, e)| Some((i, e.repeat(raw)?)))
+            else {
+                return false;
+            };
+            let e = g.earlier.remove(i);
+            if let Some(last) = g.echo.replace(e) {
+                g.earlier.push(last);
+            }
+            (g.echo.as_ref(), b, t)
+        };
+        let Some((group, rank, prefix)) = e.map(|e| (e.group, e.rank, e.prefix)) else {
+            return false;
+        };
+        self.lines.last_prefix = prefix;
+        self.count(group, rank, Some(block), Some(thread));
+        true
     }
 
     pub(super) fn pos(&self) -> Pos {
@@ -305,27 +365,56 @@ impl Reader {
 /// What [`glued`] looks for first: every assertion marker holds it.
 static MARKER: device_line::Searcher = device_line::searcher!(b"ssertion ");
 
-/// A line that [`Reader::take_glued`] reads in pieces, and where its first
-/// assertion ends: plain text (no carriage return, escape, or escaped line
-/// break, which are cleaned from the whole line first) holding a second
-/// assertion after the first.
-fn glued(raw: &[u8]) -> Option<(&str, usize)> {
-    use device_line::{searcher, Searcher};
-    static ESCAPED_BREAK: Searcher = searcher!(b"\\n");
-    static CARET_M: Searcher = searcher!(b"^M");
-    static ESC: Searcher = searcher!(b"ESC[");
+/// A line that [`Reader::take_glued`] reads in pieces, where its first
+/// assertion ends, and the walk that found it (to go on with): plain text
+/// (no carriage return, escape, or escaped line break, which are cleaned
+/// from the whole line first) holding a second assertion after the first.
+fn glued<'a>(
+    raw: &'a [u8],
+    known: Option<Known<'a>>,
+) -> Option<(&'a str, usize, device_line::Ends)> {
     // Most lines hold no assertion and stop at the first search.
     let marker = MARKER.find(raw)?;
-    if MARKER.find(&raw[marker + 9..]).is_none()
-        || memchr::memchr2(b'\r', 0x1b, raw).is_some()
-        || ESCAPED_BREAK.find(raw).is_some()
-        || CARET_M.find(raw).is_some()
-        || ESC.find(raw).is_some()
-    {
+    if MARKER.find(&raw[marker + 9..]).is_none() || !cleaned_alike(raw) {
         return None;
     }
-    let line = std::str::from_utf8(raw).ok()?;
-    let first = device_line::Ends::default().next(line, 0)?;
+    let (line, rocm) = match known {
+        Some(k) => (k.text, k.rocm),
+        None => (std::str::from_utf8(raw).ok()?, device_line::has_rocm(raw)),
+    };
+    let mut ends = device_line::Ends::knowing(rocm);
+    let first = ends.next(line, 0)?;
     MARKER.find(&raw[first..])?;
-    Some((line, first))
+    Some((line, first, ends))
+}
+
+/// Whether `raw` holds nothing that cleaning takes out of a whole line (a
+/// carriage return, an escape, an escaped line break, `^M`, `ESC[`): two
+/// scans instead of one per needle.
+fn cleaned_alike(raw: &[u8]) -> bool {
+    memchr::memchr2(b'\r', 0x1b, raw).is_none()
+        && memchr::memchr3_iter(b'\\', b'^', b'E', raw).all(|i| {
+            !matches!(
+                &raw[i..],
+                [b'\\', b'n', ..] | [b'^', b'M', ..] | [b'E', b'S', b'C', b'[', ..]
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cleaned_alike;
+
+    proptest::proptest! {
+        /// The two scans find what a search for each needle finds.
+        #[test]
+        fn cleaned_alike_is_a_search_for_each_needle(
+            raw in proptest::collection::vec(proptest::sample::select(
+                b"\\n^MESC[\r\x1bxE ".to_vec()), 0..24),
+        ) {
+            let has = |n: &[u8]| raw.windows(n.len()).any(|w| w == n);
+            let each = !has(b"\r") && !has(b"\x1b") && !has(b"\\n") && !has(b"^M") && !has(b"ESC[");
+            proptest::prop_assert_eq!(cleaned_alike(&raw), each);
+        }
+    }
 }

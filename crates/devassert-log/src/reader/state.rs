@@ -120,3 +120,31 @@ pub(super) enum Before {
     At(usize),
     Rows(Vec<Vec<u8>>),
 }
+
+/// What the caller of `Reader::take_line_knowing` knows of the line
+/// already (the terminal-cut check read it as text and walked its
+/// assertions), so that a glued line is not checked again.
+#[derive(Clone, Copy)]
+pub(super) struct Known<'a> {
+    /// The line as text: valid UTF-8, the same bytes.
+    pub(super) text: &'a str,
+    /// Whether it holds ROCm's marker (`device_line::has_rocm`).
+    pub(super) rocm: bool,
+}
+
+impl<'a> Known<'a> {
+    /// Row `raw` as `unwrap::row` read it (`cur`), when that is its bytes
+    /// (valid UTF-8, no `\r` dropped at its end), with `rocm` when known.
+    pub(super) fn row(
+        raw: &[u8],
+        cur: &std::borrow::Cow<'a, str>,
+        rocm: Option<bool>,
+    ) -> Option<Self> {
+        match (cur, rocm) {
+            (std::borrow::Cow::Borrowed(text), Some(rocm)) if text.len() == raw.len() => {
+                Some(Known { text, rocm })
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,3 +1,4 @@
+use super::super::repr::unescape_repr;
 use super::*;
 
 #[test]
