@@ -13,7 +13,9 @@ wrapper subclass is read through its plain tensors, `_checks/plain.py`),
 and calls the op with the flag set again, through the function
 ``redispatch_function`` calls: the op consumes it as in plain torch, and
 its result, and what the subclass sees, are unchanged. Bad values are
-stopped, or explained once the op raised, as in any other call.
+stopped, or explained once the op raised, as in any other call; as with a
+wrapper subclass's, the check is synchronous at every level, and under
+``on_bad_batch="skip"`` the call is stopped, not run on values made safe.
 """
 
 import torch
