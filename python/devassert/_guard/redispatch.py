@@ -25,17 +25,20 @@ from .._checks import faithful as _faithful
 from .._checks import plain as _plain
 
 _hop = getattr(torch._C, "_skip_one_hop_torch_function", None)
+_peek = getattr(torch._C, "_peek_should_skip_torch_function", None)
 # A torch call that consumes the flag and does nothing else.
 _consume = torch._C._has_torch_function_unary
 _no_tf = torch._C.DisableTorchFunction
 
-supported = _hop is not None
+supported = _hop is not None and _peek is not None
 
 
 def call(original, check, args, kwargs, caller, strict):
     """`original(*args, **kwargs)` as redispatched, checked; `caller`: the
     frame that called the wrapper (the op runs from its line)."""
     _consume(None)
+    if _peek():  # a torch whose cheap call leaves it: the op consumes it, unchecked
+        return _caller.call(caller, original, args, kwargs)
     with _no_tf():
         try:
             found, plain_args, plain_kwargs, views = _plain.before(check, args, kwargs, strict)
