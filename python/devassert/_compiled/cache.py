@@ -21,10 +21,13 @@
 On a torch whose guard managers take no guard added later, the code objects
 that hold an entry compiled while off are reset (``reset_code``) instead:
 each compiles again at its next call, its checked entries too. Under a stance
-that skips guard evaluation (``skip_guard_eval_unsafe``) neither works (`_off`
-is not asked, and a recompile is an error): the regions run unchecked, and
-the note says so; `_off` still has each compiled again, checked, once the
-stance is lifted.
+that skips guard evaluation (``skip_guard_eval_unsafe``) neither works: dynamo
+asks only the guards that tell a code's entries apart (`_off` among them
+once a later compile re-derived them, and it passes then), and a recompile
+is an error. The entries run unchecked, as they would without the guard,
+and a note says so, whether the stance was set before the guard went on or
+after (`stance.py`, for the entries no checked one has replaced yet); `_off`
+still has each compiled again, checked, once the stance is lifted.
 """
 
 import sys
@@ -33,6 +36,7 @@ import weakref
 import torch
 
 from .._checks import notes as _notes
+from . import stance as _stance
 
 # The compiled code of every cache entry that was there when the guard last
 # went off: what was compiled while it was on (weakly held: an id is reused
@@ -40,14 +44,32 @@ from .._checks import notes as _notes
 _compiled_while_on = weakref.WeakValueDictionary()
 # The compiled code of the entries given the `_off` guard (each once).
 _off_only = weakref.WeakValueDictionary()
+# The ids of those whose `_off` guard failed: every other guard of the entry
+# passed (it runs last), so dynamo served those inputs from another entry, or
+# compiled one, with the guard on: checked, and ahead of it in the cache.
+_replaced = set()
 _on = False
 
 _REASON = "devassert: compiled while the guard was off, without its checks"
 
 
-def _off(_frame):
-    """The guard that an entry compiled while the guard was off passes only while it is off."""
-    return not _on
+def _off_guard(key):
+    """The guard that the entry of compiled code `key` (an id), compiled
+    while the guard was off, passes only while the guard is off."""
+
+    def _off(_frame):
+        if not _on:
+            return True
+        if _guards_skipped():
+            # Dynamo asks it under that stance once it re-derived the
+            # entry's guards that tell entries apart (a later compile of
+            # the code): failing would be a recompile, an error there. It
+            # runs as it would without the guard, unchecked (`stance.py`).
+            return True
+        _replaced.add(key)
+        return False
+
+    return _off
 
 
 def _dynamo():
@@ -73,17 +95,20 @@ def _held(registry, compiled):
     return compiled is not None and registry.get(id(compiled)) is compiled
 
 
-def _only_while_off(entry):
-    """Add the `_off` guard to `entry`; False when its guard manager takes none."""
+def _only_while_off(entry, key):
+    """Add the `_off` guard to `entry`, run after its other guards (an
+    epilogue: its failure means the entry would have served the call);
+    False when its guard manager takes none."""
     root = getattr(getattr(entry, "guard_manager", None), "root", None)
-    add = getattr(root, "add_lambda_guard", None)
+    add = getattr(root, "add_epilogue_lambda_guard", None)
     if add is None:
         return False
+    off = _off_guard(key)
     try:
-        add(_off, [_REASON], None)  # torch >= 2.10: the user's stack, none here
+        add(off, [_REASON], None)  # torch >= 2.10: the user's stack, none here
     except TypeError:
         try:
-            add(_off, [_REASON])  # torch 2.9
+            add(off, [_REASON])  # torch 2.9
         except Exception:  # noqa: BLE001 - another torch: the code is reset instead
             return False
     except Exception:  # noqa: BLE001
@@ -108,6 +133,7 @@ def went_on():
     found = _dynamo()
     if found is None:
         return 0  # dynamo never ran: nothing was compiled
+    _stance.watch(runnable_unchecked)
     skipped = _guards_skipped()
     # Under that stance a reset code's next call would be an error.
     reset = None if skipped else getattr(found[1], "reset_code", None)
@@ -119,8 +145,9 @@ def went_on():
                 compiled = getattr(e, "code", None)
                 if compiled is None or _held(_compiled_while_on, compiled) or _held(_off_only, compiled):
                     continue
-                if _only_while_off(e):
+                if _only_while_off(e, id(compiled)):
                     _off_only[id(compiled)] = compiled
+                    _replaced.discard(id(compiled))  # an id freed and reused
                     done += 1
                 else:
                     unchecked = True
@@ -151,6 +178,7 @@ def went_off():
     it holds now was compiled while the guard was on (or is `_off_only`)."""
     global _on, _compiled_while_on
     _on = False
+    _stance.unwatch()
     found = _dynamo()
     if found is None:
         return
@@ -160,3 +188,23 @@ def went_off():
             compiled = getattr(e, "code", None)
             if compiled is not None and not _held(_off_only, compiled):
                 _compiled_while_on[id(compiled)] = compiled
+
+
+def runnable_unchecked():
+    """How many cache entries compiled while the guard was off dynamo may
+    still run when it asks no guard: each given `_off` and not replaced by
+    a checked entry ahead of it (dynamo tries a code's entries in order,
+    the newest and the last used first)."""
+    found = _dynamo()
+    if found is None or not _on:
+        return 0
+    count = 0
+    for _code, entries in _entries(found):
+        checked_ahead = False
+        for e in entries:
+            compiled = getattr(e, "code", None)
+            if not _held(_off_only, compiled):
+                checked_ahead = True
+            elif not (checked_ahead and id(compiled) in _replaced):
+                count += 1
+    return count

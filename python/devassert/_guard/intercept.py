@@ -50,6 +50,7 @@ from .._compiled import boundary as _compiled
 from .._compiled import identity as _identity
 from .._policy import absorb as _skip
 from . import inherit as _inherit
+from . import redispatch as _redispatch
 from . import slots as _slots
 
 OFF, ON, STRICT, ASYNC = 0, 1, 2, 3
@@ -68,7 +69,8 @@ _has_tf = torch._C._has_torch_function
 # Set by torch.overrides.redispatch_function (torch 2.15+): skip the next
 # __torch_function__. The op's own parser must consume it, as in plain torch;
 # `_has_tf` would (answering False), and the op would then dispatch to the
-# subclass again, which redispatches to the wrapper: endless recursion.
+# subclass again, which redispatches to the wrapper: endless recursion
+# (`redispatch.py` checks such a call and hands the op the flag again).
 _skip_next = getattr(torch._C, "_peek_should_skip_torch_function", None) or (lambda: False)
 _handle_tf = torch.overrides.handle_torch_function
 _getframe = sys._getframe
@@ -129,6 +131,14 @@ def _checked(original, check, args, kwargs, caller):
     except Exception as error:
         _explain(original, check, args, kwargs, error, strict)
         raise
+
+
+def _redispatched(original, check, args, kwargs, caller):
+    """A call a __torch_function__ redispatched (`redispatch.py`); where no
+    check runs, the op consumes the flag itself."""
+    if (check.strict_only and _level != STRICT) or _is_compiling() or _is_tracing() or not _redispatch.supported:
+        return _caller.call(caller, original, args, kwargs)
+    return _redispatch.call(original, check, args, kwargs, caller, _level == STRICT)
 
 
 def _explain(original, check, args, kwargs, error, strict):
@@ -237,11 +247,13 @@ def _wrap(original, check, dispatch_here, standin):
 
     def guarded(*args, **kwargs):
         # Dynamo reads no level here: a change of level recompiles nothing.
-        if _is_dynamo() or _level == OFF or _skip_next():
+        if _is_dynamo() or _level == OFF:
             return original(*args, **kwargs)
         caller = _getframe(1)
         fast = False
         try:
+            if _skip_next():
+                return _redispatched(original, check, args, kwargs, caller)
             if _has_tf(args) or (kwargs and _has_tf(tuple(kwargs.values()))) or (lists and _has_tf(_relevant(args, kwargs))):
                 # Subclasses, duck types and modes: one __torch_function__
                 # call, before any attribute of theirs is read, with what the
@@ -282,7 +294,10 @@ def _wrap_getitem(original, check):
     (the common case) returns before anything else is looked at."""
 
     def guarded(self, key, *value):
-        if type(key) in _SIMPLE_KEYS or _level == OFF or _is_dynamo() or _skip_next() or _subscript_has_tf(self, key, value):
+        if type(key) in _SIMPLE_KEYS or _level == OFF or _is_dynamo():
+            return original(self, key, *value)
+        redispatched = _skip_next()
+        if not redispatched and _subscript_has_tf(self, key, value):
             # torch's indexing dispatch finds this wrapper on torch.Tensor and
             # hands it to __torch_function__ as `func`.
             return original(self, key, *value)
@@ -290,6 +305,8 @@ def _wrap_getitem(original, check):
         args = (self, key, *value)
         fast = False
         try:
+            if redispatched:
+                return _redispatched(original, check, args, {}, caller)
             fast = _level != STRICT and self.is_cpu and not _violation.PRECHECK_CPU and (type(self) in _TENSOR_TYPES or not _plain.wrapped((self,), {}))
             if fast:
                 site = _sites.get((id(caller.f_code), caller.f_lasti)) or _caller.site(caller)

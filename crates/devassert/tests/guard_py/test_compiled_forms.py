@@ -513,6 +513,63 @@ class OnAndOff(unittest.TestCase):
             torch.compiler.set_stance("default")
         self.assertTrue(self._stopped_by(model, bad)[0])
 
+    def test_a_stance_that_skips_guard_evaluation_set_after_the_guard_is_named(self):
+        # The guard goes on, then the stance is set: an entry compiled while
+        # off and not yet compiled again checked would run unchecked; setting
+        # the stance says so (each form of set_stance), sets it as asked, and
+        # names nothing once every such entry is replaced. unguard() unhooks.
+        if "skip_guard_eval_unsafe" not in inspect.signature(torch.compiler.set_stance).parameters:
+            self.skipTest(f"torch {torch.__version__} has no skip_guard_eval_unsafe stance")
+        from torch._dynamo import decorators as _decorators
+
+        setter = _decorators._set_stance
+        note = (r"^devassert: 1 compiled region\(s\) were compiled while the guard was off and may run unchecked under "
+                r"this stance: torch.compiler's stance skips guard evaluation \(skip_guard_eval_unsafe\), so dynamo cannot "
+                r"compile them again with the guard's checks; call them once before setting the stance, or lift it\n$")
+
+        def set_skipping(form):
+            _notes._said.discard("stance-unchecked")
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                if form == "function":
+                    torch.compiler.set_stance("default", skip_guard_eval_unsafe=True)
+                else:
+                    stack.enter_context(torch.compiler.set_stance("default", skip_guard_eval_unsafe=True))
+            self.assertTrue(torch._dynamo.eval_frame._stance.skip_guard_eval_unsafe)
+            return err.getvalue()
+
+        _intercept.set_level("off")
+        torch._dynamo.reset()
+        model = torch.compile(_Methods(), backend="aot_eager", dynamic=False)  # an entry per shape
+        for n in (4, 6):
+            self.assertIsInstance(_run(model, _rows(n)[0]), list)
+        with contextlib.redirect_stderr(io.StringIO()):
+            _intercept.set_level("on")
+        self.assertIsNot(_decorators._set_stance, setter)
+        self.assertTrue(_decorators._set_stance._dynamo_forbidden)
+        self.assertIsInstance(_run(model, _rows(6)[0]), list)  # compiled again, checked: 4 is not yet
+        for form in ("function", "context manager"):
+            with self.subTest(form=form), contextlib.ExitStack() as stack:
+                try:
+                    self.assertRegex(set_skipping(form), note)
+                    self.assertTrue(self._stopped_by(model, _rows(6)[1])[0])
+                    stopped, got = self._stopped_by(model, _rows(4)[1])
+                    self.assertFalse(stopped, repr(got))  # as the note says, and no recompile error
+                    self.assertNotIn("Recompilation", repr(got))
+                    self.assertIsInstance(_run(model, _rows(4)[0]), list)
+                finally:
+                    stack.close()
+                    torch.compiler.set_stance("default")
+        self.assertTrue(self._stopped_by(model, _rows(4)[1])[0])  # compiled again, checked
+        with contextlib.ExitStack() as stack:
+            try:
+                self.assertEqual(set_skipping("function"), "")  # every entry is checked now
+                for n in (4, 6):
+                    self.assertTrue(self._stopped_by(model, _rows(n)[1])[0])
+            finally:
+                torch.compiler.set_stance("default")
+        _intercept.set_level("off")
+        self.assertIs(_decorators._set_stance, setter)
+
     def test_a_region_only_ever_run_with_the_guard_off_is_not_recompiled_at_each_toggle(self):
         _intercept.set_level("off")
         torch._dynamo.reset()

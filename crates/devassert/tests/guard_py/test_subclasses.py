@@ -144,9 +144,11 @@ class Redispatching(torch.Tensor):
     torch.overrides.redispatch_function (torch 2.15+) lets a subclass do."""
 
     depth = 0
+    calls = []
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(func.__name__)
         cls.depth += 1
         try:
             if cls.depth > 20:
@@ -178,6 +180,84 @@ class RedispatchTest(unittest.TestCase):
         devassert.guard()
         for a, b in zip(ops(), plain):
             self.assertTrue(torch.equal(a.as_subclass(torch.Tensor), b.as_subclass(torch.Tensor)))
+
+
+    def test_a_bad_index_in_a_redispatched_call_is_stopped_with_the_finding(self):
+        # The redispatched call is checked: values read with every
+        # __torch_function__ off (a wrapper through its inner tensor); the
+        # subclass sees the same calls as in plain torch, valid results are
+        # identical, and a bad index gives torch's error type with the finding.
+        for make, cls in ((lambda t: t.as_subclass(Redispatching), Redispatching), (RedispatchingWrapper, RedispatchingWrapper)):
+            for name, (fn, good, bad) in _cases(make).items():
+                for level in ("on", "strict"):
+                    with self.subTest(cls=cls.__name__, op=name, level=level):
+                        plain = [self._logged(cls, fn, ids) for ids in (good, bad)]
+                        _intercept.set_level(level)
+                        try:
+                            guarded = [self._logged(cls, fn, ids) for ids in (good, bad)]
+                        finally:
+                            _intercept.set_level("off")
+                        (plain_good, plain_calls), (plain_bad, plain_bad_calls) = plain
+                        (guarded_good, calls), (guarded_bad, bad_calls) = guarded
+                        self.assertEqual(calls, plain_calls)
+                        self.assertEqual(bad_calls, plain_bad_calls)
+                        with torch._C.DisableTorchFunction():
+                            self.assertTrue(torch.equal(plain_good, guarded_good))
+                        self.assertIsInstance(guarded_bad, devassert.DeviceAssertPrevented, repr(guarded_bad))
+                        self.assertIsInstance(guarded_bad, type(plain_bad))
+                        self.assertTrue(str(guarded_bad).startswith(str(plain_bad)), str(guarded_bad))
+                        self.assertIn(12, guarded_bad.finding["values"])
+
+    def _logged(self, cls, fn, ids):
+        """(the result or exception, the funcs the subclass was handed)."""
+        cls.calls = []
+        got = _outcome(lambda: fn(ids))
+        return got, cls.calls
+
+    def test_a_mode_that_redispatches_sees_the_same_calls(self):
+        class Logging(torch.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                calls.append(func.__name__)
+                with self:
+                    return torch.overrides.redispatch_function(func, types, args, kwargs or {})
+
+        def run(last):
+            x = torch.arange(15.0).reshape(5, 3)
+            i = torch.tensor([0, last])
+            with Logging():
+                return F.embedding(i, x).sum() + x[i].sum() + torch.gather(x, 0, i.view(2, 1)).sum()
+
+        calls = []
+        plain = run(4)
+        plain_calls, calls = calls, []
+        with self.assertRaises(IndexError) as bad:
+            run(5)
+        plain_bad_calls, calls = calls, []
+        _intercept.set_level("on")
+        self.assertTrue(torch.equal(run(4), plain))
+        self.assertEqual(calls, plain_calls)
+        calls = []
+        with self.assertRaises(IndexError) as ctx:
+            run(5)
+        self.assertEqual(calls, plain_bad_calls)
+        self.assertIsInstance(ctx.exception, devassert.DeviceAssertPrevented)
+        self.assertTrue(str(ctx.exception).startswith(str(bad.exception)))
+        self.assertEqual(ctx.exception.finding["values"], [5])
+
+
+class RedispatchingWrapper(Traceable):
+    """A traceable wrapper subclass whose __torch_function__ redispatches."""
+
+    calls = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(func.__name__)
+        return torch.overrides.redispatch_function(func, types, args, kwargs or {})
+
+    @staticmethod
+    def __tensor_unflatten__(inner, meta, outer_size, outer_stride):
+        return RedispatchingWrapper(inner["elem"])
 
 
 class NestedTensorTest(unittest.TestCase):
