@@ -125,6 +125,16 @@ pub fn classify(line: &str) -> Option<(HostKind, bool)> {
     best.map(|i| (TABLE[i].1, device))
 }
 
+/// Whether [`classify`] reads numbers in `line` (`cuda runtime error (59)`,
+/// THC's `error=59`): elsewhere its answer is the same whatever the
+/// line's numbers (its other literals hold no digit).
+pub fn reads_codes(line: &str) -> bool {
+    use crate::device_line::{searcher, Searcher};
+    static RUNTIME: Searcher = searcher!(b"runtime error (");
+    static CODE: Searcher = searcher!(b"error=");
+    RUNTIME.find(line.as_bytes()).is_some() || CODE.find(line.as_bytes()).is_some()
+}
+
 /// The message hints that tell how the traceback was taken.
 pub fn is_async_hint(line: &str) -> bool {
     line.contains("might be asynchronously reported")
@@ -163,6 +173,19 @@ pub fn sets_launch_blocking(line: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_code_the_table_reads_is_named_by_reads_codes() {
+        // The reader keeps lines by shape on the promise of `reads_codes`.
+        for (literal, _) in super::TABLE {
+            if literal.bytes().any(|b| b.is_ascii_digit()) {
+                assert!(super::reads_codes(literal), "{literal}");
+            }
+        }
+        assert!(super::reads_codes(
+            "THCudaCheck FAIL file=x line=3 error=59 : x"
+        ));
+    }
+
     use super::*;
 
     #[test]

@@ -63,7 +63,8 @@ fn join(a: &str, b: &str) -> String {
 }
 
 /// Whether a row holds a piece of a device assertion line (one search for
-/// all the markers: every row a traceback holds open is asked).
+/// all the markers: every row a traceback holds open is asked). No marker
+/// holds a digit: the reader keeps unmarked rows by shape (`quiet`).
 pub fn has_marker(row: &str) -> bool {
     static MARKERS: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> =
         std::sync::OnceLock::new();

@@ -348,3 +348,12 @@ fn a_recorded_fact_retires_its_lines_but_not_a_trigger_line() {
     assert!(!p.kept_only_by_retired(trigger, &[], retired.bits()));
     assert!(!p.kept_only_by_retired(vocab, &[], retired.bits()));
 }
+
+/// The reader keeps lines that hold no trigger by shape (digits blind):
+/// a trigger with a digit would break that.
+#[test]
+fn no_trigger_word_holds_a_digit() {
+    assert!(TRIGGERS
+        .iter()
+        .all(|t| !t.bytes().any(|b| b.is_ascii_digit())));
+}

@@ -6,8 +6,10 @@
 //! kept). A repeat is looked up instead of searched again. The same set
 //! keeps the rows known to hold no device marker. A text is kept when it
 //! is said the second time (the first time, its hash is noted): most lines
-//! that never repeat (an exception's message with its numbers) then cost a
-//! hash, not a copy into a set that they would only churn.
+//! that never repeat then cost a hash, not a copy into a set that they
+//! would only churn. Checks that look only for literals without a digit
+//! keep their texts by shape ([`QuietShapes`]): an exception's message
+//! that repeats with new numbers is then looked up too.
 
 use std::collections::HashSet;
 
@@ -45,5 +47,66 @@ impl QuietLines {
             self.seen.clear();
         }
         self.seen.insert(text.into());
+    }
+}
+
+/// [`QuietLines`] for checks that look only for literals without an ASCII
+/// digit (the device markers, the trigger words, the host-error table but
+/// for the codes it reads): such a literal matches only between digits, so
+/// a text and the same text with other numbers get the same answer. Texts
+/// are kept by their shape: each run of digits one `0`.
+#[derive(Default)]
+pub(super) struct QuietShapes {
+    shapes: QuietLines,
+    /// The shape last made (kept to reuse its allocation).
+    shape: String,
+}
+
+impl QuietShapes {
+    pub(super) fn contains(&mut self, text: &str) -> bool {
+        text.len() <= MAX_TEXT && !self.shapes.seen.is_empty() && {
+            shape(text, &mut self.shape);
+            self.shapes.contains(&self.shape)
+        }
+    }
+
+    pub(super) fn insert(&mut self, text: &str) {
+        if text.len() <= MAX_TEXT {
+            shape(text, &mut self.shape);
+            self.shapes.insert(&self.shape);
+        }
+    }
+}
+
+/// `text` with each run of ASCII digits one `0`, into `out`.
+fn shape(text: &str, out: &mut String) {
+    out.clear();
+    let mut digits = false;
+    for c in text.chars() {
+        let d = c.is_ascii_digit();
+        if !(d && digits) {
+            out.push(if d { '0' } else { c });
+        }
+        digits = d;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shape_is_known_whatever_its_numbers() {
+        let mut q = QuietShapes::default();
+        let first = "JSONDecodeError: Extra data: line 1 column 345 (char 678)";
+        // Kept on its second sight, as lines are.
+        q.insert(first);
+        q.insert("JSONDecodeError: Extra data: line 1 column 9 (char 1)");
+        assert!(q.contains("JSONDecodeError: Extra data: line 7 column 12 (char 99)"));
+        assert!(!q.contains("JSONDecodeError: Extra data: line 1 column 345 (char x)"));
+        assert!(!q.contains("JSONDecodeError: Extra data: line 1, column 345 (char 678)"));
+        let mut s = String::new();
+        shape("a12b3 ü 4500", &mut s);
+        assert_eq!(s, "a0b0 ü 0");
     }
 }

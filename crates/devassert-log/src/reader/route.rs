@@ -330,13 +330,23 @@ impl Reader {
         // `AMD_SERIALIZE`), and no literal set a catalog regex requires: of
         // these checks it needs only the ones that do not rest on them.
         // A line known to say nothing to the host-error table and the
-        // evidence is not searched again.
+        // evidence is not searched again, nor one of a shape known to say
+        // nothing to the table.
         let plain = self.lines.plain || self.quiet_lines.contains(t);
         let mut said = false;
-        if !plain && self.pre.has_trigger(t) {
-            if let Some((kind, device)) = errors::classify(t) {
-                self.host_event(kind, device, t, rank, time);
-                said = true;
+        if !plain && !self.quiet_hosts.contains(t) {
+            match self
+                .pre
+                .has_trigger(t)
+                .then(|| errors::classify(t))
+                .flatten()
+            {
+                Some((kind, device)) => {
+                    self.host_event(kind, device, t, rank, time);
+                    said = true;
+                }
+                None if !errors::reads_codes(t) => self.quiet_hosts.insert(t),
+                None => {}
             }
         }
         let b = t.as_bytes();

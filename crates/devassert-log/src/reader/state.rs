@@ -32,7 +32,9 @@ pub struct Reader {
     pub(super) quiet_lines: super::quiet::QuietLines,
     /// Rows known to hold no device marker (`unwrap::has_marker`, a
     /// function of the row alone), kept the same way.
-    pub(super) unmarked: super::quiet::QuietLines,
+    pub(super) unmarked: super::quiet::QuietShapes,
+    /// Lines known to say nothing to the host-error table, by shape.
+    pub(super) quiet_hosts: super::quiet::QuietShapes,
     /// Rows only the traceback builder reads, and their text (see `memo`).
     pub(super) traceback_rows: super::memo_rows::TracebackRows,
     /// The catalog's literal walk over lines that differ only in numbers.
@@ -56,6 +58,7 @@ impl Reader {
             rank_budget: Default::default(),
             quiet_lines: Default::default(),
             unmarked: Default::default(),
+            quiet_hosts: Default::default(),
             traceback_rows: Default::default(),
             sets_memo: Default::default(),
             retired: pre.retired(),
