@@ -25,28 +25,11 @@ fn int(s: &Scalar) -> Option<i64> {
     }
 }
 
-/// The facts of the stated values; `high` unknown leaves out every fact
-/// that compares with it.
+/// The facts of the stated values: some of the bad values (a CPU error
+/// names the first), with the bound when the log states it.
 fn value_facts(values: &[i64], low: i64, high: Option<i64>, kind: Kind) -> Facts {
     let counts: HashMap<i64, u64> = values.iter().map(|v| (*v, 1)).collect();
-    match high {
-        Some(h) => facts::value_facts(&counts, low, h, kind),
-        None => {
-            let mut f = facts::value_facts(&counts, low, i64::MAX, kind);
-            for k in [
-                "high",
-                "top",
-                "n_past",
-                "n_255",
-                "n_wrapped",
-                "wrapped",
-                "base_vocab",
-            ] {
-                f.remove(k);
-            }
-            f
-        }
-    }
+    facts::stated_facts(&counts, low, high, kind)
 }
 
 /// Re-rank `causes` by the facts of the log.
