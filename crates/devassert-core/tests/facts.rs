@@ -82,7 +82,11 @@ fn every_shared_case_decides_as_written() {
         }
         // `fits` is what `requires` needs: a listed cause fits some value.
         for c in &d.causes {
-            assert!(!d.unfit.contains(&c.id), "{name}: {} listed and unfit", c.id);
+            assert!(
+                !d.unfit.contains(&c.id),
+                "{name}: {} listed and unfit",
+                c.id
+            );
         }
         if case["no_ruled_out"] == true {
             assert!(d.ruled_out.is_empty(), "{name}: {:?}", d.ruled_out);

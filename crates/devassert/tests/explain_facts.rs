@@ -226,3 +226,17 @@ fn a_stated_id_past_the_table_shows_no_fix_for_negative_ids() {
     assert_unfit(&f, "negative_index");
     assert!(!all_fixes(&f).contains("pad_token_id in input_ids"), "{f}");
 }
+
+/// The CPU error names the first bad label, not the largest: the class
+/// count the fix asks for is a floor, not the answer.
+#[test]
+fn the_class_count_a_log_implies_is_a_floor() {
+    let f = first("num_labels = 12\nIndexError: Target 12 is out of bounds.\n");
+    assert_eq!(ids(&f)[0], "label_ge_num_classes", "{f}");
+    let fixes = all_fixes(&f);
+    assert!(
+        fixes.contains("set num_labels / num_classes to the largest label + 1 (at least 13)"),
+        "{fixes}"
+    );
+    assert!(!fixes.contains("num_classes to 13"), "{fixes}");
+}

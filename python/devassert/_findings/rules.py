@@ -704,7 +704,8 @@ FACT_CAUSES = [
         "refute": [
         ],
         "fix": [
-            {"text": "set num_labels / num_classes to {top + 1}, or remap the labels to 0..{high - 1}", "when": None, "check": "top + 1 > high"},
+            {"text": "set num_labels / num_classes to {top + 1}, or remap the labels to 0..{high - 1}", "when": "!known(sampled) || sampled == 0", "check": "top + 1 > high"},
+            {"text": "set num_labels / num_classes to the largest label + 1 (at least {top + 1}), or remap the labels to 0..{high - 1}", "when": "sampled", "check": "top + 1 > high"},
         ],
     },
 ]

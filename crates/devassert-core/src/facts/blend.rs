@@ -153,8 +153,10 @@ pub(super) mod tests {
     #[test]
     fn a_cause_no_stated_value_fits_stays_by_its_prior_without_its_fixes() {
         let ranked = vec![
-            Cause::new("label_ge_num_classes", 0.35, "too few classes")
-                .with_fixes(["set num_labels = max label + 1".to_string(), "check".to_string()]),
+            Cause::new("label_ge_num_classes", 0.35, "too few classes").with_fixes([
+                "set num_labels = max label + 1".to_string(),
+                "check".to_string(),
+            ]),
             Cause::new("negative_label", 0.2, "negative labels")
                 .with_fixes(["map negative labels".to_string(), "check".to_string()]),
         ];

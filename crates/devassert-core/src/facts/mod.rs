@@ -208,7 +208,27 @@ mod tests {
             .iter()
             .find(|c| c.id == "token_id_ge_vocab")
             .expect("kept");
-        assert!(t.why.ends_with(blend::BY_PRIOR), "{}", t.why);
+        // -1 is no id past the table: kept (a log states one bad value,
+        // others may be past it), by its prior, without a fix.
+        assert!(t.why.ends_with(blend::UNFIT_BY_PRIOR), "{}", t.why);
+        assert!(t.fixes.is_empty());
+        assert!(b.ruled_out.is_empty());
+        // A cause that any value may fit keeps saying it rests on its prior.
+        let values = HashMap::from([(12i64, 1u64)]);
+        let f = value_facts(&values, 0, 10, Kind::Ids);
+        let b = blend::blend(blend::tests::rule_causes(), &decide(Kind::Ids, &f));
+        let n = b
+            .causes
+            .iter()
+            .find(|c| c.id == "negative_index")
+            .expect("kept");
+        assert!(n.why.ends_with(blend::UNFIT_BY_PRIOR), "{}", n.why);
+        let t = b
+            .causes
+            .iter()
+            .find(|c| c.id == "token_id_ge_vocab")
+            .expect("kept");
+        assert!(!t.why.contains("none of the offending values"), "{}", t.why);
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub const FACT_NAMES: &[&str] = &[
     "hint_tok",
     "hf",
     "adds_tokens",
+    "sampled",
 ];
 
 /// What the values index.

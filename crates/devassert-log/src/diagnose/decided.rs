@@ -59,6 +59,8 @@ pub(super) fn decide(
     let stated: Vec<i64> = values.iter().filter_map(int).collect();
     if !stated.is_empty() {
         f = value_facts(&stated, low, high, kind);
+        // The log names some of the bad values (a CPU error the first).
+        f.insert("sampled".into(), 1.0);
     } else if let Some(h) = high {
         f.insert("low".into(), low as f64);
         f.insert("high".into(), h as f64);
