@@ -50,6 +50,7 @@ fn fact_causes(s: &mut String) {
             lit(&c.requires),
             c.prior
         );
+        let _ = writeln!(s, "        \"fits\": {},", opt(&c.fits));
         let _ = writeln!(s, "        \"why\": {},", lit(&c.why));
         let _ = writeln!(s, "        \"support\": [");
         for x in &c.support {

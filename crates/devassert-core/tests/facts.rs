@@ -2,7 +2,7 @@
 //! (`tests/fact_cases.json`): the Rust engine's answers. The guard's
 //! `test_facts.py` holds the Python engine to the same file.
 
-use devassert_core::facts::{decide, value_facts, Facts, Kind};
+use devassert_core::facts::{decide, stated_facts, Facts, Kind};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -35,11 +35,9 @@ fn every_shared_case_decides_as_written() {
             .iter()
             .map(|p| (p[0].as_i64().expect("value"), p[1].as_u64().expect("count")))
             .collect();
-        let (low, high) = (
-            case["low"].as_i64().unwrap_or(0),
-            case["high"].as_i64().expect("high"),
-        );
-        let mut facts: Facts = value_facts(&values, low, high, kind);
+        // `"high": null`: a log that states the values but not the bound.
+        let (low, high) = (case["low"].as_i64().unwrap_or(0), case["high"].as_i64());
+        let mut facts: Facts = stated_facts(&values, low, high, kind);
         if let Some(extra) = case["facts"].as_object() {
             for (k, v) in extra {
                 facts.insert(k.clone(), v.as_f64().expect("a number"));
@@ -81,6 +79,23 @@ fn every_shared_case_decides_as_written() {
                 "{name}: {id} not ruled out: {:?}",
                 d.ruled_out
             );
+        }
+        // `fits` is what `requires` needs: a listed cause fits some value.
+        for c in &d.causes {
+            assert!(
+                !d.unfit.contains(&c.id),
+                "{name}: {} listed and unfit",
+                c.id
+            );
+        }
+        if case["no_ruled_out"] == true {
+            assert!(d.ruled_out.is_empty(), "{name}: {:?}", d.ruled_out);
+        }
+        for id in strings(case, "unfit") {
+            assert!(d.unfit.contains(&id), "{name}: {id} fits: {:?}", d.unfit);
+        }
+        for id in strings(case, "not_unfit") {
+            assert!(!d.unfit.contains(&id), "{name}: {id} unfit: {:?}", d.unfit);
         }
         for part in strings(case, "why_has") {
             assert!(
@@ -140,8 +155,8 @@ fn every_shown_fix_makes_its_facts_valid() {
             .iter()
             .map(|p| (p[0].as_i64().expect("v"), p[1].as_u64().expect("c")))
             .collect();
-        let high = case["high"].as_i64().expect("high");
-        let mut facts = value_facts(&values, case["low"].as_i64().unwrap_or(0), high, kind);
+        let high = case["high"].as_i64();
+        let mut facts = stated_facts(&values, case["low"].as_i64().unwrap_or(0), high, kind);
         for (k, v) in case["facts"].as_object().into_iter().flatten() {
             facts.insert(k.clone(), v.as_f64().expect("number"));
         }

@@ -135,3 +135,46 @@ fn explain_reads_every_real_log_into_the_contract() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     common::assert_contract(&docs);
 }
+
+/// A cause the thread established is never ruled out, nor said to fit none
+/// of the log's values, on the tuning splits (`scripts/corpus-accuracy`
+/// reports the others; nobody tunes on them).
+#[test]
+fn no_established_cause_is_ruled_out_or_unfit() {
+    let mut bad = Vec::new();
+    for row in labels() {
+        let (Some(id), Some(want)) = (row["id"].as_str(), row["cause"].as_str()) else {
+            continue;
+        };
+        if !matches!(row["split"].as_str(), Some("tune" | "tune2")) {
+            continue;
+        }
+        let out = common::bin()
+            .args(["explain", "--format", "json", "--no-source"])
+            .arg(corpus().join(format!("{id}.log")))
+            .output()
+            .expect("run devassert");
+        let Ok(report) = serde_json::from_slice::<Value>(&out.stdout) else {
+            continue;
+        };
+        for f in report["findings"].as_array().into_iter().flatten() {
+            let ruled = f["evidence"]["ruled_out"].as_array().into_iter().flatten();
+            if ruled
+                .filter_map(Value::as_str)
+                .any(|r| r.starts_with(&format!("{want}:")))
+            {
+                bad.push(format!("{id}: {want} ruled out"));
+            }
+            let unfit = f["causes"].as_array().into_iter().flatten().any(|c| {
+                c["id"] == want
+                    && c["why"]
+                        .as_str()
+                        .is_some_and(|w| w.contains("none of the offending values"))
+            });
+            if unfit {
+                bad.push(format!("{id}: {want} said to fit none of the values"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

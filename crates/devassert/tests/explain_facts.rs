@@ -134,3 +134,109 @@ fn the_truncation_fix_counts_the_position_offset() {
     );
     assert!(truncate.contains("padding_idx + 1"), "{truncate}");
 }
+
+fn real(id: &str) -> Value {
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/corpus/real/{id}.log"));
+    first(&std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("corpus log {id}: {e}")))
+}
+
+fn cause<'a>(f: &'a Value, id: &str) -> &'a Value {
+    f["causes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["id"] == id))
+        .unwrap_or_else(|| panic!("no cause {id}: {f}"))
+}
+
+/// Every fix the finding shows: its causes' and its next steps.
+fn all_fixes(f: &Value) -> String {
+    let mut s = f["fixes"].to_string();
+    for c in f["causes"].as_array().into_iter().flatten() {
+        s.push_str(&c["fixes"].to_string());
+    }
+    s
+}
+
+/// A cause none of the stated values fits: kept (the log states one bad
+/// value, others may differ), said so, no fix, not ruled out.
+fn assert_unfit(f: &Value, id: &str) {
+    let c = cause(f, id);
+    assert!(
+        c["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("none of the offending values the log states fits it")),
+        "{id}: {f}"
+    );
+    assert!(
+        c["fixes"].as_array().is_none_or(|a| a.is_empty()),
+        "{id} shows a fix: {f}"
+    );
+    assert!(
+        !f["evidence"]["ruled_out"].to_string().contains(id),
+        "{id} is ruled out on one value: {f}"
+    );
+}
+
+/// A real log (corpus 104, split tune): `IndexError: Target 12 is out of
+/// bounds.`, no bound. 12 is past the last class whatever it is; it is not
+/// negative, so the negative-label cause keeps its prior and shows no fix.
+/// It may be a void label (any number may: 225 is one in a real log), so
+/// ignore_label_not_ignored is no unfit cause.
+#[test]
+fn a_stated_label_past_the_bound_decides_the_causes_without_the_bound() {
+    let f = real("104");
+    assert_eq!(ids(&f)[0], "label_ge_num_classes", "{f}");
+    assert!(
+        why(&f, "label_ge_num_classes").contains("(facts: label 12 is past the last class"),
+        "{f}"
+    );
+    assert_unfit(&f, "negative_label");
+    let fixes = all_fixes(&f);
+    assert!(!fixes.contains("labels < 0"), "{fixes}");
+    assert!(!fixes.contains("padding value"), "{fixes}");
+    assert!(
+        !why(&f, "ignore_label_not_ignored").contains("none of the offending values"),
+        "{f}"
+    );
+}
+
+/// A real log (corpus 103, split tune): `Target -1 is out of bounds.`, no
+/// bound. More classes cannot make -1 valid: label_ge_num_classes stays,
+/// ranked by its prior, and its fixes ("num_labels = max label + 1") go.
+#[test]
+fn a_stated_negative_label_shows_no_fix_for_too_few_classes() {
+    let f = real("103");
+    let top2 = &ids(&f)[..2];
+    assert!(
+        top2.contains(&"negative_label") && top2.contains(&"ignore_label_not_ignored"),
+        "{f}"
+    );
+    assert_unfit(&f, "label_ge_num_classes");
+    let fixes = all_fixes(&f);
+    assert!(!fixes.contains("num_labels"), "{fixes}");
+    assert!(fixes.contains("labels[labels < 0] = -100"), "{fixes}");
+    assert!(f["evidence"]["ruled_out"].is_null(), "{f}");
+}
+
+#[test]
+fn a_stated_id_past_the_table_shows_no_fix_for_negative_ids() {
+    let f = first(
+        "RuntimeError: index out of range: Tried to access index 12 out of table with 9 rows. at /pytorch/aten/src/TH/generic/THTensorEvenMoreMath.cpp:418\n",
+    );
+    assert_unfit(&f, "negative_index");
+    assert!(!all_fixes(&f).contains("pad_token_id in input_ids"), "{f}");
+}
+
+/// The CPU error names the first bad label, not the largest: the class
+/// count the fix asks for is a floor, not the answer.
+#[test]
+fn the_class_count_a_log_implies_is_a_floor() {
+    let f = first("num_labels = 12\nIndexError: Target 12 is out of bounds.\n");
+    assert_eq!(ids(&f)[0], "label_ge_num_classes", "{f}");
+    let fixes = all_fixes(&f);
+    assert!(
+        fixes.contains("set num_labels / num_classes to the largest label + 1 (at least 13)"),
+        "{fixes}"
+    );
+    assert!(!fixes.contains("num_classes to 13"), "{fixes}");
+}

@@ -163,17 +163,22 @@ def render(text, facts):
 
 def value_facts(value_counts, low, high, kind):
     """The facts the bad values give (``{value: count}``), as
-    ``devassert_core::facts::value_facts`` computes them."""
+    ``devassert_core::facts::stated_facts`` computes them. ``high`` None:
+    the bound is unknown, and every bad value at or past ``low`` is past it
+    (255 among labels counts as the void label, since the bound is <= 255)."""
     vals = {int(v): int(c) for v, c in value_counts.items()}
 
+    def beyond(v):
+        return v >= low and (high is None or v >= high)
+
     def wrapped(v):
-        return v >= high and v in UNSIGNED_MINUS_ONE
+        return beyond(v) and v in UNSIGNED_MINUS_ONE
 
     def border(v):
-        return kind == "labels" and v == 255 and high <= 255
+        return kind == "labels" and v == 255 and beyond(v) and (high is None or high <= 255)
 
     def past(v):
-        return v >= high and not wrapped(v) and not border(v)
+        return beyond(v) and not wrapped(v) and not border(v)
 
     def neg(v):
         return v < 0 and (kind == "ids" or v != -100)
@@ -181,7 +186,9 @@ def value_facts(value_counts, low, high, kind):
     def total(pred):
         return float(sum(c for v, c in vals.items() if pred(v)))
 
-    f = {"low": low, "high": high, "count": float(sum(vals.values())), "distinct": float(len(vals))}
+    f = {"low": low, "count": float(sum(vals.values())), "distinct": float(len(vals))}
+    if high is not None:
+        f["high"] = high
     if vals:
         f["bottom"] = min(vals)
     tops = [v for v in vals if past(v)]
@@ -196,8 +203,23 @@ def value_facts(value_counts, low, high, kind):
     w = [v for v in vals if wrapped(v)]
     if w:
         f["wrapped"] = min(w)
-    f["base_vocab"] = 1.0 if high in BASE_VOCABS else 0.0
+    if high is not None:
+        f["base_vocab"] = 1.0 if high in BASE_VOCABS else 0.0
     return f
+
+
+def unfit(kind, facts):
+    """The causes whose every ``fits`` the facts make false: they fit none
+    of the values (``Decision::unfit`` in Rust). A cause without ``fits``
+    may fit any value."""
+    out = []
+    for c in FACT_CAUSES:
+        if c["kind"] != kind or c["id"] in out:
+            continue
+        same = [d for d in FACT_CAUSES if d["kind"] == kind and d["id"] == c["id"]]
+        if all(d.get("fits") is not None and fails(d["fits"], facts) for d in same):
+            out.append(c["id"])
+    return out
 
 
 def decide(kind, facts):

@@ -465,6 +465,7 @@ FACT_CAUSES = [
     {
         "id": "negative_index", "kind": "ids",
         "requires": "n_wrapped > 0", "prior": 0.2,
+        "fits": "n_neg + n_wrapped > 0",
         "why": "-1 written into an unsigned array (a padding sentinel), not a real id",
         "support": [
             {"when": "n_wrapped > 0", "weight": "0.75 * n_wrapped / count", "fact": "{n_wrapped} of the {count} bad ids are {wrapped}, -1 as an unsigned integer"},
@@ -478,6 +479,7 @@ FACT_CAUSES = [
     {
         "id": "negative_index", "kind": "ids",
         "requires": "n_neg > 0", "prior": 0.2,
+        "fits": "n_neg + n_wrapped > 0",
         "why": "negative ids reach the lookup: a padding or label sentinel (-1, -100) in the input ids",
         "support": [
             {"when": "n_neg > 0", "weight": "0.6 * n_neg / count", "fact": "{n_neg} of the {count} bad ids are negative (down to {bottom})"},
@@ -491,7 +493,8 @@ FACT_CAUSES = [
     },
     {
         "id": "off_by_one", "kind": "ids",
-        "requires": "top == high && col_min == 1", "prior": 0.2,
+        "requires": "n_past > 0 && top == high && col_min == 1", "prior": 0.2,
+        "fits": "n_past + n_255 + n_wrapped > 0",
         "why": "the indices are counted from 1: the largest one equals the table size",
         "support": [
             {"when": "col_max == high", "weight": "0.55", "fact": "the values run 1..{high}: smallest 1, largest {high} = the table's rows, and no 0"},
@@ -507,7 +510,8 @@ FACT_CAUSES = [
     },
     {
         "id": "seq_len_gt_max_positions", "kind": "ids",
-        "requires": "top >= high && (positions || hint_pos || (top == high && known(positions) == 0 && (known(hint_tok) == 0 || hint_tok == 0) && (high == 512 || high == 514 || high == 1024 || high == 2048 || high == 4096 || high == 4098 || high == 8192)))", "prior": 0.3,
+        "requires": "n_past > 0 && (positions || hint_pos || (top == high && known(positions) == 0 && (known(hint_tok) == 0 || hint_tok == 0) && (high == 512 || high == 514 || high == 1024 || high == 2048 || high == 4096 || high == 4098 || high == 8192)))", "prior": 0.3,
+        "fits": "n_past + n_255 + n_wrapped > 0",
         "why": "a sequence is longer than the position table, so position ids run past it",
         "support": [
             {"when": "top == high && known(positions) == 0 && (known(hint_tok) == 0 || hint_tok == 0) && (high == 512 || high == 514 || high == 1024 || high == 2048 || high == 4096 || high == 4098 || high == 8192)", "weight": "0.3", "fact": "id {top} is the first past a table of {high} rows, a common max_position_embeddings: a sequence of more than {high} tokens"},
@@ -526,7 +530,8 @@ FACT_CAUSES = [
     },
     {
         "id": "type_vocab_size", "kind": "ids",
-        "requires": "top >= high && (hint_type || (high <= 2 && top <= 2))", "prior": 0.3,
+        "requires": "n_past > 0 && (hint_type || (high <= 2 && top <= 2))", "prior": 0.3,
+        "fits": "n_past + n_255 + n_wrapped > 0",
         "why": "token-type ids at or past type_vocab_size reach the token-type embedding",
         "support": [
             {"when": "hint_type", "weight": "0.45", "fact": "the table is a token-type embedding of {high} row(s) and gets type id {top}"},
@@ -540,7 +545,8 @@ FACT_CAUSES = [
     },
     {
         "id": "added_tokens_no_resize", "kind": "ids",
-        "requires": "top >= high && (base_vocab || tok_len > high || adds_tokens)", "prior": 0.15,
+        "requires": "n_past > 0 && (base_vocab || tok_len > high || adds_tokens)", "prior": 0.15,
+        "fits": "n_past + n_255 + n_wrapped > 0",
         "why": "tokens were added to the tokenizer but the embedding was not resized, so the new ids are >= its rows",
         "support": [
             {"when": "tok_len > top && tok_len > high", "weight": "0.6", "fact": "len(tokenizer) = {tok_len} covers id {top}; the embedding has {high} rows"},
@@ -563,7 +569,8 @@ FACT_CAUSES = [
     },
     {
         "id": "pad_token_id_out_of_range", "kind": "ids",
-        "requires": "top >= high && distinct == 1 && ((trailing && count >= 2) || pad_id == top)", "prior": 0.1,
+        "requires": "n_past > 0 && distinct == 1 && ((trailing && count >= 2) || pad_id == top)", "prior": 0.1,
+        "fits": None,
         "why": "the padding id is outside the vocabulary",
         "support": [
             {"when": "pad_id == top", "weight": "0.7", "fact": "pad_token_id is {pad_id}, the out-of-range id"},
@@ -581,7 +588,8 @@ FACT_CAUSES = [
     },
     {
         "id": "token_id_ge_vocab", "kind": "ids",
-        "requires": "top >= high", "prior": 0.3,
+        "requires": "n_past > 0", "prior": 0.3,
+        "fits": "n_past + n_255 + n_wrapped > 0",
         "why": "ids past the table: the data was tokenized with a larger vocabulary than the model's, or the model's vocab_size is wrong",
         "support": [
             {"when": "top >= high", "weight": "0.05", "fact": "ids reach {top}: they need at least {top + 1} rows, the table has {high}"},
@@ -599,6 +607,7 @@ FACT_CAUSES = [
     {
         "id": "negative_label", "kind": "labels",
         "requires": "n_wrapped > 0", "prior": 0.2,
+        "fits": "n_neg + n_m100 + n_wrapped > 0",
         "why": "-1 written into an unsigned array (an ignore / unlabelled sentinel), not a class",
         "support": [
             {"when": "n_wrapped > 0", "weight": "0.75 * n_wrapped / count", "fact": "{n_wrapped} of the {count} bad labels are {wrapped}, -1 as an unsigned integer"},
@@ -612,6 +621,7 @@ FACT_CAUSES = [
     {
         "id": "ignore_label_not_ignored", "kind": "labels",
         "requires": "n_255 > 0", "prior": 0.2,
+        "fits": None,
         "why": "255, the void / border label of VOC-style masks, reaches the loss, which does not ignore it",
         "support": [
             {"when": "n_255 > 0", "weight": "0.7 * n_255 / count", "fact": "{n_255} of the {count} bad labels are 255 with {high} classes"},
@@ -626,6 +636,7 @@ FACT_CAUSES = [
     {
         "id": "ignore_label_not_ignored", "kind": "labels",
         "requires": "n_m100 > 0", "prior": 0.2,
+        "fits": None,
         "why": "-100 is the usual ignore label, but the loss's ignore_index is something else",
         "support": [
             {"when": "n_m100 > 0", "weight": "0.7 * n_m100 / count", "fact": "{n_m100} of the {count} bad labels are -100"},
@@ -640,6 +651,7 @@ FACT_CAUSES = [
     {
         "id": "ignore_label_not_ignored", "kind": "labels",
         "requires": "n_m1 > 0", "prior": 0.2,
+        "fits": None,
         "why": "-1, a common 'unlabelled' marker, reaches the loss, which does not ignore it",
         "support": [
             {"when": "n_m1 > 0", "weight": "0.65 * n_m1 / count", "fact": "{n_m1} of the {count} bad labels are -1"},
@@ -653,6 +665,7 @@ FACT_CAUSES = [
     {
         "id": "negative_label", "kind": "labels",
         "requires": "n_neg > 0", "prior": 0.2,
+        "fits": "n_neg + n_m100 + n_wrapped > 0",
         "why": "negative labels that are not the loss's ignore_index",
         "support": [
             {"when": "n_neg > 0", "weight": "0.6 * n_neg / count", "fact": "{n_neg} of the {count} bad labels are negative (down to {bottom})"},
@@ -665,7 +678,8 @@ FACT_CAUSES = [
     },
     {
         "id": "off_by_one", "kind": "labels",
-        "requires": "top == high && col_min == 1", "prior": 0.3,
+        "requires": "n_past > 0 && top == high && col_min == 1", "prior": 0.3,
+        "fits": "n_past + n_255 + n_wrapped > 0",
         "why": "the labels are counted from 1: the largest one equals num_classes",
         "support": [
             {"when": "col_max == high", "weight": "0.6", "fact": "the labels run 1..{high}: smallest 1, largest {high} = num_classes, and no 0"},
@@ -678,17 +692,20 @@ FACT_CAUSES = [
     },
     {
         "id": "label_ge_num_classes", "kind": "labels",
-        "requires": "top >= high", "prior": 0.2,
+        "requires": "n_past > 0", "prior": 0.2,
+        "fits": "n_past + n_255 + n_wrapped > 0",
         "why": "the labels need more classes than the model has",
         "support": [
             {"when": "top >= high", "weight": "0.6 * n_past / count", "fact": "labels reach {top}: they need {top + 1} classes, the model has {high}"},
+            {"when": "n_past > 0 && !known(high)", "weight": "0.6 * n_past / count", "fact": "label {top} is past the last class: the model needs at least {top + 1} classes"},
             {"when": "col_min == 0", "weight": "0.1", "fact": "0 occurs too, so they are not counted from 1"},
             {"when": "top > high", "weight": "0.05", "fact": "{top} is more than one past the last class"},
         ],
         "refute": [
         ],
         "fix": [
-            {"text": "set num_labels / num_classes to {top + 1}, or remap the labels to 0..{high - 1}", "when": None, "check": "top + 1 > high"},
+            {"text": "set num_labels / num_classes to {top + 1}, or remap the labels to 0..{high - 1}", "when": "!known(sampled) || sampled == 0", "check": "top + 1 > high"},
+            {"text": "set num_labels / num_classes to the largest label + 1 (at least {top + 1}), or remap the labels to 0..{high - 1}", "when": "sampled", "check": "top + 1 > high"},
         ],
     },
 ]

@@ -15,8 +15,9 @@ use crate::finding::Cause;
 pub struct Blended {
     pub causes: Vec<Cause>,
     pub ruled_out: Vec<String>,
-    /// The fixes of the refuted causes: a general fix that says the same
-    /// (`x` / `x after y`) must not be shown either.
+    /// The fixes of the refuted causes and of the causes no stated value
+    /// fits: a general fix that says the same (`x` / `x after y`) must not
+    /// be shown either.
     pub refuted_fixes: Vec<String>,
 }
 
@@ -31,6 +32,15 @@ impl Blended {
 
 /// Said of a cause the log gives no evidence for.
 pub const BY_PRIOR: &str = "(nothing in the log bears on it: ranked by its prior)";
+
+/// Said of a cause none of the log's offending values fits (no negative
+/// value for a negative-label cause …): the log states some of the bad
+/// values, not all, so it is not ruled out; its fixes could not make the
+/// stated values valid, so none is shown.
+pub const UNFIT: &str =
+    "(none of the offending values the log states fits it, though values it does not state might; no fix shown)";
+pub const UNFIT_BY_PRIOR: &str =
+    "(none of the offending values the log states fits it, though values it does not state might: ranked by its prior, no fix shown)";
 
 /// Whether `why` already cites the log's evidence.
 fn cites(why: &str) -> bool {
@@ -66,6 +76,13 @@ pub fn blend(ranked: Vec<Cause>, d: &Decision) -> Blended {
                 out.refuted_fixes.extend(c.fixes);
                 continue;
             }
+            if d.unfit.contains(&c.id) && !c.established {
+                out.refuted_fixes.append(&mut c.fixes);
+                let said = if cites(&c.why) { UNFIT } else { UNFIT_BY_PRIOR };
+                c.why = format!("{} {said}", c.why);
+                out.causes.push(c);
+                continue;
+            }
         }
         if !cites(&c.why) && !c.established && c.id != "unknown" {
             c.why = format!("{} {BY_PRIOR}", c.why);
@@ -84,6 +101,9 @@ pub fn blend(ranked: Vec<Cause>, d: &Decision) -> Blended {
             out.causes.push(c);
         }
     }
+    // A fix a kept cause still shows is not refuted by another's.
+    let shown: Vec<&String> = out.causes.iter().flat_map(|c| &c.fixes).collect();
+    out.refuted_fixes.retain(|x| !shown.contains(&x));
     // Best first; equal scores keep the rule's order.
     out.causes
         .sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
@@ -128,5 +148,30 @@ pub(super) mod tests {
         );
         assert!(!b.causes[0].why.contains(BY_PRIOR));
         assert!(b.causes[1].why.ends_with(BY_PRIOR));
+    }
+
+    #[test]
+    fn a_cause_no_stated_value_fits_stays_by_its_prior_without_its_fixes() {
+        let ranked = vec![
+            Cause::new("label_ge_num_classes", 0.35, "too few classes").with_fixes([
+                "set num_labels = max label + 1".to_string(),
+                "check".to_string(),
+            ]),
+            Cause::new("negative_label", 0.2, "negative labels")
+                .with_fixes(["map negative labels".to_string(), "check".to_string()]),
+        ];
+        let d = Decision {
+            unfit: vec!["label_ge_num_classes".into()],
+            ..Decision::default()
+        };
+        let b = blend(ranked, &d);
+        let c = &b.causes[0];
+        assert_eq!(c.id, "label_ge_num_classes", "not ruled out: {b:#?}");
+        assert!(c.fixes.is_empty(), "{c:#?}");
+        assert!(c.why.ends_with(UNFIT_BY_PRIOR), "{}", c.why);
+        assert!(b.ruled_out.is_empty());
+        assert!(b.refutes_fix("set num_labels = max label + 1"));
+        // A fix a fitting cause shows too stays.
+        assert!(!b.refutes_fix("check"), "{b:#?}");
     }
 }

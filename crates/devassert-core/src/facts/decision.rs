@@ -31,4 +31,9 @@ pub struct Decision {
     pub ruled_out: Vec<String>,
     /// What the supports added to each cause's prior, in the causes' order.
     pub gain: Vec<f64>,
+    /// Causes whose `fits` the facts make false for every definition: they
+    /// fit none of the values. Where all the bad values were measured
+    /// they are simply not causes; where a log states only some of them
+    /// (explain) they may fit others, so they stay, without a fix.
+    pub unfit: Vec<String>,
 }

@@ -37,21 +37,36 @@ pub const UNSIGNED_MINUS_ONE: [i64; 2] = [u16::MAX as i64, u32::MAX as i64];
 /// sentinels' counts …), from their counts; the caller adds what it knows
 /// of the whole column, the tokenizer and the code.
 pub fn value_facts(values: &HashMap<i64, u64>, low: i64, high: i64, kind: Kind) -> Facts {
+    stated_facts(values, low, Some(high), kind)
+}
+
+/// [`value_facts`] where the bound may be unknown (a log that states the
+/// offending value but not the table's size or the number of classes).
+/// Every value is a bad one, so a value at or past `low` is past the bound
+/// whatever it is: it counts in `n_past` and `top`, 255 (labels) in `n_255`
+/// (it is bad, so `high <= 255`), -1 stored unsigned in `n_wrapped`; only
+/// `high` and `base_vocab` stay unknown.
+pub fn stated_facts(values: &HashMap<i64, u64>, low: i64, high: Option<i64>, kind: Kind) -> Facts {
     let mut f = Facts::new();
     let n = |v: u64| v as f64;
     let count: u64 = values.values().sum();
-    let wrapped = |v: i64| v >= high && UNSIGNED_MINUS_ONE.contains(&v);
-    let border = |v: i64| kind == Kind::Labels && v == 255 && high <= 255;
+    // Past the bound: with no bound stated, every bad value not below `low`.
+    let beyond = |v: i64| v >= low && high.is_none_or(|h| v >= h);
+    let wrapped = |v: i64| beyond(v) && UNSIGNED_MINUS_ONE.contains(&v);
+    let border =
+        |v: i64| kind == Kind::Labels && v == 255 && beyond(v) && high.is_none_or(|h| h <= 255);
     let sum =
         |p: &dyn Fn(i64) -> bool| n(values.iter().filter(|(v, _)| p(**v)).map(|(_, c)| *c).sum());
     f.insert("low".into(), low as f64);
-    f.insert("high".into(), high as f64);
+    if let Some(h) = high {
+        f.insert("high".into(), h as f64);
+    }
     f.insert("count".into(), n(count));
     f.insert("distinct".into(), values.len() as f64);
     if let Some(b) = values.keys().min() {
         f.insert("bottom".into(), *b as f64);
     }
-    let past = |v: i64| v >= high && !wrapped(v) && !border(v);
+    let past = |v: i64| beyond(v) && !wrapped(v) && !border(v);
     if let Some(t) = values.keys().copied().filter(|v| past(*v)).max() {
         f.insert("top".into(), t as f64);
     }
@@ -65,14 +80,14 @@ pub fn value_facts(values: &HashMap<i64, u64>, low: i64, high: i64, kind: Kind) 
     if let Some(w) = values.keys().copied().filter(|v| wrapped(*v)).min() {
         f.insert("wrapped".into(), w as f64);
     }
-    f.insert(
-        "base_vocab".into(),
-        if crate::vocab::is_base_vocab(high) {
+    if let Some(h) = high {
+        let base = if crate::vocab::is_base_vocab(h) {
             1.0
         } else {
             0.0
-        },
-    );
+        };
+        f.insert("base_vocab".into(), base);
+    }
     f
 }
 
@@ -80,7 +95,22 @@ pub fn value_facts(values: &HashMap<i64, u64>, low: i64, high: i64, kind: Kind) 
 pub fn decide(kind: Kind, facts: &Facts) -> Decision {
     let mut scored: Vec<(f64, Cause, Vec<String>, f64)> = Vec::new();
     let mut ruled_out = Vec::new();
-    for def in table().iter().filter(|d| d.kind == kind.as_str()) {
+    let defs = || table().iter().filter(|d| d.kind == kind.as_str());
+    // Causes that fit none of the values: every definition states what a
+    // value must be to fit it, and the facts make that false (where the
+    // values are only some of the bad ones, as a log states them, the cause
+    // may still fit the others).
+    let mut unfit: Vec<String> = Vec::new();
+    for def in defs() {
+        if !unfit.contains(&def.id)
+            && defs()
+                .filter(|d| d.id == def.id)
+                .all(|d| d.fits.as_ref().is_some_and(|x| x.fails(facts)))
+        {
+            unfit.push(def.id.clone());
+        }
+    }
+    for def in defs() {
         if !def.requires.holds(facts) {
             continue;
         }
@@ -149,6 +179,7 @@ pub fn decide(kind: Kind, facts: &Facts) -> Decision {
         support,
         ruled_out,
         gain: gains,
+        unfit,
     }
 }
 
@@ -177,7 +208,27 @@ mod tests {
             .iter()
             .find(|c| c.id == "token_id_ge_vocab")
             .expect("kept");
-        assert!(t.why.ends_with(blend::BY_PRIOR), "{}", t.why);
+        // -1 is no id past the table: kept (a log states one bad value,
+        // others may be past it), by its prior, without a fix.
+        assert!(t.why.ends_with(blend::UNFIT_BY_PRIOR), "{}", t.why);
+        assert!(t.fixes.is_empty());
+        assert!(b.ruled_out.is_empty());
+        // A cause that any value may fit keeps saying it rests on its prior.
+        let values = HashMap::from([(12i64, 1u64)]);
+        let f = value_facts(&values, 0, 10, Kind::Ids);
+        let b = blend::blend(blend::tests::rule_causes(), &decide(Kind::Ids, &f));
+        let n = b
+            .causes
+            .iter()
+            .find(|c| c.id == "negative_index")
+            .expect("kept");
+        assert!(n.why.ends_with(blend::UNFIT_BY_PRIOR), "{}", n.why);
+        let t = b
+            .causes
+            .iter()
+            .find(|c| c.id == "token_id_ge_vocab")
+            .expect("kept");
+        assert!(!t.why.contains("none of the offending values"), "{}", t.why);
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub const FACT_NAMES: &[&str] = &[
     "hint_tok",
     "hf",
     "adds_tokens",
+    "sampled",
 ];
 
 /// What the values index.
@@ -77,6 +78,11 @@ pub struct CauseRow {
     pub id: String,
     pub kind: String,
     pub requires: String,
+    /// What a value must be for the cause to explain it (a necessary
+    /// condition, unlike `requires`, which may ask for more): when false,
+    /// no value fits the cause. None: any value might.
+    #[serde(default)]
+    pub fits: Option<String>,
     pub prior: f64,
     pub why: String,
     #[serde(default)]
@@ -133,6 +139,7 @@ pub struct CauseDef {
     pub id: String,
     pub kind: String,
     pub requires: Expr,
+    pub fits: Option<Expr>,
     pub prior: f64,
     pub why: String,
     pub supports: Vec<Support>,
@@ -203,6 +210,7 @@ pub fn compile(text: &str) -> Result<Vec<CauseDef>, String> {
             id: c.id.clone(),
             kind: c.kind.clone(),
             requires: expr(&c.requires, &at)?,
+            fits: c.fits.as_deref().map(|w| expr(w, &at)).transpose()?,
             prior: c.prior,
             why: c.why.clone(),
             supports,

@@ -25,28 +25,11 @@ fn int(s: &Scalar) -> Option<i64> {
     }
 }
 
-/// The facts of the stated values; `high` unknown leaves out every fact
-/// that compares with it.
+/// The facts of the stated values: some of the bad values (a CPU error
+/// names the first), with the bound when the log states it.
 fn value_facts(values: &[i64], low: i64, high: Option<i64>, kind: Kind) -> Facts {
     let counts: HashMap<i64, u64> = values.iter().map(|v| (*v, 1)).collect();
-    match high {
-        Some(h) => facts::value_facts(&counts, low, h, kind),
-        None => {
-            let mut f = facts::value_facts(&counts, low, i64::MAX, kind);
-            for k in [
-                "high",
-                "top",
-                "n_past",
-                "n_255",
-                "n_wrapped",
-                "wrapped",
-                "base_vocab",
-            ] {
-                f.remove(k);
-            }
-            f
-        }
-    }
+    facts::stated_facts(&counts, low, high, kind)
 }
 
 /// Re-rank `causes` by the facts of the log.
@@ -76,6 +59,8 @@ pub(super) fn decide(
     let stated: Vec<i64> = values.iter().filter_map(int).collect();
     if !stated.is_empty() {
         f = value_facts(&stated, low, high, kind);
+        // The log names some of the bad values (a CPU error the first).
+        f.insert("sampled".into(), 1.0);
     } else if let Some(h) = high {
         f.insert("low".into(), low as f64);
         f.insert("high".into(), h as f64);

@@ -40,6 +40,15 @@ class SharedCases(unittest.TestCase):
                     self.assertFalse(any(part in x for x in fixes), (part, fixes))
                 for cid in case.get("ruled_out", []):
                     self.assertTrue(any(r.startswith(cid + ":") for r in ruled_out), (cid, ruled_out))
+                if case.get("no_ruled_out"):
+                    self.assertEqual(ruled_out, [])
+                unfit = facts.unfit(kind, f)
+                for cid in ids:
+                    self.assertNotIn(cid, unfit, "a listed cause fits some value")
+                for cid in case.get("unfit", []):
+                    self.assertIn(cid, unfit)
+                for cid in case.get("not_unfit", []):
+                    self.assertNotIn(cid, unfit)
                 for part in case.get("why_has", []):
                     self.assertIn(part, causes[0]["why"])
 
