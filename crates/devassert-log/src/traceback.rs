@@ -15,6 +15,10 @@ use crate::text::{clip, clip_into};
 const MAX_FRAMES: usize = 96;
 /// Message lines kept after the exception line.
 const MAX_MESSAGE_LINES: usize = 12;
+/// Characters kept of a frame's file and function: no real path or name is
+/// longer, and the tracebacks kept stay small whatever a line holds.
+const MAX_FILE: usize = 1024;
+const MAX_FUNCTION: usize = 256;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Traceback {
@@ -266,7 +270,13 @@ impl Builder {
 }
 
 impl Builder {
-    fn push_frame(&mut self, f: Frame) {
+    fn push_frame(&mut self, mut f: Frame) {
+        if f.file.len() > MAX_FILE {
+            f.file = clip(&f.file, MAX_FILE);
+        }
+        if f.function.len() > MAX_FUNCTION {
+            f.function = clip(&f.function, MAX_FUNCTION);
+        }
         if self.tb.frames.len() == MAX_FRAMES {
             self.tb.frames.remove(0);
             self.tb.frames_dropped += 1;

@@ -278,3 +278,24 @@ fn stacks_listed_innermost_first() {
     assert_eq!(tb.frames[0].function, "forward");
     assert_eq!(tb.user_frame().map(|f| f.line), Some(14));
 }
+
+/// A frame line as long as a line may be keeps a bounded file and function:
+/// the tracebacks the reader keeps stay small whatever the log holds.
+#[test]
+fn a_huge_frame_keeps_a_bounded_file_and_function() {
+    let path = format!("/x/{}.py", "a".repeat(60_000));
+    let name = "f".repeat(5_000);
+    let frame = format!("  File \"{path}\", line 3, in {name}");
+    let tbs = run(&[
+        "Traceback (most recent call last):",
+        &frame,
+        "    g()",
+        "ValueError: x",
+        "",
+    ]);
+    let f = &tbs[0].frames[0];
+    assert_eq!(f.file.chars().count(), MAX_FILE);
+    assert_eq!(f.function.chars().count(), MAX_FUNCTION);
+    assert!(path.starts_with(&f.file));
+    assert_eq!(tbs[0].exception.as_deref(), Some("ValueError: x"));
+}
