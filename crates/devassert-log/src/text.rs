@@ -21,6 +21,21 @@ pub fn clip(s: &str, n: usize) -> String {
     out
 }
 
+/// `text`'s shape, into `out`: each run of ASCII digits one `0`. Lines
+/// that differ only in their numbers share it, and a literal without a
+/// digit is in a line exactly when it is in the line's shape.
+pub fn shape_into(text: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut digits = false;
+    for &b in text {
+        let d = b.is_ascii_digit();
+        if !(d && digits) {
+            out.push(if d { b'0' } else { b });
+        }
+        digits = d;
+    }
+}
+
 /// [`clip`] appended to `out` (a buffer reused instead of allocated).
 pub fn clip_into(out: &mut String, s: &str, n: usize) {
     if s.len() <= n {

@@ -46,15 +46,7 @@ impl SetsMemo {
         if hay.len() > MAX_KEY {
             return Memo::Once;
         }
-        self.key.clear();
-        let mut digits = false;
-        for &b in hay {
-            let d = b.is_ascii_digit();
-            if !(d && digits) {
-                self.key.push(if d { b'0' } else { b });
-            }
-            digits = d;
-        }
+        crate::text::shape_into(hay, &mut self.key);
         if let Some(free) = self.known.get(self.key.as_slice()) {
             return Memo::Known(free);
         }

@@ -59,36 +59,30 @@ impl QuietLines {
 pub(super) struct QuietShapes {
     shapes: QuietLines,
     /// The shape last made (kept to reuse its allocation).
-    shape: String,
+    shape: Vec<u8>,
 }
 
 impl QuietShapes {
     pub(super) fn contains(&mut self, text: &str) -> bool {
-        text.len() <= MAX_TEXT && !self.shapes.seen.is_empty() && {
-            shape(text, &mut self.shape);
-            self.shapes.contains(&self.shape)
-        }
+        !self.shapes.seen.is_empty()
+            && shape_of(text, &mut self.shape).is_some_and(|s| self.shapes.contains(s))
     }
 
     pub(super) fn insert(&mut self, text: &str) {
-        if text.len() <= MAX_TEXT {
-            shape(text, &mut self.shape);
-            self.shapes.insert(&self.shape);
+        if let Some(s) = shape_of(text, &mut self.shape) {
+            self.shapes.insert(s);
         }
     }
 }
 
-/// `text` with each run of ASCII digits one `0`, into `out`.
-fn shape(text: &str, out: &mut String) {
-    out.clear();
-    let mut digits = false;
-    for c in text.chars() {
-        let d = c.is_ascii_digit();
-        if !(d && digits) {
-            out.push(if d { '0' } else { c });
-        }
-        digits = d;
+/// `text`'s shape (`text::shape_into`; digits replaced by a digit, so
+/// still text) in `buf`, or None past the length kept.
+fn shape_of<'a>(text: &str, buf: &'a mut Vec<u8>) -> Option<&'a str> {
+    if text.len() > MAX_TEXT {
+        return None;
     }
+    crate::text::shape_into(text.as_bytes(), buf);
+    std::str::from_utf8(buf).ok()
 }
 
 #[cfg(test)]
@@ -105,8 +99,8 @@ mod tests {
         assert!(q.contains("JSONDecodeError: Extra data: line 7 column 12 (char 99)"));
         assert!(!q.contains("JSONDecodeError: Extra data: line 1 column 345 (char x)"));
         assert!(!q.contains("JSONDecodeError: Extra data: line 1, column 345 (char 678)"));
-        let mut s = String::new();
-        shape("a12b3 ü 4500", &mut s);
-        assert_eq!(s, "a0b0 ü 0");
+        let mut s = Vec::new();
+        crate::text::shape_into("a12b3 ü 4500".as_bytes(), &mut s);
+        assert_eq!(s, "a0b0 ü 0".as_bytes());
     }
 }
