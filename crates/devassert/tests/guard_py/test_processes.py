@@ -135,6 +135,7 @@ except Exception as e:
     out["error"] = {"type": type(e).__name__, "bases": [c.__name__ for c in type(e).__mro__], "finding": getattr(e, "finding", None)}
 with open(os.path.join(sys.argv[1], f"rank{rank}.json"), "w") as f:
     json.dump(out, f)
+dist.barrier()
 dist.destroy_process_group()
 '''
 
@@ -181,10 +182,10 @@ class SpawnedChildren(unittest.TestCase):
         # The package is not installed: only the parent finds it (its own
         # sys.path), as with a checkout added at run time.
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "DEVASSERT_GUARD")}
-        env["OMP_NUM_THREADS"] = "1"
+        env.update(OMP_NUM_THREADS="1", PYTHONFAULTHANDLER="1")
         code = f"import sys; sys.path.insert(0, {PYTHONPATH!r}); sys.argv = [{script!r}, {cls.tmp.name!r}]; import runpy; runpy.run_path({script!r}, run_name='__main__')"
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600, cwd=cls.tmp.name)
-        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.returncode == 0, two_ranks.failure(done)
         cls.results = {}
         for tag in ("spawn", "forkserver", "after_unguard", "parent"):
             with open(os.path.join(cls.tmp.name, f"{tag}.json")) as f:

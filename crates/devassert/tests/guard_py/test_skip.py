@@ -437,7 +437,7 @@ class DDP(unittest.TestCase):
         # A rank that aborts prints its Python stack.
         env = dict(os.environ, PYTHONFAULTHANDLER="1")
         run = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=600, env=env)
-        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertEqual(run.returncode, 0, two_ranks.failure(run))
         ranks = [torch.load(os.path.join(out, f"rank{r}.pt")) for r in (0, 1)]
         for r in ranks:
             for a, b in zip(r["skipped"]["params"], r["reference"]["params"]):
@@ -460,11 +460,12 @@ class FSDP(unittest.TestCase):
     def setUpClass(cls):
         cls.out = tempfile.mkdtemp(prefix="devassert-fsdp-")
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "skip_fsdp.py", cls.out]
-        cls.done = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=600)
+        env = dict(os.environ, PYTHONFAULTHANDLER="1")
+        cls.done = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=600, env=env)
         cls.ranks = [torch.load(os.path.join(cls.out, f"rank{r}.pt")) for r in (0, 1)] if cls.done.returncode == 0 else None
 
     def check(self, name):
-        self.assertEqual(self.done.returncode, 0, self.done.stdout + self.done.stderr)
+        self.assertEqual(self.done.returncode, 0, two_ranks.failure(self.done))
         runs = [r[name] for r in self.ranks]
         if "error" in runs[0]:
             self.skipTest(f"{name} does not run on CPU with gloo in torch {torch.__version__}: {runs[0]['error']}")
@@ -503,7 +504,7 @@ class DeepSpeedShapedEngine(unittest.TestCase):
         cls.done = subprocess.run([sys.executable, "skip_engine.py", cls.out], cwd=HERE, capture_output=True, text=True, timeout=600)
 
     def setUp(self):
-        self.assertEqual(self.done.returncode, 0, self.done.stdout + self.done.stderr)
+        self.assertEqual(self.done.returncode, 0, two_ranks.failure(self.done))
         self.got = torch.load(os.path.join(self.out, "engine.pt"))
 
     def same(self, run):

@@ -10,7 +10,6 @@ Run: python -m unittest test_subclasses (PYTHONPATH must hold python/).
 """
 
 import os
-import socket
 import sys
 import tempfile
 import textwrap
@@ -305,9 +304,10 @@ import torch.nn.functional as F
 import torch.multiprocessing as mp
 
 
-def work(rank, port, out):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=2)
+def work(rank, out):
+    # A file store: a port chosen free by the parent can be taken by the
+    # time the ranks start (other tests open gloo sockets meanwhile).
+    dist.init_process_group("gloo", init_method="file://" + os.path.join(out, "store"), rank=rank, world_size=2)
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
     import devassert
@@ -340,18 +340,14 @@ def work(rank, port, out):
             results[f"{level} {name}"] = {"good": good.flatten().tolist(), "bad": got}
     with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
         json.dump(results, f)
+    # No rank closes its connections while the other still uses them.
+    dist.barrier()
     dist.destroy_process_group()
 
 
 if __name__ == "__main__":
-    mp.spawn(work, args=(int(sys.argv[1]), sys.argv[2]), nprocs=2)
+    mp.spawn(work, args=(sys.argv[1],), nprocs=2)
 """
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @unittest.skipUnless(torch.distributed.is_available() and two_ranks.public_dtensor(), f"torch {torch.__version__} has no public DTensor API (2.5+)")
@@ -362,7 +358,7 @@ class DTensorTest(unittest.TestCase):
         script = os.path.join(cls.tmp.name, "dtensor.py")
         with open(script, "w") as f:
             f.write(textwrap.dedent(_DTENSOR))
-        cls.ranks = two_ranks.run([sys.executable, script, str(_free_port()), cls.tmp.name], cls.tmp.name)
+        cls.ranks = two_ranks.run([sys.executable, script, cls.tmp.name], cls.tmp.name)
 
     @classmethod
     def tearDownClass(cls):

@@ -4,6 +4,7 @@ torchrun tests share it."""
 
 import json
 import os
+import re
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -24,13 +25,27 @@ def public_dtensor(fsdp=False):
 
 
 def run(cmd, folder, cwd=None):
-    """Run `cmd` (one intra-op thread, the guard package on the path) and
-    return the two ranks' JSON files from `folder`."""
-    env = dict(os.environ, PYTHONPATH=PYTHONPATH, OMP_NUM_THREADS="1")
+    """Run `cmd` (one intra-op thread, the guard package on the path; a rank
+    that aborts prints its Python stack) and return the two ranks' JSON
+    files from `folder`."""
+    env = dict(os.environ, PYTHONPATH=PYTHONPATH, OMP_NUM_THREADS="1", PYTHONFAULTHANDLER="1")
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=cwd)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 0, failure(done)
     ranks = []
     for r in range(2):
         with open(os.path.join(folder, f"rank{r}.json")) as f:
             ranks.append(json.load(f))
     return ranks
+
+
+# Lines that say why a process died (an abort, a C++ exception, a Python
+# error), repeated after its whole output: a CI log shows only the end.
+_WHY = re.compile(r"terminate called|what\(\)|Fatal Python error|Error|Exception|signal|Traceback")
+
+
+def failure(done):
+    """The message of a failed run: its exit status, its output, and the
+    lines of that output that say why, last."""
+    text = done.stdout + done.stderr
+    why = [line for line in text.splitlines() if _WHY.search(line)][:20]
+    return f"exit status {done.returncode}\n{text}\n--- why (lines above that say it) ---\n" + "\n".join(why)
