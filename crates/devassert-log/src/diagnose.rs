@@ -336,6 +336,7 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         &facts.hits,
         &frames,
         f.op_family,
+        &rank_rule.id,
         &failure_values,
         f.bound.as_ref(),
         std::mem::take(&mut f.causes),

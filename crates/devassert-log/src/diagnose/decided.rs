@@ -9,11 +9,20 @@ use devassert_core::facts::{self, Facts, Kind};
 use devassert_core::{Bound, Catalog, Cause, LogHits, OpFamily, Scalar};
 use std::collections::HashMap;
 
-/// What the op's index means: token ids into a table, or class labels.
-fn kind_of(family: OpFamily) -> Option<Kind> {
+/// Rules outside the index families whose bad values are indices into a
+/// dimension: Inductor's bounds check, max_unpool's, a sparse tensor's,
+/// grouped_mm's offsets, `_assert_async` (index_put_ and deterministic
+/// `x[idx] = v`).
+const INDEX_RULES: &[&str] = &["DA401", "DA503", "DA505", "DA506", "DA508"];
+
+/// What the op's index means: token ids into a table, class labels, or
+/// the indices of an indexing op into any dimension.
+fn kind_of(family: OpFamily, rule: &str) -> Option<Kind> {
     match family {
         OpFamily::IndexSelect | OpFamily::EmbeddingBag => Some(Kind::Ids),
         OpFamily::NllLoss | OpFamily::NllLoss2d | OpFamily::OneHot => Some(Kind::Labels),
+        OpFamily::Index | OpFamily::GatherScatter => Some(Kind::Index),
+        _ if INDEX_RULES.contains(&rule) => Some(Kind::Index),
         _ => None,
     }
 }
@@ -38,11 +47,12 @@ pub(super) fn decide(
     hits: &LogHits,
     frames: &[&str],
     family: OpFamily,
+    rule: &str,
     values: &[Scalar],
     bound: Option<&Bound>,
     causes: Vec<Cause>,
 ) -> Blended {
-    let Some(kind) = kind_of(family) else {
+    let Some(kind) = kind_of(family, rule) else {
         return blend(causes, &facts::Decision::default());
     };
     let mut f = Facts::new();
