@@ -798,7 +798,7 @@ FACT_CAUSES = [
         "fits": "n_past + n_wrapped > 0",
         "why": "an index >= the size of the indexed dim: off by one, or an index computed for another (longer) tensor",
         "support": [
-            {"when": "top == high", "weight": "0.2", "fact": "index {top} equals the dim's size: one past the last (a length or count used as an index)"},
+            {"when": "top == high", "weight": "0", "fact": "index {top} equals the dim's size: one past the last (a length or count used as an index)"},
             {"when": "col_min == 0", "weight": "0.1", "fact": "0 occurs too, so they are not counted from 1"},
         ],
         "refute": [
