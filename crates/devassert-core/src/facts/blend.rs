@@ -213,7 +213,11 @@ pub(super) mod tests {
             ..Decision::default()
         };
         let b = blend(ranked, &d);
-        let c = b.causes.iter().find(|c| c.id == "off_by_one").expect("kept");
+        let c = b
+            .causes
+            .iter()
+            .find(|c| c.id == "off_by_one")
+            .expect("kept");
         assert!(c.fixes.is_empty(), "{c:#?}");
         assert!(c.why.ends_with(CHECKED_OUT_BY_PRIOR), "{}", c.why);
         assert!(b.refutes_fix("subtract 1 from the labels"));

@@ -17,7 +17,7 @@ const INDEX_RULES: &[&str] = &["DA401", "DA503", "DA505", "DA506", "DA508"];
 
 /// What the op's index means: token ids into a table, class labels, or
 /// the indices of an indexing op into any dimension.
-fn kind_of(family: OpFamily, rule: &str) -> Option<Kind> {
+pub(super) fn kind_of(family: OpFamily, rule: &str) -> Option<Kind> {
     match family {
         OpFamily::IndexSelect | OpFamily::EmbeddingBag => Some(Kind::Ids),
         OpFamily::NllLoss | OpFamily::NllLoss2d | OpFamily::OneHot => Some(Kind::Labels),
@@ -41,18 +41,18 @@ fn value_facts(values: &[i64], low: i64, high: Option<i64>, kind: Kind) -> Facts
     facts::stated_facts(&counts, low, high, kind)
 }
 
-/// Re-rank `causes` by the facts of the log.
+/// Re-rank `causes` by the facts of the log, for values of `kind`
+/// ([`kind_of`]; none: the rule's order, each cause said to rest on its prior).
 pub(super) fn decide(
     catalog: &Catalog,
     hits: &LogHits,
     frames: &[&str],
-    family: OpFamily,
-    rule: &str,
+    kind: Option<Kind>,
     values: &[Scalar],
     bound: Option<&Bound>,
     causes: Vec<Cause>,
 ) -> Blended {
-    let Some(kind) = kind_of(family, rule) else {
+    let Some(kind) = kind else {
         return blend(causes, &facts::Decision::default());
     };
     let mut f = Facts::new();
