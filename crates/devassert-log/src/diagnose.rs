@@ -275,7 +275,11 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         }
     }
     for hit in &facts.cpu {
-        if hit.rule == rule.id || hit.rule == rank_rule.id {
+        if hit.rule == rule.id
+            || hit.rule == rank_rule.id
+            || rule.states_cpu_message(&hit.text)
+            || rank_rule.states_cpu_message(&hit.text)
+        {
             stated_texts.push(&hit.text);
         }
     }

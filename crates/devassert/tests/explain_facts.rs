@@ -313,3 +313,23 @@ fn a_stated_take_index_shows_no_negative_marker_fix() {
     assert_unfit(&f, "negative_index");
     assert!(!all_fixes(&f).contains("-1 markers"), "{}", all_fixes(&f));
 }
+
+/// gather's CUDA assert (DA121) with the CPU rerun's error, a message
+/// advanced indexing shares: it states the gather's value, 12 of a dim of
+/// 10. Neither a negative index nor a void label (255, -1, -100) is
+/// stated, so their fixes go.
+#[test]
+fn a_gather_assert_with_a_stated_value_shows_no_void_label_or_marker_fix() {
+    let f = first(
+        "/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:144: operator(): block: [0,0,0], thread: [0,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && \"index out of bounds\"` failed.\n\
+         RuntimeError: CUDA error: device-side assert triggered\n\
+         On the CPU: RuntimeError: index 12 is out of bounds for dimension 1 with size 10\n",
+    );
+    assert_eq!(f["rule"], "DA121", "{f}");
+    assert_eq!(f["values"], serde_json::json!([12]), "{f}");
+    assert_unfit(&f, "negative_index");
+    assert_unfit(&f, "ignore_label_not_ignored");
+    let fixes = all_fixes(&f);
+    assert!(!fixes.contains("-1 / -100"), "{fixes}");
+    assert!(!fixes.contains("void labels"), "{fixes}");
+}
