@@ -105,6 +105,17 @@ class IndexOps(unittest.TestCase):
         self.assertIsNone(guarded(lambda: torch.gather(x, 1, idx - 1)))
 
 
+    def test_a_multi_margin_target_past_the_classes_is_a_label_cause(self):
+        # DA206's targets are class labels: the engine's label causes, not
+        # an index cause the rule does not list.
+        import torch.nn.functional as F
+
+        f = guarded(lambda: F.multi_margin_loss(torch.randn(3, 5), torch.tensor([0, 2, 5])))
+        self.assertEqual(f["rule"], "DA206", f)
+        self.assertEqual(f["causes"][0]["id"], "label_ge_num_classes", f["causes"])
+        self.assertFalse([c for c in f["causes"] if c["id"] in ("negative_label", "index_ge_dim_size")], f["causes"])
+
+
 class Expressions(unittest.TestCase):
     def test_unknown_facts_decide_nothing(self):
         f = {"a": 2, "b": 3}
