@@ -275,7 +275,11 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         }
     }
     for hit in &facts.cpu {
-        if hit.rule == rule.id || hit.rule == rank_rule.id {
+        if hit.rule == rule.id
+            || hit.rule == rank_rule.id
+            || rule.states_cpu_message(&hit.text)
+            || rank_rule.states_cpu_message(&hit.text)
+        {
             stated_texts.push(&hit.text);
         }
     }
@@ -335,7 +339,7 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         catalog,
         &facts.hits,
         &frames,
-        f.op_family,
+        decided::kind_of(f.op_family, &rank_rule.id),
         &failure_values,
         f.bound.as_ref(),
         std::mem::take(&mut f.causes),

@@ -240,3 +240,96 @@ fn the_class_count_a_log_implies_is_a_floor() {
     );
     assert!(!fixes.contains("num_classes to 13"), "{fixes}");
 }
+
+/// A real log (corpus 103, split tune): `Target -1 is out of bounds.` A
+/// token id is never negative: the label rule's token-id causes fit no
+/// stated value, so their vocabulary and resize fixes go.
+#[test]
+fn a_stated_negative_target_shows_no_token_id_fix() {
+    let f = real("103");
+    assert_unfit(&f, "token_id_ge_vocab");
+    assert_unfit(&f, "added_tokens_no_resize");
+    let fixes = all_fixes(&f);
+    assert!(!fixes.contains("vocab_size"), "{fixes}");
+    assert!(!fixes.contains("resize_token_embeddings"), "{fixes}");
+}
+
+/// A real log (corpus 097, split tune): an NPU `IndexCheck` of advanced
+/// indexing (DA111) states index 151645 past a dim of 129280. No negative
+/// index is stated, so "mask -1 / -100 markers" cannot make it valid: the
+/// negative-index cause keeps its prior and shows no fix.
+#[test]
+fn an_advanced_index_past_its_dim_shows_no_negative_marker_fix() {
+    let f = real("097");
+    assert_eq!(f["rule"], "DA111", "{f}");
+    assert_unfit(&f, "negative_index");
+    assert!(!all_fixes(&f).contains("markers"), "{}", all_fixes(&f));
+    assert_eq!(ids(&f)[0], "token_id_ge_vocab", "{f}");
+}
+
+/// The CPU error of `x[idx]`: index 12, a dim of 10.
+#[test]
+fn a_stated_advanced_index_is_decided_by_its_value() {
+    let f = first(
+        "  File \"t.py\", line 3, in <module>\n    y = x[idx]\n\
+         IndexError: index 12 is out of bounds for dimension 0 with size 10\n",
+    );
+    assert_eq!(f["rule"], "DA111", "{f}");
+    assert_eq!(ids(&f)[0], "index_ge_dim_size", "{f}");
+    assert_unfit(&f, "negative_index");
+    assert!(!all_fixes(&f).contains("markers"), "{}", all_fixes(&f));
+}
+
+/// IndexKernel's CUDA assert with the CPU rerun stating the value: an index
+/// equal to the dim's size is one past the last.
+#[test]
+fn the_index_kernel_assert_with_a_stated_value_is_one_past_the_last() {
+    let f = first(
+        "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [31,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.\n\
+         RuntimeError: CUDA error: device-side assert triggered\n\
+         On the CPU: IndexError: index 10 is out of bounds for dimension 0 with size 10\n",
+    );
+    assert_eq!(f["rule"], "DA111", "{f}");
+    assert_eq!(ids(&f)[0], "index_ge_dim_size", "{f}");
+    assert!(
+        why(&f, "index_ge_dim_size")
+            .contains("(facts: index 10 equals the dim's size: one past the last"),
+        "{f}"
+    );
+    assert_unfit(&f, "negative_index");
+    assert!(!all_fixes(&f).contains("markers"), "{}", all_fixes(&f));
+}
+
+/// take (DA112), another index rule: its CPU error states index 12 of a
+/// tensor of 10 elements; no negative index is stated.
+#[test]
+fn a_stated_take_index_shows_no_negative_marker_fix() {
+    let f = first(
+        "  File \"m.py\", line 7, in forward\n    out = torch.take(x, idx)\n\
+         RuntimeError: out of range: tried to access index 12 on a tensor of 10 elements.\n",
+    );
+    assert_eq!(f["rule"], "DA112", "{f}");
+    assert_eq!(ids(&f)[0], "index_ge_dim_size", "{f}");
+    assert_unfit(&f, "negative_index");
+    assert!(!all_fixes(&f).contains("-1 markers"), "{}", all_fixes(&f));
+}
+
+/// gather's CUDA assert (DA121) with the CPU rerun's error, a message
+/// advanced indexing shares: it states the gather's value, 12 of a dim of
+/// 10. Neither a negative index nor a void label (255, -1, -100) is
+/// stated, so their fixes go.
+#[test]
+fn a_gather_assert_with_a_stated_value_shows_no_void_label_or_marker_fix() {
+    let f = first(
+        "/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:144: operator(): block: [0,0,0], thread: [0,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && \"index out of bounds\"` failed.\n\
+         RuntimeError: CUDA error: device-side assert triggered\n\
+         On the CPU: RuntimeError: index 12 is out of bounds for dimension 1 with size 10\n",
+    );
+    assert_eq!(f["rule"], "DA121", "{f}");
+    assert_eq!(f["values"], serde_json::json!([12]), "{f}");
+    assert_unfit(&f, "negative_index");
+    assert_unfit(&f, "ignore_label_not_ignored");
+    let fixes = all_fixes(&f);
+    assert!(!fixes.contains("-1 / -100"), "{fixes}");
+    assert!(!fixes.contains("void labels"), "{fixes}");
+}

@@ -350,7 +350,7 @@ const EXPECTED: &[Expect] = &[
         "[5]",
         "0",
         "5",
-        "index_ge_dim_size",
+        "label_ge_num_classes",
     ),
     e(
         "bernoulli",

@@ -36,7 +36,7 @@ def index_causes(desc, size, what):
     return causes
 
 
-def _bounded(op, rule, argument, idx, low, high, what, fix, replace, pre, strict, cpu_checks=True):
+def _bounded(op, rule, argument, idx, low, high, fix, replace, pre, strict, cpu_checks=True):
     """The common path: `idx` must lie in [low, high)."""
     if not precheck(idx, pre, strict, cpu_checks):
         return None
@@ -47,16 +47,20 @@ def _bounded(op, rule, argument, idx, low, high, what, fix, replace, pre, strict
         return None
 
     def explain(desc, frames):
-        causes, fixes = index_causes(desc, high, what), [fix]
+        # The indices of any dimension: the engine's `index` causes, decided
+        # by the measured facts as explain decides a log's stated ones.
+        causes, fixes = _measure.decide("index", _measure.index_facts(idx, None, desc, low, high, "index", frames))
         if low == 0:
             # Position ids gathered from a buffer (RoBERTa's token types,
             # cached rotary tables): the engine's position causes lead.
-            decided, steps = _measure.decide("ids", _measure.index_facts(idx, None, desc, low, high, "ids", frames))
+            decided, _ = _measure.decide("ids", _measure.index_facts(idx, None, desc, low, high, "ids", frames))
             lead = [c for c in decided if c["id"] in _POSITION_CAUSES]
             if lead:
-                causes = lead + causes
-                fixes = [x for c in lead for x in c["fixes"]] + fixes
-        return causes, fixes
+                ids = {c["id"] for c in lead}
+                causes = lead + [c for c in causes if c["id"] not in ids]
+                first = [x for c in lead for x in c["fixes"]]
+                fixes = first + [x for x in fixes if x not in first]
+        return causes, [*fixes, fix]
 
     return Found(op, argument, idx, mask, rule, {"low": low, "high": high}, explain, replace)
 
@@ -77,7 +81,7 @@ def dim_index(op, rule, negatives_legal):
         size = dim_size(x, dim)
         low = -size if negatives_legal else 0
         fix = f"check `index.min() >= {low} and index.max() < input.size({dim})` ({size}) before {op}"
-        return _bounded(op, rule, "index", idx, low, size, f"dimension {dim}", fix, index_replace(2, "index", low, size), pre, strict)
+        return _bounded(op, rule, "index", idx, low, size, fix, index_replace(2, "index", low, size), pre, strict)
 
     return find
 
@@ -92,13 +96,12 @@ def flat_index(op, argument="index", along_dim=False):
             return None
         dim = as_int(arg(args, kwargs, 2, "dim"), None) if along_dim else None
         n = x.numel() if dim is None else dim_size(x, dim)
-        what = "flattened tensor" if dim is None else f"dimension {dim}"
         if along_dim:
             fix = f"indices must lie in [-{n}, {n}); PyTorch's CPU kernel wraps them silently, its CUDA kernel fails gather's device assert"
         else:
             fix = f"flat indices must lie in [-{n}, {n}) (the tensor's numel)"
         # take_along_dim's CPU kernel wraps instead of raising: checked before the op.
-        return _bounded(op, "DA112", argument, idx, -n, n, what, fix, index_replace(1, argument, -n, n), pre, strict, cpu_checks=not along_dim)
+        return _bounded(op, "DA112", argument, idx, -n, n, fix, index_replace(1, argument, -n, n), pre, strict, cpu_checks=not along_dim)
 
     return find
 
@@ -165,7 +168,7 @@ def _advanced(op, x, entries, rebuild, pre, strict):
         argument = f"index (dimension {d})"
         if deferred(argument):
             continue
-        found = _bounded(op, "DA111", argument, idx, -size, size, f"dimension {d}", fix, replace, pre, strict)
+        found = _bounded(op, "DA111", argument, idx, -size, size, fix, replace, pre, strict)
         if found is not None:
             return found
     return None

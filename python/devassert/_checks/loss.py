@@ -4,7 +4,6 @@ ctc_loss, multi_margin_loss. The C ops that F.* call are the entry points."""
 import torch
 
 from . import measure as _measure
-from .index import index_causes
 from .violation import (
     Found,
     arg,
@@ -203,6 +202,9 @@ def multi_margin(args, kwargs, pre, strict):
 
     def explain(desc, frames):
         fixes = [f"targets of multi_margin_loss must lie in [0, {c}); it has no ignore_index, so drop padding targets first"]
-        return index_causes(desc, c, "class dimension"), fixes
+        # Targets are class labels (DA206's causes): the engine's `labels`
+        # causes, decided by the measured facts (no ignore_index here).
+        causes, steps = _measure.decide("labels", _measure.index_facts(target, mask, desc, 0, c, "labels", frames))
+        return causes, [*steps, *fixes]
 
     return Found("multi_margin_loss", "target", target, mask, "DA206", {"low": 0, "high": c}, explain, index_replace(1, "target", 0, c))

@@ -180,8 +180,12 @@ def value_facts(value_counts, low, high, kind):
     def past(v):
         return beyond(v) and not wrapped(v) and not border(v)
 
+    def index_255(v):
+        # An index into any dimension may be a void label: counted in n_255 and n_past.
+        return kind == "index" and v == 255 and beyond(v)
+
     def neg(v):
-        return v < 0 and (kind == "ids" or v != -100)
+        return v < 0 and (kind != "labels" or v != -100)
 
     def total(pred):
         return float(sum(c for v, c in vals.items() if pred(v)))
@@ -198,7 +202,7 @@ def value_facts(value_counts, low, high, kind):
     f["n_neg"] = total(neg)
     f["n_m1"] = total(lambda v: v == -1)
     f["n_m100"] = total(lambda v: v == -100)
-    f["n_255"] = total(border)
+    f["n_255"] = total(lambda v: border(v) or index_255(v))
     f["n_wrapped"] = total(wrapped)
     w = [v for v in vals if wrapped(v)]
     if w:

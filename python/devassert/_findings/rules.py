@@ -708,6 +708,143 @@ FACT_CAUSES = [
             {"text": "set num_labels / num_classes to the largest label + 1 (at least {top + 1}), or remap the labels to 0..{high - 1}", "when": "sampled", "check": "top + 1 > high"},
         ],
     },
+    {
+        "id": "token_id_ge_vocab", "kind": "labels",
+        "requires": "n_past > 0 && base_vocab", "prior": 0.2,
+        "fits": "n_past + n_255 + n_wrapped > 0",
+        "why": "token ids as targets past the vocabulary: the labels were tokenized with a larger vocabulary than the model's, or its vocab_size is wrong",
+        "support": [
+            {"when": "base_vocab", "weight": "0.3", "fact": "the loss has {high} classes, a common base vocabulary's size: its targets are token ids"},
+            {"when": "top >= high + 1024", "weight": "0.4", "fact": "targets reach {top}, far past the vocabulary's {high}"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "re-tokenize the labels with the model's own tokenizer, or make the output layer (vocab_size) at least {top + 1} wide", "when": None, "check": "top + 1 > high"},
+        ],
+    },
+    {
+        "id": "added_tokens_no_resize", "kind": "labels",
+        "requires": "0", "prior": 0.15,
+        "fits": "n_past + n_255 + n_wrapped > 0",
+        "why": "tokens were added to the tokenizer but the output layer was not resized, so the new target ids are >= its size",
+        "support": [
+        ],
+        "refute": [
+        ],
+        "fix": [
+        ],
+    },
+    {
+        "id": "negative_index", "kind": "index",
+        "requires": "n_wrapped > 0", "prior": 0.2,
+        "fits": "n_neg + n_wrapped > 0",
+        "why": "-1 written into an unsigned array (a 'none' marker), not a real index",
+        "support": [
+            {"when": "n_wrapped > 0", "weight": "0.75 * n_wrapped / count", "fact": "{n_wrapped} of the {count} bad indices are {wrapped}, -1 as an unsigned integer"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "read the indices signed, or mask the marker before indexing (`keep = idx != {wrapped}`)", "when": None, "check": None},
+        ],
+    },
+    {
+        "id": "negative_index", "kind": "index",
+        "requires": "n_neg > 0", "prior": 0.2,
+        "fits": "n_neg + n_wrapped > 0",
+        "why": "negative indices the op does not accept: -1 / -100 markers ('none', padding), or an index computed for an empty dim",
+        "support": [
+            {"when": "n_neg > 0", "weight": "0.6 * n_neg / count", "fact": "{n_neg} of the {count} bad indices are negative (down to {bottom})"},
+            {"when": "n_m1 + n_m100 > 0", "weight": "0.1", "fact": "-1 / -100, the usual 'none' and padding markers, are among them"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "mask the markers before indexing (`keep = idx >= 0`, then index with `idx[keep]`), or map them to a valid index", "when": None, "check": None},
+        ],
+    },
+    {
+        "id": "index_overflow", "kind": "index",
+        "requires": "top >= 2147483648 || bottom < -2147483648", "prior": 0.3,
+        "fits": None,
+        "why": "indices beyond 2^31: an integer overflow or uninitialised memory",
+        "support": [
+            {"when": "top >= 2147483648", "weight": "0.3", "fact": "index {top} is past 2^31"},
+            {"when": "bottom < -2147483648", "weight": "0.3", "fact": "index {bottom} is below -2^31"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+        ],
+    },
+    {
+        "id": "off_by_one", "kind": "index",
+        "requires": "n_past > 0 && top == high && col_min == 1", "prior": 0.2,
+        "fits": "n_past + n_wrapped > 0",
+        "why": "the indices are counted from 1: the largest one equals the dim's size",
+        "support": [
+            {"when": "col_max == high", "weight": "0.55", "fact": "the indices run 1..{high}: smallest 1, largest {high} = the dim's size, and no 0"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "count from 0: subtract 1 from the indices", "when": None, "check": "col_min - 1 >= low && col_max - 1 < high"},
+        ],
+    },
+    {
+        "id": "index_ge_dim_size", "kind": "index",
+        "requires": "n_past > 0", "prior": 0.3,
+        "fits": "n_past + n_wrapped > 0",
+        "why": "an index >= the size of the indexed dim: off by one, or an index computed for another (longer) tensor",
+        "support": [
+            {"when": "top == high", "weight": "0", "fact": "index {top} equals the dim's size: one past the last (a length or count used as an index)"},
+            {"when": "col_min == 0", "weight": "0.1", "fact": "0 occurs too, so they are not counted from 1"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+        ],
+    },
+    {
+        "id": "token_id_ge_vocab", "kind": "index",
+        "requires": "n_past > 0 && base_vocab", "prior": 0.1,
+        "fits": "n_past + n_wrapped > 0",
+        "why": "token ids past the vocabulary index a vocabulary-sized dim (scores, embeddings): a tokenizer larger than the model's",
+        "support": [
+            {"when": "base_vocab", "weight": "0.3", "fact": "the dim has {high} entries, a common base vocabulary's size"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+        ],
+    },
+    {
+        "id": "label_ge_num_classes", "kind": "index",
+        "requires": "0", "prior": 0.1,
+        "fits": "n_past + n_wrapped > 0",
+        "why": "class labels used as an index are >= the number of classes",
+        "support": [
+        ],
+        "refute": [
+        ],
+        "fix": [
+        ],
+    },
+    {
+        "id": "ignore_label_not_ignored", "kind": "index",
+        "requires": "n_255 > 0", "prior": 0.1,
+        "fits": "n_255 + n_m1 + n_m100 + n_wrapped > 0",
+        "why": "void / padding labels (255, -1, -100) used as an index (one_hot's scatter, a label gather)",
+        "support": [
+            {"when": "n_255 > 0", "weight": "0.4 * n_255 / count", "fact": "{n_255} of the {count} bad indices are 255, the void label of VOC-style masks"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "remap the void label 255 before the op (`mask[mask == 255] = 0`, or keep a separate ignore mask)", "when": None, "check": None},
+        ],
+    },
 ]
 
 # The shares `advice::calibrate` gives causes (docs/how-it-works.md): established

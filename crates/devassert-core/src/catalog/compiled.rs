@@ -46,6 +46,16 @@ pub struct CompiledRule {
 }
 
 impl CompiledRule {
+    /// Whether `text` is one of this rule's host-side CPU messages: a
+    /// message two rules share (`index N is out of bounds for dimension d
+    /// with size S`: advanced indexing and gather) states the values of
+    /// whichever of them failed.
+    pub fn states_cpu_message(&self, text: &str) -> bool {
+        self.cpu_messages
+            .iter()
+            .any(|m| m.compile().is_ok_and(|r| r.is_match(text)))
+    }
+
     /// Every regex this rule holds (its `log` evidence lives in the catalog's
     /// [`Catalog::log_patterns`]).
     #[cfg(test)]

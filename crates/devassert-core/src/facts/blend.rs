@@ -42,9 +42,15 @@ pub const UNFIT: &str =
 pub const UNFIT_BY_PRIOR: &str =
     "(none of the offending values the log states fits it, though values it does not state might: ranked by its prior, no fix shown)";
 
+/// Said of a kept cause whose every fix, applied to the facts, fails.
+pub const CHECKED_OUT: &str =
+    "(its fixes, applied to the facts the log states, would not make them valid: none shown)";
+pub const CHECKED_OUT_BY_PRIOR: &str =
+    "(ranked by its prior; its fixes, applied to the facts the log states, would not make them valid: none shown)";
+
 /// Whether `why` already cites the log's evidence.
 fn cites(why: &str) -> bool {
-    why.contains("(evidence:") || why.contains("(facts:")
+    why.contains("(evidence:") || why.contains("(facts:") || why.ends_with(CHECKED_OUT_BY_PRIOR)
 }
 
 pub fn blend(ranked: Vec<Cause>, d: &Decision) -> Blended {
@@ -56,6 +62,17 @@ pub fn blend(ranked: Vec<Cause>, d: &Decision) -> Blended {
             .filter(|&k| !d.support[k].is_empty())
     };
     for mut c in ranked {
+        if d.fixes_refuted.contains(&c.id) && !c.established {
+            // Every checked fix of the cause fails on the facts: its
+            // general fixes say the same, unchecked.
+            out.refuted_fixes.append(&mut c.fixes);
+            let said = if supported(&c.id).is_some() || cites(&c.why) {
+                CHECKED_OUT
+            } else {
+                CHECKED_OUT_BY_PRIOR
+            };
+            c.why = format!("{} {said}", c.why);
+        }
         if let Some(k) = supported(&c.id) {
             c.confidence += d.gain[k];
             c.why = format!("{} (facts: {})", c.why, d.support[k].join("; "));
@@ -173,5 +190,39 @@ pub(super) mod tests {
         assert!(b.refutes_fix("set num_labels = max label + 1"));
         // A fix a fitting cause shows too stays.
         assert!(!b.refutes_fix("check"), "{b:#?}");
+    }
+
+    #[test]
+    fn a_kept_cause_whose_every_checked_fix_fails_shows_no_general_fix() {
+        let ranked = vec![
+            Cause::new("label_ge_num_classes", 0.35, "too few classes")
+                .with_fixes(["set num_labels = max label + 1".to_string()]),
+            Cause::new("off_by_one", 0.3, "counted from 1").with_fixes([
+                "subtract 1 from the labels".to_string(),
+                "check".to_string(),
+            ]),
+        ];
+        let d = Decision {
+            causes: vec![
+                Cause::new("label_ge_num_classes", 0.8, "too few classes"),
+                Cause::new("off_by_one", 0.3, "counted from 1"),
+            ],
+            support: vec![vec!["labels reach 3".into()], vec![]],
+            gain: vec![0.6, 0.0],
+            fixes_refuted: vec!["off_by_one".into()],
+            ..Decision::default()
+        };
+        let b = blend(ranked, &d);
+        let c = b
+            .causes
+            .iter()
+            .find(|c| c.id == "off_by_one")
+            .expect("kept");
+        assert!(c.fixes.is_empty(), "{c:#?}");
+        assert!(c.why.ends_with(CHECKED_OUT_BY_PRIOR), "{}", c.why);
+        assert!(b.refutes_fix("subtract 1 from the labels"));
+        assert!(b.ruled_out.is_empty());
+        // The other cause's general fix stays.
+        assert!(!b.refutes_fix("set num_labels = max label + 1"));
     }
 }

@@ -4,11 +4,15 @@
 
 use crate::finding::Cause;
 
-/// What the values index.
+/// What the values index: token ids into a table, class labels of a
+/// loss, or the indices of an indexing op into any dimension (`x[idx]`,
+/// gather / scatter, index_add, take …), whose meaning the op alone does
+/// not say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Ids,
     Labels,
+    Index,
 }
 
 impl Kind {
@@ -16,6 +20,7 @@ impl Kind {
         match self {
             Kind::Ids => "ids",
             Kind::Labels => "labels",
+            Kind::Index => "index",
         }
     }
 }
@@ -36,4 +41,8 @@ pub struct Decision {
     /// they are simply not causes; where a log states only some of them
     /// (explain) they may fit others, so they stay, without a fix.
     pub unfit: Vec<String>,
+    /// Kept causes whose every fix, applied to the facts by its `check`,
+    /// fails and none is left to show: a general fix of the same cause
+    /// (a rule's) says the same unchecked, and must not be shown either.
+    pub fixes_refuted: Vec<String>,
 }

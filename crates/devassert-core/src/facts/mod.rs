@@ -67,15 +67,18 @@ pub fn stated_facts(values: &HashMap<i64, u64>, low: i64, high: Option<i64>, kin
         f.insert("bottom".into(), *b as f64);
     }
     let past = |v: i64| beyond(v) && !wrapped(v) && !border(v);
+    // An index into any dimension may be a void label (a one-hot scatter's
+    // class): 255 is counted in n_255 and, being an index too, in n_past.
+    let index_255 = |v: i64| kind == Kind::Index && v == 255 && beyond(v);
     if let Some(t) = values.keys().copied().filter(|v| past(*v)).max() {
         f.insert("top".into(), t as f64);
     }
     f.insert("n_past".into(), sum(&past));
-    let neg = |v: i64| v < 0 && (kind == Kind::Ids || v != -100);
+    let neg = |v: i64| v < 0 && (kind != Kind::Labels || v != -100);
     f.insert("n_neg".into(), sum(&neg));
     f.insert("n_m1".into(), sum(&|v| v == -1));
     f.insert("n_m100".into(), sum(&|v| v == -100));
-    f.insert("n_255".into(), sum(&border));
+    f.insert("n_255".into(), sum(&|v| border(v) || index_255(v)));
     f.insert("n_wrapped".into(), sum(&wrapped));
     if let Some(w) = values.keys().copied().filter(|v| wrapped(*v)).min() {
         f.insert("wrapped".into(), w as f64);
@@ -93,7 +96,7 @@ pub fn stated_facts(values: &HashMap<i64, u64>, low: i64, high: Option<i64>, kin
 
 /// Decide the causes of out-of-range values of `kind` from `facts`.
 pub fn decide(kind: Kind, facts: &Facts) -> Decision {
-    let mut scored: Vec<(f64, Cause, Vec<String>, f64)> = Vec::new();
+    let mut scored: Vec<(f64, Cause, Vec<String>, f64, bool)> = Vec::new();
     let mut ruled_out = Vec::new();
     let defs = || table().iter().filter(|d| d.kind == kind.as_str());
     // Causes that fit none of the values: every definition states what a
@@ -138,25 +141,36 @@ pub fn decide(kind: Kind, facts: &Facts) -> Decision {
         } else {
             format!("{}: {}", def.why, said.join("; "))
         };
-        let fixes = def.fixes.iter().filter_map(|x| {
-            if x.when.as_ref().is_some_and(|w| !w.holds(facts)) {
-                return None;
-            }
-            if x.check.as_ref().is_some_and(|c| c.fails(facts)) {
-                return None;
-            }
-            expr::render(&x.text, facts)
-        });
+        // Whether a fix was dropped because, applied to the facts, it fails.
+        let mut checked_out = false;
+        let fixes: Vec<String> = def
+            .fixes
+            .iter()
+            .filter_map(|x| {
+                if x.when.as_ref().is_some_and(|w| !w.holds(facts)) {
+                    return None;
+                }
+                if x.check.as_ref().is_some_and(|c| c.fails(facts)) {
+                    checked_out = true;
+                    return None;
+                }
+                expr::render(&x.text, facts)
+            })
+            .collect();
         let confidence = ((score.clamp(0.05, 0.95)) * 100.0).round() / 100.0;
         let cause = Cause::new(def.id.clone(), confidence, why).with_fixes(fixes);
-        scored.push((score, cause, said, gain));
+        scored.push((score, cause, said, gain, checked_out));
     }
     // Best first; the table's order breaks ties.
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut causes: Vec<Cause> = Vec::new();
     let mut support = Vec::new();
     let mut gains = Vec::new();
-    for (_, c, said, gain) in scored {
+    let mut checked_out: Vec<String> = Vec::new();
+    for (_, c, said, gain, out) in scored {
+        if out && !checked_out.contains(&c.id) {
+            checked_out.push(c.id.clone());
+        }
         match causes.iter_mut().find(|m| m.id == c.id) {
             // One entry per cause id: the best explanation, with the
             // others' fixes.
@@ -174,12 +188,19 @@ pub fn decide(kind: Kind, facts: &Facts) -> Decision {
             }
         }
     }
+    // A kept cause left with no fix because its checks failed.
+    let fixes_refuted = causes
+        .iter()
+        .filter(|c| c.fixes.is_empty() && checked_out.contains(&c.id))
+        .map(|c| c.id.clone())
+        .collect();
     Decision {
         causes,
         support,
         ruled_out,
         gain: gains,
         unfit,
+        fixes_refuted,
     }
 }
 

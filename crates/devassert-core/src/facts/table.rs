@@ -42,7 +42,7 @@ pub const FACT_NAMES: &[&str] = &[
 ];
 
 /// What the values index.
-pub const KINDS: &[&str] = &["ids", "labels"];
+pub const KINDS: &[&str] = &["ids", "labels", "index"];
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
