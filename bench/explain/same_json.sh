@@ -16,7 +16,7 @@ logs=$(find crates/devassert/tests/fixtures/logs crates/devassert/tests/corpus e
 if [[ -d /work/shared/corpus/dev-logs ]]; then
     logs+=$'\n'$(find /work/shared/corpus/dev-logs -type f -name '*.log' | sort)
 fi
-logs+=$'\n'$(find bench/out -maxdepth 1 -name 'explain-*.log' 2>/dev/null | sort)
+logs+=$'\n'$( (find bench/out -maxdepth 1 -name 'explain-*.log' 2>/dev/null || true) | sort)
 n=0
 differ=0
 while read -r log; do
