@@ -22,7 +22,8 @@ use devassert_core::{
 };
 use fallout::fallout;
 use place::{
-    chain_before, device_related, frames_text, loc, op_guess, pick_traceback, synchronous,
+    chain_before, cpu_raiser, device_related, frames_text, loc, op_guess, pick_traceback,
+    synchronous,
 };
 use rank_list::rank_evidence;
 use root::{first_input, group_order, host, roots, Root};
@@ -166,11 +167,14 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
                 )
             }
         };
+    let tb = pick_traceback(facts, &ranks, cpu_text);
+    let rule = cpu_text
+        .and_then(|m| cpu_raiser(catalog, tb, rule, m))
+        .unwrap_or(rule);
     let mut f = catalog.finding(rule);
     if let Some(fam) = family {
         f.op_family = fam;
     }
-    let tb = pick_traceback(facts, &ranks, cpu_text);
     let mut tbs: Vec<&Traceback> = tb.into_iter().collect();
     if let Some(prev) = tb.and_then(|t| chain_before(facts, t)) {
         tbs.push(prev);

@@ -333,3 +333,24 @@ fn a_gather_assert_with_a_stated_value_shows_no_void_label_or_marker_fix() {
     assert!(!fixes.contains("-1 / -100"), "{fixes}");
     assert!(!fixes.contains("void labels"), "{fixes}");
 }
+
+/// The same CPU message with no CUDA line: the frame that raised it calls
+/// `torch.gather`, so the failure is gather's (DA121), not advanced
+/// indexing's, which the catalog's order would pick.
+#[test]
+fn a_shared_cpu_message_is_the_op_its_raising_frame_calls() {
+    let gather = first(
+        "Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n    loss = step(batch)\n\
+         \x20 File \"train.py\", line 22, in step\n    picked = torch.gather(logits, 1, labels.unsqueeze(1))\n\
+         RuntimeError: index 12 is out of bounds for dimension 1 with size 10\n",
+    );
+    assert_eq!(gather["rule"], "DA121", "{gather}");
+    assert_eq!(gather["values"], serde_json::json!([12]), "{gather}");
+    // `x[idx]` raises it too, and an outer frame's gather is another call.
+    let getitem = first(
+        "Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n    picked = torch.gather(step(batch), 1, labels)\n\
+         \x20 File \"train.py\", line 22, in step\n    return table[idx]\n\
+         IndexError: index 12 is out of bounds for dimension 0 with size 10\n",
+    );
+    assert_eq!(getitem["rule"], "DA111", "{getitem}");
+}

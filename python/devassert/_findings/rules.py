@@ -172,7 +172,7 @@ RULES = {
             "label_ge_num_classes": {"why": "class labels >= the number of classes reach F.one_hot (explicit num_classes) or a log-prob gather `log_softmax(-1).gather(-1, labels)`", "fixes": ["check `labels.max() < num_classes`; labels must be 0..C-1"]},
             "ignore_label_not_ignored": {"why": "void / padding labels (255, -1, -100) reach one_hot or a label gather", "fixes": ["remap void labels before one_hot (`mask = (mask > 127).long()` for 0/255 masks) or drop ignored positions before the gather"]},
             "negative_index": {"why": "a negative index (-1 / -100 padding); gather and scatter do not wrap negative indices", "fixes": ["mask out -1 / -100 before gather / scatter"]},
-            "token_id_ge_vocab": {"why": "on 2.8+ nn.Embedding lookups of more than 16 ids go through gather: a token id >= the vocab size", "fixes": ["check `input_ids.max() < model.get_input_embeddings().num_embeddings`"]},
+            "token_id_ge_vocab": {"why": "a token id >= the vocab size: on 2.8+ nn.Embedding lookups of more than 16 ids go through gather, and log-probabilities are gathered by token id (`logits.log_softmax(-1).gather(-1, ids)`)", "fixes": ["check `input_ids.max() < model.get_input_embeddings().num_embeddings`"]},
             "unknown": {"why": "not established from the log", "fixes": []},
         },
     },

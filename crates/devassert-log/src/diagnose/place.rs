@@ -24,6 +24,30 @@ pub(super) fn op_guess<'c>(
     None
 }
 
+/// The rule that stated a CPU message two rules share (`index N is out of
+/// bounds for dimension d with size S`: advanced indexing and gather), when
+/// the frame that raised it names the other op: Python raises a CPU error
+/// at the line that called the op, so only that innermost frame's code
+/// counts (an outer frame may call anything).
+pub(super) fn cpu_raiser<'c>(
+    catalog: &'c Catalog,
+    tb: Option<&Traceback>,
+    stated_by: &CompiledRule,
+    message: &str,
+) -> Option<&'c CompiledRule> {
+    let tb = tb?;
+    let raising = if tb.innermost_first {
+        tb.frames.first()
+    } else {
+        tb.frames.last()
+    }?;
+    let texts = raising.code.iter().map(String::as_str);
+    texts
+        .chain(std::iter::once(raising.function.as_str()))
+        .find_map(|t| catalog.guess_op(t))
+        .filter(|r| r.id != stated_by.id && r.states_cpu_message(message))
+}
+
 /// The device-related words a traceback's exception carries.
 pub(super) fn device_related(tb: &Traceback) -> u8 {
     let text: Vec<&str> = tb.text().collect();
