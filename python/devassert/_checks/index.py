@@ -10,30 +10,16 @@ from .violation import (
     Found,
     arg,
     as_int,
-    cause,
     deferred,
     dim_size,
     index_replace,
     int_tensor,
-    int_values,
     is_tensor,
     outside,
     precheck,
     range_mask,
     with_valid,
 )
-
-
-def index_causes(desc, size, what):
-    causes = []
-    vals = int_values(desc)
-    if any(v < 0 for v in vals):
-        causes.append(cause("negative_index", 0.75, f"negative indices ({min(vals)}) reach an op that does not wrap them; -1 / -100 are usually padding or 'missing' markers"))
-    if any(v >= size for v in vals):
-        causes.append(cause("index_ge_dim_size", 0.7, f"indices up to {max(vals)} for a {what} of size {size}: an off-by-one, or indices computed for a larger tensor"))
-    if any(abs(v) >= 2**31 for v in vals):
-        causes.append(cause("index_overflow", 0.6, "indices beyond 2^31: an integer overflow or uninitialised memory"))
-    return causes
 
 
 def _bounded(op, rule, argument, idx, low, high, fix, replace, pre, strict, cpu_checks=True):

@@ -3,7 +3,6 @@ and poisson parameters, one_hot classes, bincount inputs, repeat counts."""
 
 import torch
 
-from .index import index_causes
 from .violation import (
     Found,
     arg,
@@ -191,7 +190,9 @@ def repeat_interleave(args, kwargs, pre, strict):
         return None
 
     def explain(desc, frames):
-        causes = index_causes(desc, 2**62, "repeat count")
+        # Only negative counts are bad (any count >= 0 is valid): DA501's cause.
+        low = min(int_values(desc), default=None)
+        causes = [cause("negative_index", 0.75, f"negative repeat counts (down to {low}): lengths computed by subtraction that went negative, or -1 markers")]
         return causes, ["repeat counts must be >= 0 (clamp_min(0) or fix how they are computed)"]
 
     return Found("repeat_interleave", "repeats", repeats, mask, "DA501", {"low": 0, "high": None}, explain, valid_replace(pos, name, 0))

@@ -104,7 +104,6 @@ class IndexOps(unittest.TestCase):
         self.assertTrue(f["fixes"][0].startswith("count from 0: subtract 1 from the indices"), f["fixes"])
         self.assertIsNone(guarded(lambda: torch.gather(x, 1, idx - 1)))
 
-
     def test_a_multi_margin_target_past_the_classes_is_a_label_cause(self):
         # DA206's targets are class labels: the engine's label causes, not
         # an index cause the rule does not list.
@@ -114,6 +113,14 @@ class IndexOps(unittest.TestCase):
         self.assertEqual(f["rule"], "DA206", f)
         self.assertEqual(f["causes"][0]["id"], "label_ge_num_classes", f["causes"])
         self.assertFalse([c for c in f["causes"] if c["id"] in ("negative_label", "index_ge_dim_size")], f["causes"])
+
+    def test_negative_repeat_counts_are_named_as_counts(self):
+        # DA501: only a negative count is bad; its cause speaks of counts,
+        # not of indices past a dim.
+        f = guarded(lambda: torch.repeat_interleave(torch.arange(3), torch.tensor([2, -1, 1])))
+        self.assertEqual(f["rule"], "DA501", f)
+        self.assertEqual([c["id"] for c in f["causes"]], ["negative_index"], f["causes"])
+        self.assertIn("negative repeat counts (down to -1)", f["causes"][0]["why"])
 
 
 class Expressions(unittest.TestCase):
