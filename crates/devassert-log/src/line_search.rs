@@ -13,6 +13,11 @@
 use crate::bigram_filter::{BigramFilter, Pattern};
 use crate::literal_dfa::LiteralDfa;
 use memchr::{memchr, memchr_iter, memrchr};
+use runs::TriggerRuns;
+
+mod runs;
+#[cfg(test)]
+mod tests;
 
 /// Below this a buffer is searched on one thread: handing it out costs more.
 const PARALLEL_MIN: usize = 512 << 10;
@@ -109,6 +114,9 @@ pub struct LineSearch {
     owners: Vec<Vec<usize>>,
     /// The literals that end in `\n`.
     line_ends: Vec<usize>,
+    /// Finds the lines of a run that hold a trigger word without walking
+    /// them (None: no SIMD here).
+    runs: Option<TriggerRuns>,
 }
 
 impl LineSearch {
@@ -137,6 +145,11 @@ impl LineSearch {
         let line_ends = (0..literals.len())
             .filter(|&i| literals[i].ends_with(b"\n"))
             .collect();
+        let runs = TriggerRuns::new(
+            (0..literals.len())
+                .filter(|&i| sought[i].trigger)
+                .map(|i| literals[i].as_slice()),
+        );
         Some(LineSearch {
             dfa,
             bigrams,
@@ -144,6 +157,7 @@ impl LineSearch {
             sought,
             owners,
             line_ends,
+            runs,
         })
     }
 
@@ -168,7 +182,14 @@ impl LineSearch {
     {
         use rayon::prelude::*;
         let search = |piece: &[u8]| {
-            self.search_with(self.bigrams.as_ref(), piece, max_line, retired, matters)
+            self.search_with(
+                self.bigrams.as_ref(),
+                true,
+                piece,
+                max_line,
+                retired,
+                matters,
+            )
         };
         if hay.len() < PARALLEL_MIN {
             return search(hay);
@@ -201,10 +222,13 @@ impl LineSearch {
         self.bigrams.as_ref()
     }
 
-    /// The search, with the bigram filter or (`None`) the DFA over every byte.
+    /// The search, with the bigram filter or (`None`) the DFA over every
+    /// byte; `runs`: lines holding a trigger word are found by `TriggerRuns`
+    /// where they come one after another (with a filter and runs built).
     pub fn search_with<M>(
         &self,
         bigrams: Option<&BigramFilter>,
+        runs: bool,
         hay: &[u8],
         max_line: usize,
         retired: &[u64],
@@ -213,48 +237,36 @@ impl LineSearch {
     where
         M: Fn(&[u8]) -> bool,
     {
-        let any = &self.dfa;
-        let mut kept = Kept::default();
-        let mut hits = Vec::new();
+        let mut pass = Pass {
+            search: self,
+            hay,
+            max_line,
+            retired,
+            matters,
+            hits: Vec::new(),
+            kept: Kept::default(),
+        };
         match bigrams {
-            // Only the lines the filter cannot rule out are walked.
             Some(filter) => {
-                let mut walk = |start: usize, end: usize| {
-                    let line = &hay[start..(end + 1).min(hay.len())];
-                    // A trigger word in the part kept settles the line.
-                    let settles = |at: usize, state| {
-                        any.literals(state)
-                            .iter()
-                            .any(|&id| self.sought[id as usize].trigger && self.cased(line, at, id))
-                    };
-                    hits.clear();
-                    any.ends_until(&line[..line.len().min(max_line)], &mut hits, settles);
-                    if hits.last().is_none_or(|&(at, s)| !settles(at, s)) && line.len() > max_line {
-                        hits.clear();
-                        any.ends(line, &mut hits);
-                    }
-                    hits.iter_mut().for_each(|h| h.0 += start);
-                    self.keep_lines(hay, &hits, max_line, retired, matters, &mut kept);
-                };
                 // The filter sees whole lines: at the end of the buffer it
                 // could not see what follows a word that wants a boundary.
                 let whole = memrchr(b'\n', hay).map_or(0, |i| i + 1);
-                let mut from = 0;
-                while let Some(at) = filter.next_candidate(&hay[..whole], from) {
-                    let start = memrchr(b'\n', &hay[from..at]).map_or(from, |i| from + i + 1);
-                    let end = at + memchr(b'\n', &hay[at..whole]).unwrap_or(0);
-                    walk(start, end);
-                    from = end + 1;
+                match self.runs.as_ref().filter(|_| runs) {
+                    Some(r) => r.search(&mut pass, filter, whole),
+                    None => {
+                        pass.lines_between(filter, 0, whole);
+                    }
                 }
                 if whole < hay.len() {
-                    walk(whole, hay.len());
+                    pass.walk(whole, hay.len());
                 }
             }
             None => {
-                any.ends(hay, &mut hits);
-                self.keep_lines(hay, &hits, max_line, retired, matters, &mut kept);
+                self.dfa.ends(hay, &mut pass.hits);
+                self.keep_lines(hay, &pass.hits, max_line, retired, matters, &mut pass.kept);
             }
         }
+        let kept = pass.kept;
         let total = kept.before + newlines(&hay[kept.counted..]);
         (kept.lines, total)
     }
@@ -329,6 +341,83 @@ impl LineSearch {
             let stem = &self.literals[i][..self.literals[i].len() - 1];
             line.len() >= stem.len() && line[line.len() - stem.len()..].eq_ignore_ascii_case(stem)
         })
+    }
+}
+
+/// One search of a buffer: what it is for, and what it has kept so far.
+struct Pass<'a, M> {
+    search: &'a LineSearch,
+    hay: &'a [u8],
+    max_line: usize,
+    retired: &'a [u64],
+    matters: &'a M,
+    /// Literal ends of the line walked (kept to reuse its buffer).
+    hits: Vec<(usize, u32)>,
+    kept: Kept,
+}
+
+impl<M: Fn(&[u8]) -> bool> Pass<'_, M> {
+    /// Walk line `hay[start..end]` (`end`: its `\n` or the buffer's end) and
+    /// keep it if it matters. Returns whether a trigger word in its kept
+    /// part settled it.
+    fn walk(&mut self, start: usize, end: usize) -> bool {
+        let s = self.search;
+        let line = &self.hay[start..(end + 1).min(self.hay.len())];
+        // A trigger word in the part kept settles the line.
+        let settles = |at: usize, state| {
+            s.dfa
+                .literals(state)
+                .iter()
+                .any(|&id| s.sought[id as usize].trigger && s.cased(line, at, id))
+        };
+        self.hits.clear();
+        s.dfa.ends_until(
+            &line[..line.len().min(self.max_line)],
+            &mut self.hits,
+            settles,
+        );
+        let settled = self.hits.last().is_some_and(|&(at, st)| settles(at, st));
+        if !settled && line.len() > self.max_line {
+            self.hits.clear();
+            s.dfa.ends(line, &mut self.hits);
+        }
+        self.hits.iter_mut().for_each(|h| h.0 += start);
+        s.keep_lines(
+            self.hay,
+            &self.hits,
+            self.max_line,
+            self.retired,
+            self.matters,
+            &mut self.kept,
+        );
+        settled
+    }
+
+    /// The next line from `from` (a line's start) up to `upto` (a line's
+    /// start, or the end of the buffer's whole lines) that the filter
+    /// cannot rule out, walked: where the search goes on, and whether a
+    /// trigger word settled the line. None: no such line.
+    fn next_line(
+        &mut self,
+        filter: &BigramFilter,
+        from: usize,
+        upto: usize,
+    ) -> Option<(usize, bool)> {
+        let hay = self.hay;
+        let at = filter.next_candidate(&hay[..upto], from)?;
+        let start = memrchr(b'\n', &hay[from..at]).map_or(from, |i| from + i + 1);
+        let end = at + memchr(b'\n', &hay[at..upto]).unwrap_or(0);
+        let settled = self.walk(start, end);
+        Some((end + 1, settled))
+    }
+
+    /// Search the lines from `from` up to `upto` (line starts) one by one;
+    /// returns `upto`.
+    fn lines_between(&mut self, filter: &BigramFilter, mut from: usize, upto: usize) -> usize {
+        while let Some((next, _)) = self.next_line(filter, from, upto) {
+            from = next;
+        }
+        upto
     }
 }
 
