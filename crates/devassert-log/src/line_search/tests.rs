@@ -60,15 +60,17 @@ fn a_trigger_across_the_windows_end_is_found_line_by_line() {
         hay.push_str(&"-".repeat(pad));
         hay.push_str("Assertion\nplain\n");
         assert_eq!(kept(hay.as_bytes(), MAX), [0, 1], "shift {shift}");
-        // Short lines before it: the window's lines are searched, then the run goes on.
+        // Short lines before it, kept for their catalog literal: the
+        // window's lines are searched, then the run goes on.
         let mut hay = first.to_string();
-        for _ in 0..pad / 16 {
-            hay.push_str("short line, inf\n");
-        }
         let lines = pad / 16;
+        for _ in 0..lines {
+            hay.push_str("short line inf!\n");
+        }
         hay.push_str(&"-".repeat(pad % 16));
         hay.push_str("rror here\nplain\n.cu\n");
-        let want: Vec<u64> = [0, lines as u64 + 1, lines as u64 + 3].to_vec();
+        let n = lines as u64;
+        let want: Vec<u64> = (0..=n + 1).chain([n + 3]).collect();
         assert_eq!(kept(hay.as_bytes(), MAX), want, "shift {shift}");
     }
 }
