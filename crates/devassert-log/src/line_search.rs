@@ -107,6 +107,9 @@ pub struct LineSearch {
     dfa: LiteralDfa,
     /// Rules out the lines `dfa` need not walk (None: it walks every byte).
     bigrams: Option<BigramFilter>,
+    /// Rules out the rest of a line being walked (`Pass::walk`): every
+    /// literal as the DFA finds it, in any case and whatever follows it.
+    rest: Option<BigramFilter>,
     /// Per literal id of `dfa`.
     literals: Vec<Vec<u8>>,
     sought: Vec<Sought>,
@@ -142,6 +145,7 @@ impl LineSearch {
         let dfa = LiteralDfa::new(&literals, true)?;
         let bigrams =
             filter_patterns(&literals, &sought).and_then(|patterns| BigramFilter::new(&patterns));
+        let rest = BigramFilter::new(&literals.iter().map(|l| any_case(l)).collect::<Vec<_>>());
         let line_ends = (0..literals.len())
             .filter(|&i| literals[i].ends_with(b"\n"))
             .collect();
@@ -153,6 +157,7 @@ impl LineSearch {
         Some(LineSearch {
             dfa,
             bigrams,
+            rest,
             literals,
             sought,
             owners,
@@ -371,11 +376,20 @@ impl<M: Fn(&[u8]) -> bool> Pass<'_, M> {
                 .any(|&id| s.sought[id as usize].trigger && s.cased(line, at, id))
         };
         self.hits.clear();
-        s.dfa.ends_until(
-            &line[..line.len().min(self.max_line)],
-            &mut self.hits,
-            settles,
-        );
+        let walked = &line[..line.len().min(self.max_line)];
+        // After a literal that does not settle the line, the rest of the
+        // line may hold none (a warning found by one path literal): then
+        // the walk stops. Asked a few times a line: each asks the filter.
+        let mut asked = 0;
+        let quiet = |from: usize| {
+            asked += 1;
+            asked <= QUIET_ASKS
+                && walked.len() - from >= QUIET_REST
+                && s.rest
+                    .as_ref()
+                    .is_some_and(|f| f.next_candidate(walked, from).is_none())
+        };
+        s.dfa.ends_until(walked, &mut self.hits, settles, quiet);
         let settled = self.hits.last().is_some_and(|&(at, st)| settles(at, st));
         if !settled && line.len() > self.max_line {
             self.hits.clear();
@@ -419,6 +433,23 @@ impl<M: Fn(&[u8]) -> bool> Pass<'_, M> {
         }
         upto
     }
+}
+
+/// How many times a line's walk asks whether the rest of it is quiet, and
+/// the least rest worth asking about: the filter is faster than the walk
+/// over more than a few bytes, not over a line of literals.
+const QUIET_ASKS: usize = 3;
+const QUIET_REST: usize = 24;
+
+/// A literal's bytes, an ASCII letter in either case (as the folded DFA finds it).
+fn any_case(literal: &[u8]) -> Pattern {
+    literal
+        .iter()
+        .map(|&b| match b.is_ascii_alphabetic() {
+            true => vec![b.to_ascii_lowercase(), b.to_ascii_uppercase()],
+            false => vec![b],
+        })
+        .collect()
 }
 
 /// Whether bit `n` of `bits` is set (an empty slice: none is).

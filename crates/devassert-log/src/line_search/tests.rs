@@ -6,7 +6,8 @@ use super::*;
 use proptest::prelude::*;
 
 /// A few triggers (one of two bytes, which the runs do not search for), a
-/// catalog literal wanted at word boundaries and one any case.
+/// catalog literal wanted at word boundaries, one any case, one that
+/// holds another.
 fn search() -> LineSearch {
     let trigger = |t: &str| {
         let sought = Sought::new(t.as_bytes(), true, false, false, false);
@@ -25,6 +26,13 @@ fn search() -> LineSearch {
         b"nan!".to_vec(),
         Sought::new(b"nan!", false, false, false, true),
         Some(1),
+    ));
+    // Its filter window (its rarest bytes) ends before the `inf` in it does.
+    let long = b"QQQQQQQQQxinfinity";
+    literals.push((
+        long.to_vec(),
+        Sought::new(long, false, false, false, false),
+        Some(2),
     ));
     LineSearch::new(literals).expect("a search")
 }
@@ -99,6 +107,24 @@ fn a_trigger_past_the_kept_part_does_not_keep_its_line() {
     assert_eq!(kept(b"rror\n-\\n-\nx\n", MAX), [0, 1]);
 }
 
+#[test]
+fn a_literal_begun_before_the_last_one_found_ends_is_found() {
+    // The rest of each line holds no byte pair of a literal: the filter
+    // finds nothing there.
+    let rest = "0".repeat(40);
+    // `inf` ends inside `QQQQQQQQQxinfinity` (and wants a boundary it
+    // lacks): the walk goes on past it, for the literal that began before
+    // it ended (which the filter no longer sees from there).
+    let line = format!("0000000000 QQQQQQQQQxinfinity {rest}!\n");
+    assert_eq!(kept(line.as_bytes(), MAX), [0]);
+    // After `inf`, nothing is left: the walk may stop (the line is kept
+    // for `inf`, and `matters` sees the `!` after it).
+    let line = format!("0000000000 inf {rest}!\n");
+    assert_eq!(kept(line.as_bytes(), MAX), [0]);
+    let line = format!("0000000000 inf {rest}\n");
+    assert_eq!(kept(line.as_bytes(), MAX), Vec::<u64>::new());
+}
+
 /// Pieces of lines: triggers, their near misses, catalog literals, noise.
 const PIECES: &[&str] = &[
     "Assertion",
@@ -118,6 +144,9 @@ const PIECES: &[&str] = &[
     "x",
     "\t",
     "\r",
+    "QQQQQQQQQxinfinity",
+    "QQQQQQQQQ",
+    "xinfinity",
 ];
 
 proptest! {
