@@ -73,14 +73,22 @@ struct Kept {
 }
 
 impl Kept {
+    /// Keep line `hay[start..end]` (`end`: its `\n` or the buffer's end),
+    /// after the lines kept so far.
     fn keep(&mut self, hay: &[u8], start: usize, end: usize) {
         self.before += newlines(&hay[self.counted..start]);
-        self.counted = start;
         self.lines.push(Line {
             start,
             end,
             before: self.before,
         });
+        // Its own `\n` is counted here: a run of kept lines is not read twice.
+        if end < hay.len() {
+            self.before += 1;
+            self.counted = end + 1;
+        } else {
+            self.counted = end;
+        }
     }
 }
 

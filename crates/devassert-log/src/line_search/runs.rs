@@ -13,6 +13,7 @@ use super::{BigramFilter, Pass};
 use aho_corasick::packed::{Config, MatchKind, Searcher};
 use aho_corasick::Span;
 use memchr::{memchr, memrchr};
+use std::ops::Range;
 
 /// How far ahead a run looks for its next trigger word. Without one there,
 /// the run ends and lines are searched one by one again until a walked line
@@ -50,6 +51,10 @@ impl TriggerRuns {
     ) {
         let hay = pass.hay;
         let (mut from, mut run) = (0, false);
+        // The last hit, and where in its line: the next line of a burst
+        // most often holds the same word at the same place, which one
+        // compare checks (any hit will do, wherever it is: see above).
+        let mut last: Option<(usize, Range<usize>)> = None;
         while from < whole {
             if !run {
                 match pass.next_line(filter, from, whole) {
@@ -58,8 +63,17 @@ impl TriggerRuns {
                 }
                 continue;
             }
+            let again = last.as_ref().and_then(|(offset, word)| {
+                let at = from + offset;
+                let there = hay[..whole].get(at..at + word.len())? == &hay[word.clone()];
+                there.then_some(at..at + word.len())
+            });
             let ahead = (from + AHEAD).min(whole);
-            let Some(hit) = self.words.find_in(&hay[..ahead], Span::from(from..ahead)) else {
+            let found = || {
+                let m = self.words.find_in(&hay[..ahead], Span::from(from..ahead))?;
+                Some(m.start()..m.end())
+            };
+            let Some(hit) = again.or_else(found) else {
                 // The lines wholly in the window hold no word searched for
                 // (a word across its end is not seen: its line is read on).
                 let upto = memrchr(b'\n', &hay[from..ahead]).map_or(from, |i| from + i + 1);
@@ -67,15 +81,16 @@ impl TriggerRuns {
                 run = false;
                 continue;
             };
-            let start = memrchr(b'\n', &hay[from..hit.start()]).map_or(from, |i| from + i + 1);
+            let start = memrchr(b'\n', &hay[from..hit.start]).map_or(from, |i| from + i + 1);
             // `hay[whole - 1]` is a `\n` and the hit holds none: found.
-            let end = hit.end() + memchr(b'\n', &hay[hit.end()..whole]).unwrap_or(0);
+            let end = hit.end + memchr(b'\n', &hay[hit.end..whole]).unwrap_or(0);
             pass.lines_between(filter, from, start);
-            if hit.end() - start <= pass.max_line {
+            if hit.end - start <= pass.max_line {
                 pass.kept.keep(hay, start, end);
             } else {
                 pass.walk(start, end);
             }
+            last = Some((hit.start - start, hit));
             from = end + 1;
         }
     }
