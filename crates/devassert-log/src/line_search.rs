@@ -13,8 +13,10 @@
 use crate::bigram_filter::{BigramFilter, Pattern};
 use crate::literal_dfa::LiteralDfa;
 use memchr::{memchr, memchr_iter, memrchr};
+use pass::Pass;
 use runs::TriggerRuns;
 
+mod pass;
 mod runs;
 #[cfg(test)]
 mod tests;
@@ -250,15 +252,7 @@ impl LineSearch {
     where
         M: Fn(&[u8]) -> bool,
     {
-        let mut pass = Pass {
-            search: self,
-            hay,
-            max_line,
-            retired,
-            matters,
-            hits: Vec::new(),
-            kept: Kept::default(),
-        };
+        let mut pass = Pass::new(self, hay, max_line, retired, matters);
         match bigrams {
             Some(filter) => {
                 // The filter sees whole lines: at the end of the buffer it
@@ -275,8 +269,9 @@ impl LineSearch {
                 }
             }
             None => {
-                self.dfa.ends(hay, &mut pass.hits);
-                self.keep_lines(hay, &pass.hits, max_line, retired, matters, &mut pass.kept);
+                let mut hits = Vec::new();
+                self.dfa.ends(hay, &mut hits);
+                self.keep_lines(hay, &hits, max_line, retired, matters, &mut pass.kept);
             }
         }
         let kept = pass.kept;
@@ -356,98 +351,6 @@ impl LineSearch {
         })
     }
 }
-
-/// One search of a buffer: what it is for, and what it has kept so far.
-struct Pass<'a, M> {
-    search: &'a LineSearch,
-    hay: &'a [u8],
-    max_line: usize,
-    retired: &'a [u64],
-    matters: &'a M,
-    /// Literal ends of the line walked (kept to reuse its buffer).
-    hits: Vec<(usize, u32)>,
-    kept: Kept,
-}
-
-impl<M: Fn(&[u8]) -> bool> Pass<'_, M> {
-    /// Walk line `hay[start..end]` (`end`: its `\n` or the buffer's end) and
-    /// keep it if it matters. Returns whether a trigger word in its kept
-    /// part settled it.
-    fn walk(&mut self, start: usize, end: usize) -> bool {
-        let s = self.search;
-        let line = &self.hay[start..(end + 1).min(self.hay.len())];
-        // A trigger word in the part kept settles the line.
-        let settles = |at: usize, state| {
-            s.dfa
-                .literals(state)
-                .iter()
-                .any(|&id| s.sought[id as usize].trigger && s.cased(line, at, id))
-        };
-        self.hits.clear();
-        let walked = &line[..line.len().min(self.max_line)];
-        // After a literal that does not settle the line, the rest of the
-        // line may hold none (a warning found by one path literal): then
-        // the walk stops. Asked a few times a line: each asks the filter.
-        let mut asked = 0;
-        let quiet = |from: usize| {
-            asked += 1;
-            asked <= QUIET_ASKS
-                && walked.len() - from >= QUIET_REST
-                && s.rest
-                    .as_ref()
-                    .is_some_and(|f| f.next_candidate(walked, from).is_none())
-        };
-        s.dfa.ends_until(walked, &mut self.hits, settles, quiet);
-        let settled = self.hits.last().is_some_and(|&(at, st)| settles(at, st));
-        if !settled && line.len() > self.max_line {
-            self.hits.clear();
-            s.dfa.ends(line, &mut self.hits);
-        }
-        self.hits.iter_mut().for_each(|h| h.0 += start);
-        s.keep_lines(
-            self.hay,
-            &self.hits,
-            self.max_line,
-            self.retired,
-            self.matters,
-            &mut self.kept,
-        );
-        settled
-    }
-
-    /// The next line from `from` (a line's start) up to `upto` (a line's
-    /// start, or the end of the buffer's whole lines) that the filter
-    /// cannot rule out, walked: where the search goes on, and whether a
-    /// trigger word settled the line. None: no such line.
-    fn next_line(
-        &mut self,
-        filter: &BigramFilter,
-        from: usize,
-        upto: usize,
-    ) -> Option<(usize, bool)> {
-        let hay = self.hay;
-        let at = filter.next_candidate(&hay[..upto], from)?;
-        let start = memrchr(b'\n', &hay[from..at]).map_or(from, |i| from + i + 1);
-        let end = at + memchr(b'\n', &hay[at..upto]).unwrap_or(0);
-        let settled = self.walk(start, end);
-        Some((end + 1, settled))
-    }
-
-    /// Search the lines from `from` up to `upto` (line starts) one by one;
-    /// returns `upto`.
-    fn lines_between(&mut self, filter: &BigramFilter, mut from: usize, upto: usize) -> usize {
-        while let Some((next, _)) = self.next_line(filter, from, upto) {
-            from = next;
-        }
-        upto
-    }
-}
-
-/// How many times a line's walk asks whether the rest of it is quiet, and
-/// the least rest worth asking about: the filter is faster than the walk
-/// over more than a few bytes, not over a line of literals.
-const QUIET_ASKS: usize = 3;
-const QUIET_REST: usize = 24;
 
 /// A literal's bytes, an ASCII letter in either case (as the folded DFA finds it).
 fn any_case(literal: &[u8]) -> Pattern {
