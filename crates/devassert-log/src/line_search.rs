@@ -6,9 +6,13 @@
 //! literal ends; a literal its regex wants at a word boundary (`\binf\b`)
 //! counts only there, so `INFO` is not taken for `inf`. A line found by the
 //! literals of regexes the reader wants no more (retired) alone is not
-//! asked about (`keep_lines`). A large buffer is
-//! cut at line ends and its pieces searched on every core; only the lines
-//! that matter come back, in order.
+//! asked about (`keep_lines`). A walk stops once a filter of every literal
+//! finds none in the rest of the line, and a line walked already in the
+//! buffer is settled by a compare (`pass`). Where lines holding a trigger
+//! word come one after another (thread reports, traceback frames), a SIMD
+//! search for the trigger words finds them without walking them (`runs`).
+//! A large buffer is cut at line ends and its pieces searched on every
+//! core; only the lines that matter come back, in order.
 
 use crate::bigram_filter::{BigramFilter, Pattern};
 use crate::literal_dfa::LiteralDfa;

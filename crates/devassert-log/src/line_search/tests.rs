@@ -51,7 +51,10 @@ fn each_way(s: &LineSearch, hay: &[u8], max_line: usize) -> [(Vec<Line>, u64); 3
 /// The lines (as numbers) runs keep, checked against the other two ways.
 fn kept(hay: &[u8], max_line: usize) -> Vec<u64> {
     let s = search();
-    assert!(s.runs.is_some(), "a packed searcher builds on this machine");
+    // Teddy needs SSSE3 or NEON: elsewhere runs are searched line by line.
+    if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        assert!(s.runs.is_some(), "a packed searcher builds on this machine");
+    }
     let [runs, lines, every] = each_way(&s, hay, max_line);
     assert_eq!(runs, lines);
     assert_eq!(runs, every);
