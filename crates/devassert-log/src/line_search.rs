@@ -6,13 +6,24 @@
 //! literal ends; a literal its regex wants at a word boundary (`\binf\b`)
 //! counts only there, so `INFO` is not taken for `inf`. A line found by the
 //! literals of regexes the reader wants no more (retired) alone is not
-//! asked about (`keep_lines`). A large buffer is
-//! cut at line ends and its pieces searched on every core; only the lines
-//! that matter come back, in order.
+//! asked about (`keep_lines`). A walk stops once a filter of every literal
+//! finds none in the rest of the line, and a line walked already in the
+//! buffer is settled by a compare (`pass`). Where lines holding a trigger
+//! word come one after another (thread reports, traceback frames), a SIMD
+//! search for the trigger words finds them without walking them (`runs`).
+//! A large buffer is cut at line ends and its pieces searched on every
+//! core; only the lines that matter come back, in order.
 
 use crate::bigram_filter::{BigramFilter, Pattern};
 use crate::literal_dfa::LiteralDfa;
 use memchr::{memchr, memchr_iter, memrchr};
+use pass::Pass;
+use runs::TriggerRuns;
+
+mod pass;
+mod runs;
+#[cfg(test)]
+mod tests;
 
 /// Below this a buffer is searched on one thread: handing it out costs more.
 const PARALLEL_MIN: usize = 512 << 10;
@@ -68,14 +79,22 @@ struct Kept {
 }
 
 impl Kept {
+    /// Keep line `hay[start..end]` (`end`: its `\n` or the buffer's end),
+    /// after the lines kept so far.
     fn keep(&mut self, hay: &[u8], start: usize, end: usize) {
         self.before += newlines(&hay[self.counted..start]);
-        self.counted = start;
         self.lines.push(Line {
             start,
             end,
             before: self.before,
         });
+        // Its own `\n` is counted here: a run of kept lines is not read twice.
+        if end < hay.len() {
+            self.before += 1;
+            self.counted = end + 1;
+        } else {
+            self.counted = end;
+        }
     }
 }
 
@@ -102,6 +121,9 @@ pub struct LineSearch {
     dfa: LiteralDfa,
     /// Rules out the lines `dfa` need not walk (None: it walks every byte).
     bigrams: Option<BigramFilter>,
+    /// Rules out the rest of a line being walked (`Pass::walk`): every
+    /// literal as the DFA finds it, in any case and whatever follows it.
+    rest: Option<BigramFilter>,
     /// Per literal id of `dfa`.
     literals: Vec<Vec<u8>>,
     sought: Vec<Sought>,
@@ -109,6 +131,9 @@ pub struct LineSearch {
     owners: Vec<Vec<usize>>,
     /// The literals that end in `\n`.
     line_ends: Vec<usize>,
+    /// Finds the lines of a run that hold a trigger word without walking
+    /// them (None: no SIMD here).
+    runs: Option<TriggerRuns>,
 }
 
 impl LineSearch {
@@ -134,16 +159,24 @@ impl LineSearch {
         let dfa = LiteralDfa::new(&literals, true)?;
         let bigrams =
             filter_patterns(&literals, &sought).and_then(|patterns| BigramFilter::new(&patterns));
+        let rest = BigramFilter::new(&literals.iter().map(|l| any_case(l)).collect::<Vec<_>>());
         let line_ends = (0..literals.len())
             .filter(|&i| literals[i].ends_with(b"\n"))
             .collect();
+        let runs = TriggerRuns::new(
+            (0..literals.len())
+                .filter(|&i| sought[i].trigger)
+                .map(|i| literals[i].as_slice()),
+        );
         Some(LineSearch {
             dfa,
             bigrams,
+            rest,
             literals,
             sought,
             owners,
             line_ends,
+            runs,
         })
     }
 
@@ -168,7 +201,14 @@ impl LineSearch {
     {
         use rayon::prelude::*;
         let search = |piece: &[u8]| {
-            self.search_with(self.bigrams.as_ref(), piece, max_line, retired, matters)
+            self.search_with(
+                self.bigrams.as_ref(),
+                true,
+                piece,
+                max_line,
+                retired,
+                matters,
+            )
         };
         if hay.len() < PARALLEL_MIN {
             return search(hay);
@@ -201,10 +241,13 @@ impl LineSearch {
         self.bigrams.as_ref()
     }
 
-    /// The search, with the bigram filter or (`None`) the DFA over every byte.
+    /// The search, with the bigram filter or (`None`) the DFA over every
+    /// byte; `runs`: lines holding a trigger word are found by `TriggerRuns`
+    /// where they come one after another (with a filter and runs built).
     pub fn search_with<M>(
         &self,
         bigrams: Option<&BigramFilter>,
+        runs: bool,
         hay: &[u8],
         max_line: usize,
         retired: &[u64],
@@ -213,48 +256,29 @@ impl LineSearch {
     where
         M: Fn(&[u8]) -> bool,
     {
-        let any = &self.dfa;
-        let mut kept = Kept::default();
-        let mut hits = Vec::new();
+        let mut pass = Pass::new(self, hay, max_line, retired, matters);
         match bigrams {
-            // Only the lines the filter cannot rule out are walked.
             Some(filter) => {
-                let mut walk = |start: usize, end: usize| {
-                    let line = &hay[start..(end + 1).min(hay.len())];
-                    // A trigger word in the part kept settles the line.
-                    let settles = |at: usize, state| {
-                        any.literals(state)
-                            .iter()
-                            .any(|&id| self.sought[id as usize].trigger && self.cased(line, at, id))
-                    };
-                    hits.clear();
-                    any.ends_until(&line[..line.len().min(max_line)], &mut hits, settles);
-                    if hits.last().is_none_or(|&(at, s)| !settles(at, s)) && line.len() > max_line {
-                        hits.clear();
-                        any.ends(line, &mut hits);
-                    }
-                    hits.iter_mut().for_each(|h| h.0 += start);
-                    self.keep_lines(hay, &hits, max_line, retired, matters, &mut kept);
-                };
                 // The filter sees whole lines: at the end of the buffer it
                 // could not see what follows a word that wants a boundary.
                 let whole = memrchr(b'\n', hay).map_or(0, |i| i + 1);
-                let mut from = 0;
-                while let Some(at) = filter.next_candidate(&hay[..whole], from) {
-                    let start = memrchr(b'\n', &hay[from..at]).map_or(from, |i| from + i + 1);
-                    let end = at + memchr(b'\n', &hay[at..whole]).unwrap_or(0);
-                    walk(start, end);
-                    from = end + 1;
+                match self.runs.as_ref().filter(|_| runs) {
+                    Some(r) => r.search(&mut pass, filter, whole),
+                    None => {
+                        pass.lines_between(filter, 0, whole);
+                    }
                 }
                 if whole < hay.len() {
-                    walk(whole, hay.len());
+                    pass.walk(whole, hay.len());
                 }
             }
             None => {
-                any.ends(hay, &mut hits);
-                self.keep_lines(hay, &hits, max_line, retired, matters, &mut kept);
+                let mut hits = Vec::new();
+                self.dfa.ends(hay, &mut hits);
+                self.keep_lines(hay, &hits, max_line, retired, matters, &mut pass.kept);
             }
         }
+        let kept = pass.kept;
         let total = kept.before + newlines(&hay[kept.counted..]);
         (kept.lines, total)
     }
@@ -330,6 +354,17 @@ impl LineSearch {
             line.len() >= stem.len() && line[line.len() - stem.len()..].eq_ignore_ascii_case(stem)
         })
     }
+}
+
+/// A literal's bytes, an ASCII letter in either case (as the folded DFA finds it).
+fn any_case(literal: &[u8]) -> Pattern {
+    literal
+        .iter()
+        .map(|&b| match b.is_ascii_alphabetic() {
+            true => vec![b.to_ascii_lowercase(), b.to_ascii_uppercase()],
+            false => vec![b],
+        })
+        .collect()
 }
 
 /// Whether bit `n` of `bits` is set (an empty slice: none is).

@@ -29,6 +29,10 @@ pub struct LiteralDfa {
     outputs: Vec<u32>,
     at: Vec<usize>,
     longest: usize,
+    /// Per row: the most bytes of a literal not yet ended that its state
+    /// may have read (the depth of the deepest trie node on its failure
+    /// chain that goes on). A literal that starts earlier has ended.
+    open: Vec<u32>,
 }
 
 impl LiteralDfa {
@@ -59,6 +63,7 @@ impl LiteralDfa {
         // The trie, with the literals ending at each node.
         let mut goto: Vec<Vec<u32>> = vec![vec![NONE; columns]];
         let mut ends: Vec<Vec<u32>> = vec![Vec::new()];
+        let mut depth: Vec<u32> = vec![0];
         for (id, l) in literals.iter().enumerate() {
             let mut s = 0;
             for &b in l.as_ref() {
@@ -67,6 +72,7 @@ impl LiteralDfa {
                     goto[s][c] = u32::try_from(goto.len()).ok()?;
                     goto.push(vec![NONE; columns]);
                     ends.push(Vec::new());
+                    depth.push(depth[s] + 1);
                 }
                 s = goto[s][c] as usize;
             }
@@ -87,8 +93,14 @@ impl LiteralDfa {
                 t => queue.push_back(t as usize),
             }
         }
+        // States by depth: a failure link is shallower, so its `open` is known first.
+        let mut open = vec![0u32; states];
         while let Some(s) = queue.pop_front() {
             let f = fail[s] as usize;
+            open[s] = match goto[s].iter().any(|&t| t != NONE) {
+                true => depth[s],
+                false => open[f],
+            };
             let inherited = ends[f].clone();
             ends[s].extend(inherited);
             for c in 0..columns {
@@ -119,6 +131,7 @@ impl LiteralDfa {
                 table[r + c] = row[delta[s][c] as usize];
             }
         }
+        let open = order.iter().map(|&s| open[s]).collect();
         let (mut outputs, mut at) = (Vec::new(), vec![0]);
         for &s in &order[first_match..] {
             outputs.extend(&ends[s]);
@@ -133,6 +146,7 @@ impl LiteralDfa {
             outputs,
             at,
             longest: literals.iter().map(|l| l.as_ref().len()).max().unwrap_or(0),
+            open,
         })
     }
 
@@ -164,23 +178,33 @@ impl LiteralDfa {
     }
 
     /// Like `ends` on one short stretch (a line), but stops after the first
-    /// match (end, state) that `enough` accepts.
+    /// match (end, state) that `enough` accepts, or after a match that
+    /// `enough` does not accept when `quiet` says that no literal lies
+    /// wholly in `hay[from..]`, `from` being where any literal not ended
+    /// yet starts at the earliest (`open`): every literal of `hay` has then
+    /// been reported.
     pub fn ends_until(
         &self,
         hay: &[u8],
         out: &mut Vec<(usize, u32)>,
         enough: impl Fn(usize, u32) -> bool,
+        mut quiet: impl FnMut(usize) -> bool,
     ) {
         let mut s = 0;
         for (i, &b) in hay.iter().enumerate() {
             s = self.step(s, b);
             if s >= self.match_from {
                 out.push((i + 1, s));
-                if enough(i + 1, s) {
+                if enough(i + 1, s) || quiet(i + 1 - self.open(s)) {
                     return;
                 }
             }
         }
+    }
+
+    /// The most bytes of a literal not ended yet that state `s` has read.
+    fn open(&self, s: u32) -> usize {
+        self.open[(s / self.stride) as usize] as usize
     }
 
     /// Every place in `hay` where a literal ends: (offset just past its
@@ -284,6 +308,30 @@ mod tests {
             let mut want = naive(&lits, &hay);
             want.sort();
             prop_assert_eq!(found(&d, &hay), want);
+        }
+
+        /// A walk that stops once no literal lies wholly in the text from
+        /// `open` before a match (told here by brute force) has reported
+        /// every literal that a full walk reports: a literal that has not
+        /// ended yet starts no earlier.
+        #[test]
+        fn a_walk_stopped_where_nothing_is_left_misses_nothing(
+            lits in prop::collection::vec(prop::collection::vec(prop::sample::select(b"abcAB".to_vec()), 1..6), 1..12),
+            hay in prop::collection::vec(prop::sample::select(b"abcABd".to_vec()), 0..200),
+            fold: bool,
+        ) {
+            let d = LiteralDfa::new(&lits, fold).expect("small");
+            let seen = |l: &[u8]| if fold { l.to_ascii_lowercase() } else { l.to_vec() };
+            let lits_seen: Vec<Vec<u8>> = lits.iter().map(|l| seen(l)).collect();
+            let none_left = |from: usize| naive(&lits_seen, &seen(&hay[from..])).is_empty();
+            let mut ends = Vec::new();
+            d.ends_until(&hay, &mut ends, |_, _| false, none_left);
+            let mut stopped: Vec<(usize, u32)> = ends
+                .iter()
+                .flat_map(|&(e, s)| d.literals(s).iter().map(move |&l| (e, l)))
+                .collect();
+            stopped.sort();
+            prop_assert_eq!(stopped, found(&d, &hay));
         }
     }
 }

@@ -219,3 +219,37 @@ fn a_wrapped_line_joined_across_any_chunk_end_looks_back_alike() {
         assert_eq!(whole, report(&[&data[..cut], &data[cut..]]), "cut at {cut}");
     }
 }
+
+/// A burst of thread lines (a run, whose lines the search finds by their
+/// trigger words without walking them) with a line a terminal wrapped at
+/// 60 columns in its middle: every line is counted and the wrapped one
+/// joined, wherever a chunk ends.
+#[test]
+fn a_wrapped_line_inside_a_run_of_thread_lines_counts_wherever_a_chunk_ends() {
+    const LINE: &str = "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1422: indexSelectLargeIndex: block: [3,0,0], thread: [99,0,0] Assertion `srcIndex < srcSelectDimSize` failed.";
+    let threads = |from: u32| {
+        burst(
+            &(from..from + 8)
+                .map(|t| (0, false, 3, t))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let mut text = threads(0);
+    for row in LINE.as_bytes().chunks(60) {
+        text.push_str(std::str::from_utf8(row).unwrap_or_default());
+        text.push('\n');
+    }
+    text.push_str(&threads(8));
+    text.push_str("RuntimeError: CUDA error: device-side assert triggered\n");
+    let data = text.as_bytes();
+    let mut a = LogAnalyzer::new(Catalog::builtin());
+    a.feed(data);
+    let facts = a.facts();
+    assert_eq!(facts.groups.len(), 1, "{:?}", facts.groups);
+    assert_eq!(facts.groups[0].lines, 17);
+    assert_eq!(facts.groups[0].triples.len(), 17);
+    let whole = report(&[data]);
+    for cut in 1..data.len() {
+        assert_eq!(whole, report(&[&data[..cut], &data[cut..]]), "cut at {cut}");
+    }
+}

@@ -86,10 +86,13 @@ proptest::proptest! {
         proptest::prop_assert!(search.is_some_and(|s| s.bigrams().is_some()));
         if let Some(s) = search {
             let matters = |line: &[u8]| p.line_matters(line, &[]);
-            proptest::prop_assert_eq!(
-                s.search_with(s.bigrams(), &hay, 64, &[], &matters),
-                s.search_with(None, &hay, 64, &[], &matters)
-            );
+            let every = s.search_with(None, false, &hay, 64, &[], &matters);
+            for runs in [false, true] {
+                proptest::prop_assert_eq!(
+                    &s.search_with(s.bigrams(), runs, &hay, 64, &[], &matters),
+                    &every
+                );
+            }
         }
     }
 
@@ -109,10 +112,10 @@ proptest::proptest! {
         let s = p.search.as_ref().expect("the catalog's search");
         let every = |line: &[u8]| p.line_matters(line, &retired);
         let sets = |line: &[u8]| p.catalog_sets_met(line, &retired);
-        for bigrams in [s.bigrams(), None] {
+        for (bigrams, runs) in [(s.bigrams(), true), (s.bigrams(), false), (None, false)] {
             proptest::prop_assert_eq!(
-                s.search_with(bigrams, &hay, cut, &retired, &sets),
-                s.search_with(bigrams, &hay, cut, &[], &every)
+                s.search_with(bigrams, runs, &hay, cut, &retired, &sets),
+                s.search_with(bigrams, runs, &hay, cut, &[], &every)
             );
         }
     }
@@ -143,7 +146,7 @@ fn the_search_asks_nothing_of_a_line_found_by_retired_regexes_alone() {
             asked.set(asked.get() + 1);
             p.catalog_sets_met(l, bits)
         };
-        let kept = s.search_with(s.bigrams(), hay.as_bytes(), MAX, bits, &matters);
+        let kept = s.search_with(s.bigrams(), true, hay.as_bytes(), MAX, bits, &matters);
         (kept.0.len(), asked.get())
     };
     let warning = "/venv/lib/python3.11/site-packages/transformers/tokenization_utils_base.py:1601: FutureWarning: `clean_up_tokenization_spaces` was not set.";
