@@ -16,12 +16,14 @@
 
 use crate::bigram_filter::{BigramFilter, Pattern};
 use crate::literal_dfa::LiteralDfa;
-use memchr::{memchr, memchr_iter, memrchr};
+use memchr::{memchr, memrchr};
 use pass::Pass;
-use runs::TriggerRuns;
+use searcher::{newlines, Kept, TriggerRuns};
+pub use searcher::{Line, LineSearch, Sought};
 
 mod pass;
 mod runs;
+mod searcher;
 #[cfg(test)]
 mod tests;
 
@@ -31,76 +33,6 @@ const PARALLEL_MIN: usize = 512 << 10;
 /// The pieces a large buffer is searched in: small enough to share the cores
 /// evenly with the reader's own thread, large enough for `LiteralDfa`'s stretches.
 const PIECE: usize = 256 << 10;
-
-/// A line that matters, inside the buffer searched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Line {
-    pub start: usize,
-    /// Its `\n` (or the buffer's end).
-    pub end: usize,
-    /// Lines before it in the buffer.
-    pub before: u64,
-}
-
-/// A literal of the search: may the line that holds it matter?
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Sought {
-    len: usize,
-    /// A trigger word: the line matters.
-    trigger: bool,
-    /// Its regex wants a word boundary before / after it.
-    before: bool,
-    after: bool,
-    /// Its ASCII letters match in either case.
-    fold: bool,
-}
-
-impl Sought {
-    /// `literal` (no boundary marks) as a trigger word, or as a catalog
-    /// literal wanted at the word boundaries given; `fold`: in any case.
-    pub fn new(literal: &[u8], trigger: bool, before: bool, after: bool, fold: bool) -> Self {
-        Sought {
-            len: literal.len(),
-            trigger,
-            before,
-            after,
-            fold,
-        }
-    }
-}
-
-/// The lines kept so far, numbered by counting the `\n`s before them.
-#[derive(Default)]
-struct Kept {
-    lines: Vec<Line>,
-    /// Newlines are counted up to here, and there are `before` of them.
-    counted: usize,
-    before: u64,
-}
-
-impl Kept {
-    /// Keep line `hay[start..end]` (`end`: its `\n` or the buffer's end),
-    /// after the lines kept so far.
-    fn keep(&mut self, hay: &[u8], start: usize, end: usize) {
-        self.before += newlines(&hay[self.counted..start]);
-        self.lines.push(Line {
-            start,
-            end,
-            before: self.before,
-        });
-        // Its own `\n` is counted here: a run of kept lines is not read twice.
-        if end < hay.len() {
-            self.before += 1;
-            self.counted = end + 1;
-        } else {
-            self.counted = end;
-        }
-    }
-}
-
-fn newlines(b: &[u8]) -> u64 {
-    memchr_iter(b'\n', b).count() as u64
-}
 
 /// Every line of `hay`, and how many it has: the search when a catalog
 /// regex needs no literal at all.
@@ -113,27 +45,6 @@ pub fn every_line(hay: &[u8]) -> (Vec<Line>, u64) {
         start = end + 1;
     }
     (kept.lines, newlines(hay))
-}
-
-pub struct LineSearch {
-    /// Finds the literals in any case: a literal that is not folded is
-    /// then checked byte for byte (`cased`).
-    dfa: LiteralDfa,
-    /// Rules out the lines `dfa` need not walk (None: it walks every byte).
-    bigrams: Option<BigramFilter>,
-    /// Rules out the rest of a line being walked (`Pass::walk`): every
-    /// literal as the DFA finds it, in any case and whatever follows it.
-    rest: Option<BigramFilter>,
-    /// Per literal id of `dfa`.
-    literals: Vec<Vec<u8>>,
-    sought: Vec<Sought>,
-    /// Per literal id: the regexes (the caller's numbers) it stands for.
-    owners: Vec<Vec<usize>>,
-    /// The literals that end in `\n`.
-    line_ends: Vec<usize>,
-    /// Finds the lines of a run that hold a trigger word without walking
-    /// them (None: no SIMD here).
-    runs: Option<TriggerRuns>,
 }
 
 impl LineSearch {

@@ -1,7 +1,8 @@
 //! One search of a buffer, line by line: the lines the filter cannot rule
 //! out are walked by the DFA, and those that matter kept.
 
-use super::{BigramFilter, Kept, LineSearch};
+use super::searcher::{Kept, LineSearch};
+use crate::bigram_filter::BigramFilter;
 use memchr::{memchr, memrchr};
 use std::ops::Range;
 

@@ -9,8 +9,10 @@
 //! among them, is searched as before (filter, then walk): the lines kept
 //! are the same whichever words the SIMD search finds or misses.
 
-use super::{BigramFilter, Pass};
-use aho_corasick::packed::{Config, MatchKind, Searcher};
+use super::pass::Pass;
+use super::searcher::TriggerRuns;
+use crate::bigram_filter::BigramFilter;
+use aho_corasick::packed::{Config, MatchKind};
 use aho_corasick::Span;
 use memchr::{memchr, memrchr};
 use std::ops::Range;
@@ -20,10 +22,6 @@ use std::ops::Range;
 /// holds a trigger word: the bytes both searches read stay few where
 /// triggers are rare.
 pub(super) const AHEAD: usize = 4 << 10;
-
-pub(super) struct TriggerRuns {
-    words: Searcher,
-}
 
 impl TriggerRuns {
     /// The trigger words of three bytes and more (Teddy's masks are as
