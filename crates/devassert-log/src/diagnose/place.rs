@@ -13,15 +13,19 @@ pub(super) fn op_guess<'c>(
     catalog: &'c Catalog,
     tb: Option<&Traceback>,
 ) -> Option<(&'c CompiledRule, &'c str, String)> {
-    for f in tb?.frames.iter().rev() {
-        let texts = f.code.iter().map(String::as_str);
-        for text in texts.chain(std::iter::once(f.function.as_str())) {
-            if let Some(rule) = catalog.guess_op(text) {
-                return Some((rule, rule.id.as_str(), format!("{}:{}", f.file, f.line)));
-            }
-        }
-    }
-    None
+    tb?.frames.iter().rev().find_map(|f| {
+        frame_guess(catalog, f)
+            .map(|rule| (rule, rule.id.as_str(), format!("{}:{}", f.file, f.line)))
+    })
+}
+
+/// The rule a frame's code names: its code lines, then its function name.
+fn frame_guess<'c>(catalog: &'c Catalog, f: &Frame) -> Option<&'c CompiledRule> {
+    f.code
+        .iter()
+        .map(String::as_str)
+        .chain(std::iter::once(f.function.as_str()))
+        .find_map(|t| catalog.guess_op(t))
 }
 
 /// The rule that stated a CPU message two rules share (`index N is out of
@@ -41,11 +45,7 @@ pub(super) fn cpu_raiser<'c>(
     } else {
         tb.frames.last()
     }?;
-    let texts = raising.code.iter().map(String::as_str);
-    texts
-        .chain(std::iter::once(raising.function.as_str()))
-        .find_map(|t| catalog.guess_op(t))
-        .filter(|r| r.id != stated_by.id && r.states_cpu_message(message))
+    frame_guess(catalog, raising).filter(|r| r.id != stated_by.id && r.states_cpu_message(message))
 }
 
 /// The device-related words a traceback's exception carries.
