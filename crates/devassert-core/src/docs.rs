@@ -2,6 +2,7 @@
 //! `docs/rules/` holds them all (a test keeps the folder current).
 
 use crate::catalog::{Catalog, CompiledRule};
+use crate::facts::Kind;
 use std::fmt::Write;
 
 pub fn rule_page(rule: &CompiledRule) -> String {
@@ -23,6 +24,18 @@ pub fn rule_page(rule: &CompiledRule) -> String {
     }
     if !r.bad_argument.is_empty() {
         let _ = writeln!(s, "- bad argument: {}", r.bad_argument);
+    }
+    if let Some(kind) = r.values {
+        let what = match kind {
+            Kind::Ids => "token ids into a table",
+            Kind::Labels => "class labels",
+            Kind::Index => "indices into a dimension",
+        };
+        let _ = writeln!(
+            s,
+            "- its values: {what} (the `{}` causes of [causes.toml](../../catalog/causes.toml) decide them by the stated values)",
+            kind.as_str()
+        );
     }
     if !r.bound.is_empty() {
         let _ = writeln!(s, "- valid range: {}", r.bound);

@@ -100,7 +100,7 @@ pub fn module(catalog: &Catalog) -> String {
          Generated from catalog/ by `make docs`\n\
          (`devassert rule --write-python python/devassert/_findings/rules.py`); do not edit.\n\
          \"\"\"\n\n\
-         # rule id -> {name, op_family, summary, fixes, causes: {cause id -> {why, fixes}}}\n\
+         # rule id -> {name, op_family, summary, fixes, values, causes: {cause id -> {why, fixes}}}\n\
          RULES = {\n",
     );
     for r in catalog.rules() {
@@ -109,6 +109,8 @@ pub fn module(catalog: &Catalog) -> String {
         let _ = writeln!(s, "        \"op_family\": {},", lit(r.op_family.as_str()));
         let _ = writeln!(s, "        \"summary\": {},", lit(&r.summary));
         let _ = writeln!(s, "        \"fixes\": {},", list(&r.fixes));
+        let values = r.values.map(|k| k.as_str().to_string());
+        let _ = writeln!(s, "        \"values\": {},", opt(&values));
         if r.causes.is_empty() {
             let _ = writeln!(s, "        \"causes\": {{}},");
         } else {

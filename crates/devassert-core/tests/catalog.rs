@@ -4,7 +4,8 @@
 //! on normalised printed lines, in devassert-log's `tests/reference_table.rs`.)
 
 use devassert_core::catalog::fallback;
-use devassert_core::{Catalog, DeviceAssert, CAUSE_IDS};
+use devassert_core::facts::Kind;
+use devassert_core::{Catalog, DeviceAssert, OpFamily, CAUSE_IDS};
 
 const INTERNAL: &str = "DA901";
 
@@ -74,4 +75,36 @@ fn every_rule_has_a_generated_id_constant_and_no_other_id_parses() {
     }
     let err = RuleId::parse("DA999").expect_err("no rule DA999");
     assert!(err.to_string().contains("DA999"));
+}
+
+#[test]
+fn each_rule_says_what_its_bad_values_are() {
+    let catalog = Catalog::builtin();
+    let kind = |family, rule| catalog.values_of(family, rule);
+    for (family, rule) in [
+        (OpFamily::Index, "DA111"),
+        (OpFamily::Index, "DA115"),
+        (OpFamily::GatherScatter, "DA121"),
+        // embedding_bag's offsets are positions into its input, not ids.
+        (OpFamily::EmbeddingBag, "DA103"),
+        (OpFamily::Inductor, "DA401"),
+        (OpFamily::Unknown, "DA503"),
+        (OpFamily::Unknown, "DA508"),
+    ] {
+        assert_eq!(kind(family, rule), Some(Kind::Index), "{rule}");
+    }
+    assert_eq!(kind(OpFamily::EmbeddingBag, "DA102"), Some(Kind::Ids));
+    assert_eq!(kind(OpFamily::OneHot, "DA122"), Some(Kind::Labels));
+    // multi_margin_loss's targets are class labels.
+    assert_eq!(kind(OpFamily::Unknown, "DA206"), Some(Kind::Labels));
+    // Inductor's other assert states no index; a probability is none.
+    assert_eq!(kind(OpFamily::Inductor, "DA402"), None);
+    assert_eq!(kind(OpFamily::Multinomial, "DA301"), None);
+    // A rule that names no op takes its guessed family's first rule's;
+    // with no guess, it says nothing (DA206 shares the `unknown` family).
+    assert_eq!(kind(OpFamily::IndexSelect, "DA001"), Some(Kind::Ids));
+    assert_eq!(kind(OpFamily::EmbeddingBag, "DA001"), Some(Kind::Ids));
+    assert_eq!(kind(OpFamily::NllLoss2d, "DA001"), Some(Kind::Labels));
+    assert_eq!(kind(OpFamily::GatherScatter, "DA004"), Some(Kind::Index));
+    assert_eq!(kind(OpFamily::Unknown, "DA001"), None);
 }

@@ -343,7 +343,7 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         catalog,
         &facts.hits,
         &frames,
-        decided::kind_of(f.op_family, &rank_rule.id),
+        catalog.values_of(f.op_family, &rank_rule.id),
         &failure_values,
         f.bound.as_ref(),
         std::mem::take(&mut f.causes),

@@ -26,7 +26,7 @@ def _lookup(op, rule, argument, ids, weight, replace, pre, strict):
         return None
 
     def explain(desc, frames):
-        causes, fixes = _measure.decide("ids", _measure.index_facts(ids, mask, desc, 0, n, "ids", frames))
+        causes, fixes = _measure.decide_rule(rule, ids, mask, desc, 0, n, frames)
         return causes, _fixes(fixes, n)
 
     return Found(op, argument, ids, mask, rule, {"low": 0, "high": n}, explain, replace)

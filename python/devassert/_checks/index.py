@@ -34,7 +34,9 @@ def _bounded(op, rule, argument, idx, low, high, fix, replace, pre, strict, cpu_
 
     def explain(desc, frames):
         # The indices of any dimension: the engine's `index` causes, decided
-        # by the measured facts as explain decides a log's stated ones.
+        # by the measured facts as explain decides a log's stated ones. Not
+        # the rule's `values`: DA101's are nn.Embedding's token ids, but the
+        # guard sees the op, and torch.index_select indexes any tensor.
         causes, fixes = _measure.decide("index", _measure.index_facts(idx, None, desc, low, high, "index", frames))
         if low == 0:
             # Position ids gathered from a buffer (RoBERTa's token types,

@@ -50,15 +50,15 @@ def nll(op, ignore_pos):
         if mask is None:
             return None
         spatial = x.dim() >= 3
+        rule = "DA202" if spatial else "DA201"
 
         def explain(desc, frames):
-            causes, fixes = _measure.decide("labels", _measure.index_facts(target, mask, desc, 0, c, "labels", frames, ignore=ignore))
+            causes, fixes = _measure.decide_rule(rule, target, mask, desc, 0, c, frames, ignore=ignore)
             what = "masks" if spatial else "labels"
             marker = next((v for v in (255, -1, -100) if v in int_values(desc) and v != ignore), None)
             fixes.append(f"check the {what} before training: {_scan_hint(c, marker)}")
             return causes, fixes
 
-        rule = "DA202" if spatial else "DA201"
         return Found(op, "target", target, mask, rule, {"low": 0, "high": c}, explain, index_replace(1, "target", 0, c))
 
     return find
@@ -204,7 +204,7 @@ def multi_margin(args, kwargs, pre, strict):
         fixes = [f"targets of multi_margin_loss must lie in [0, {c}); it has no ignore_index, so drop padding targets first"]
         # Targets are class labels (DA206's causes): the engine's `labels`
         # causes, decided by the measured facts (no ignore_index here).
-        causes, steps = _measure.decide("labels", _measure.index_facts(target, mask, desc, 0, c, "labels", frames))
+        causes, steps = _measure.decide_rule("DA206", target, mask, desc, 0, c, frames)
         return causes, [*steps, *fixes]
 
     return Found("multi_margin_loss", "target", target, mask, "DA206", {"low": 0, "high": c}, explain, index_replace(1, "target", 0, c))

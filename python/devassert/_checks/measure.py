@@ -11,6 +11,7 @@ import sys
 import torch
 
 from .._findings import facts as _facts
+from .._findings.rules import RULES
 from .._findings import tokenizer as _tokenizer
 from . import report as _report
 from .violation import collapse
@@ -160,6 +161,13 @@ class Causes(list):
     """The decided causes, carrying the ones the facts ruled out."""
 
     ruled_out = ()
+
+
+def decide_rule(rule, t, mask, desc, low, high, frames, ignore=None):
+    """decide() for the values of `rule`'s bad argument, of the kind its
+    catalog entry names (`values`: ids, labels or index)."""
+    kind = RULES[rule]["values"]
+    return decide(kind, index_facts(t, mask, desc, low, high, kind, frames, ignore=ignore))
 
 
 def decide(kind, f):

@@ -9,13 +9,14 @@ Generated from catalog/ by `make docs`
 (`devassert rule --write-python python/devassert/_findings/rules.py`); do not edit.
 """
 
-# rule id -> {name, op_family, summary, fixes, causes: {cause id -> {why, fixes}}}
+# rule id -> {name, op_family, summary, fixes, values, causes: {cause id -> {why, fixes}}}
 RULES = {
     "DA001": {
         "name": "device-assert-no-kernel-line",
         "op_family": "unknown",
         "summary": "the log says `device-side assert triggered` but holds no kernel assertion line, so the failing op is not named",
         "fixes": ["rerun under `devassert run -- python train.py ...` (keeps stdout, where CUDA prints the assertion lines, and installs the guard; `--blocking` adds CUDA_LAUNCH_BLOCKING=1 for an op the guard does not check)", "or rerun with `CUDA_LAUNCH_BLOCKING=1` and capture both stdout and stderr (`python train.py > log.txt 2>&1`)", "or run the failing batch on CPU: the same op raises a readable IndexError / RuntimeError with the value"],
+        "values": None,
         "causes": {
             "unknown": {"why": "the log does not say which kernel failed; the evidence below only guesses from the traceback", "fixes": ["rerun under `devassert run -- python train.py ...` to capture the assertion line and stop at the real op"]},
             "ignore_label_not_ignored": {"why": "a label map with 255 / -1 borders reached a loss or F.one_hot", "fixes": ["map void labels to ignore_index (e.g. `mask[mask == 255] = -100`) or pass `ignore_index=255`"]},
@@ -31,6 +32,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "on a ROCm build a kernel assertion aborted the kernel without printing it: `HIP error: unspecified launch failure`",
         "fixes": ["rerun under `devassert run -- python train.py ...` (installs the guard and sets AMD_SERIALIZE_KERNEL=3)", "or rerun with `AMD_SERIALIZE_KERNEL=3` (the ROCm CUDA_LAUNCH_BLOCKING) so the traceback stops at the failing op", "or run the failing batch on CPU to get the readable error"],
+        "values": None,
         "causes": {
             "unknown": {"why": "the log does not say which kernel failed; the evidence below only guesses from the traceback", "fixes": ["rerun under `devassert run -- python train.py ...` to capture the assertion line and stop at the real op"]},
             "ignore_label_not_ignored": {"why": "a label map with 255 / -1 borders reached a loss or F.one_hot", "fixes": ["map void labels to ignore_index (e.g. `mask[mask == 255] = -100`) or pass `ignore_index=255`"]},
@@ -46,6 +48,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "a kernel read or wrote outside its memory (`an illegal memory access was encountered`) with no assertion: often an out-of-range index in an op that does not check it",
         "fixes": ["rerun under `devassert run --blocking -- python train.py ...` (CUDA_LAUNCH_BLOCKING=1 plus the guard)", "run with `compute-sanitizer --tool memcheck python train.py` to name the kernel and the bad address", "run the failing batch on CPU to get the readable error"],
+        "values": None,
         "causes": {
             "unknown": {"why": "an out-of-bounds access in a kernel without a bounds check (custom / fused op), a race, use-after-free or a kernel bug", "fixes": ["run `compute-sanitizer --tool memcheck` on a small repro", "update the extension / library that owns the kernel"]},
             "index_ge_dim_size": {"why": "an index past the end of the tensor reached an op that does not check it", "fixes": ["check index tensors against the size of the indexed dim before the op"]},
@@ -59,6 +62,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "a device assertion from PyTorch's own sources that no catalog rule knows (a new or rare kernel)",
         "fixes": ["read the assertion text: it is the C++ condition that failed (e.g. `idx < size`), and the file/function name the op", "rerun with `CUDA_LAUNCH_BLOCKING=1` (or `devassert run --blocking -- ...`) so the traceback shows the op", "run the failing batch on CPU: most ops raise a readable error there"],
+        "values": None,
         "causes": {
             "unknown": {"why": "no rule describes this assertion yet", "fixes": ["open an issue for devassert with the assertion line and the PyTorch version"]},
             "index_ge_dim_size": {"why": "the assertion compares an index with a size: an index past the end of the indexed dim", "fixes": ["check the index tensor of the op against the size of the indexed dim"]},
@@ -71,6 +75,7 @@ RULES = {
         "op_family": "index_select",
         "summary": "an index passed to index_select / nn.Embedding is >= the table size (or negative)",
         "fixes": ["devassert scan DATA --vocab N (find the out-of-range ids in the dataset)", "devassert check MODEL_DIR (tokenizer vs config vs embedding shapes)", "model.resize_token_embeddings(len(tokenizer)) after adding tokens"],
+        "values": "ids",
         "causes": {
             "seq_len_gt_max_positions": {"why": "a sequence is longer than max_position_embeddings, so position ids run past the position table", "fixes": ["truncate: tokenizer(..., truncation=True, max_length=N), N = model.config.max_position_embeddings less the position offset (RoBERTa-style models start at padding_idx + 1: 514 rows hold 512 tokens)"]},
             "token_id_ge_vocab": {"why": "token ids at or past num_embeddings reach the token embedding (tokenizer and checkpoint disagree, ids from another tokenizer, generated ids >= the embedding size)", "fixes": ["check `input_ids.max() < model.get_input_embeddings().num_embeddings`", "use the tokenizer that belongs to the checkpoint"]},
@@ -87,6 +92,7 @@ RULES = {
         "op_family": "embedding_bag",
         "summary": "an id passed to nn.EmbeddingBag / F.embedding_bag is >= num_embeddings (or negative)",
         "fixes": ["devassert scan DATA --vocab N", "hash / clamp categorical ids into the table size (`ids % num_embeddings`) or grow the table"],
+        "values": "ids",
         "causes": {
             "index_ge_dim_size": {"why": "categorical / hashed feature ids >= the table size (vocabulary built on other data, unseen categories, hash buckets larger than num_embeddings)", "fixes": ["build the table from the full id range, or map unseen ids to an OOV row"]},
             "negative_index": {"why": "negative ids (-1 for missing values) reach the table", "fixes": ["map missing values to a dedicated row (or padding_idx) instead of -1"]},
@@ -99,6 +105,7 @@ RULES = {
         "op_family": "embedding_bag",
         "summary": "the offsets passed to nn.EmbeddingBag / F.embedding_bag are not non-decreasing (a bag ends before it begins) or inconsistent with input",
         "fixes": ["build offsets as `torch.cumsum(lengths, 0) - lengths` (exclusive cumsum) from non-negative lengths", "keep offsets and input from the same batch (after shuffling / truncation)"],
+        "values": "index",
         "causes": {
             "unknown": {"why": "offsets decreasing or not starting at 0: built from unsorted lengths, from negative lengths, or taken from another batch than input", "fixes": ["assert `(offsets[1:] >= offsets[:-1]).all()` and `offsets[0] == 0`"]},
             "index_overflow": {"why": "offsets computed in a narrow dtype (int32 / int16 cumsum) wrapped around on a large batch", "fixes": ["compute offsets in int64"]},
@@ -110,6 +117,7 @@ RULES = {
         "op_family": "index",
         "summary": "an integer index tensor used in `x[idx]`, `x[idx] = v` or index_put_ is outside [-size, size) of the indexed dim",
         "fixes": ["check `idx.min() >= -x.size(d)` and `idx.max() < x.size(d)` for each indexed dim d"],
+        "values": "index",
         "causes": {
             "index_ge_dim_size": {"why": "an index >= the size of the indexed dim: off by one, an index computed for another tensor (boxes, anchors, top-k of a longer list), `logits[range(B), labels]` with a label >= C", "fixes": ["check `idx.max() < x.size(d)`"]},
             "negative_index": {"why": "an index < -size (e.g. -1 markers on an empty dim, or -100 padding)", "fixes": ["mask -1 / -100 markers before indexing"]},
@@ -123,6 +131,7 @@ RULES = {
         "op_family": "index",
         "summary": "a flat index passed to torch.take / Tensor.put_ is outside [-numel, numel)",
         "fixes": ["check `index.max() < x.numel()` and `index.min() >= -x.numel()`", "flat index = row * x.stride(0) + col: check the strides used"],
+        "values": "index",
         "causes": {
             "index_ge_dim_size": {"why": "an index >= the size of the flattened dim (off by one, an index computed for another tensor, a stale cached index)", "fixes": ["check `index.max() < x.size(dim)` before the op"]},
             "negative_index": {"why": "a negative index (e.g. -1 padding or \"not found\" markers from torch.where / searchsorted)", "fixes": ["mask or replace -1 markers before indexing"]},
@@ -134,6 +143,7 @@ RULES = {
         "op_family": "index",
         "summary": "an index passed to index_add_ / index_reduce_ (or the backward of index_select) is >= the size of self along dim (or negative)",
         "fixes": ["check `index.max() < self.size(dim)` and `index.min() >= 0`"],
+        "values": "index",
         "causes": {
             "index_ge_dim_size": {"why": "an index >= the size of the destination dim (off by one, an index computed for another tensor, a stale cached index)", "fixes": ["check `index.max() < x.size(dim)` before the op"]},
             "negative_index": {"why": "a negative index (e.g. -1 padding or \"not found\" markers from torch.where / searchsorted)", "fixes": ["mask or replace -1 markers before indexing"]},
@@ -145,6 +155,7 @@ RULES = {
         "op_family": "index",
         "summary": "an index passed to index_copy_ is outside [0, self.size(dim))",
         "fixes": ["check `index.min() >= 0` and `index.max() < self.size(dim)`"],
+        "values": "index",
         "causes": {
             "index_ge_dim_size": {"why": "an index >= the size of the destination dim (off by one, an index computed for another tensor, a stale cached index)", "fixes": ["check `index.max() < x.size(dim)` before the op"]},
             "negative_index": {"why": "a negative index (e.g. -1 padding or \"not found\" markers from torch.where / searchsorted)", "fixes": ["mask or replace -1 markers before indexing"]},
@@ -156,6 +167,7 @@ RULES = {
         "op_family": "index",
         "summary": "an index passed to index_fill_ is outside [-size, size) of self along dim",
         "fixes": ["check `index.min() >= -self.size(dim)` and `index.max() < self.size(dim)`"],
+        "values": "index",
         "causes": {
             "index_ge_dim_size": {"why": "an index >= the size of the filled dim (off by one, an index computed for another tensor, a stale cached index)", "fixes": ["check `index.max() < x.size(dim)` before the op"]},
             "negative_index": {"why": "a negative index (e.g. -1 padding or \"not found\" markers from torch.where / searchsorted)", "fixes": ["mask or replace -1 markers before indexing"]},
@@ -167,6 +179,7 @@ RULES = {
         "op_family": "gather_scatter",
         "summary": "an index passed to gather / scatter / scatter_add / scatter_reduce (or F.one_hot on CUDA) is outside [0, size) of the indexed dim",
         "fixes": ["check `index.min() >= 0` and `index.max() < x.size(dim)`"],
+        "values": "index",
         "causes": {
             "index_ge_dim_size": {"why": "a gather / scatter index >= the size of the indexed dim (ids for a longer sequence, routing ids >= number of experts / tokens)", "fixes": ["check `index.max() < x.size(dim)`"]},
             "label_ge_num_classes": {"why": "class labels >= the number of classes reach F.one_hot (explicit num_classes) or a log-prob gather `log_softmax(-1).gather(-1, labels)`", "fixes": ["check `labels.max() < num_classes`; labels must be 0..C-1"]},
@@ -181,6 +194,7 @@ RULES = {
         "op_family": "one_hot",
         "summary": "a value passed to F.one_hot is >= num_classes or negative",
         "fixes": ["check `labels.min() >= 0` and `labels.max() < num_classes`", "binary masks stored as 0/255: `mask = (mask > 0).long()`"],
+        "values": "labels",
         "causes": {
             "label_ge_num_classes": {"why": "a class value >= num_classes: labels 1..C instead of 0..C-1, num_classes one too small, a mask with more classes than the model", "fixes": ["pass num_classes = max label + 1, or remap labels to 0..C-1"]},
             "ignore_label_not_ignored": {"why": "void labels (255 borders, masks saved as 0/255) reach one_hot", "fixes": ["remap 255 before one_hot (`mask[mask == 255] = 0` or a separate ignore mask)"]},
@@ -193,6 +207,7 @@ RULES = {
         "op_family": "bincount",
         "summary": "torch.bincount got a negative value or a non-1-D / non-integral input (a host-side check, even on CUDA)",
         "fixes": ["check `x.dim() == 1 and x.min() >= 0`; shift or drop negative values (e.g. -1 padding) before bincount"],
+        "values": None,
         "causes": {
             "negative_index": {"why": "a negative value (-1 / -100 padding or ignore labels) in the input", "fixes": ["drop ignored values first: `torch.bincount(x[x >= 0], minlength=C)`"]},
             "ignore_label_not_ignored": {"why": "label histograms (class weights, confusion matrices) computed over targets that still contain ignore_index -100 / -1", "fixes": ["filter `target != ignore_index` before bincount"]},
@@ -204,6 +219,7 @@ RULES = {
         "op_family": "nll_loss",
         "summary": "a class target passed to cross_entropy / nll_loss is >= the number of classes or negative, and not ignore_index",
         "fixes": ["check `target[target != ignore_index].max() < logits.size(1)`", "devassert scan LABELS --classes C (finds every label outside [0, C); -100 is ignored, as the loss does)"],
+        "values": "labels",
         "causes": {
             "label_ge_num_classes": {"why": "a label >= the number of model outputs: labels 1..C instead of 0..C-1, num_classes / num_labels one too small (e.g. computed as entries - 1), more classes in the data than in the head", "fixes": ["set num_classes / num_labels = max label + 1 (HF: `num_labels=len(label2id)`)", "remap labels to 0..C-1"]},
             "ignore_label_not_ignored": {"why": "padding / unlabelled positions carry -1 or 255 instead of the loss's ignore_index (-100 by default), e.g. `masked_lm_labels` filled with -1", "fixes": ["use -100 for ignored positions, or pass `ignore_index=-1` / `ignore_index=255`"]},
@@ -219,6 +235,7 @@ RULES = {
         "op_family": "nll_loss2d",
         "summary": "a pixel / position target of cross_entropy / nll_loss on [N, C, H, W] (or [N, C, L]) input is >= C or negative, and not ignore_index",
         "fixes": ["check `torch.unique(target)` against C = logits.size(1)", "pass `ignore_index=255` for VOC / Cityscapes-style masks", "devassert scan MASKS_DIR --classes C --ignore 255 (every mask: PNG, npy, ...; 255 counts as the void label, which the loss must then ignore)"],
+        "values": "labels",
         "causes": {
             "label_ge_num_classes": {"why": "the mask has more classes than the model outputs (n_classes too small, background not counted, class ids 1..C)", "fixes": ["set n_classes = number of distinct labels including background (max label + 1)"]},
             "ignore_label_not_ignored": {"why": "255 void / border pixels (VOC, Cityscapes, ADE20K) or masks saved as 0/255 reach the loss while ignore_index is left at -100", "fixes": ["pass `ignore_index=255`, or convert binary 0/255 masks with `(mask > 127).long()`"]},
@@ -231,6 +248,7 @@ RULES = {
         "op_family": "bce",
         "summary": "the input (prediction) of binary_cross_entropy / BCELoss is outside [0, 1] or NaN",
         "fixes": ["use `nn.BCEWithLogitsLoss` / `F.binary_cross_entropy_with_logits` on raw logits (numerically stable, no range check needed)", "if a sigmoid is already applied: find where NaN appears (`torch.autograd.set_detect_anomaly(True)`, lower LR, fp32 loss)"],
+        "values": None,
         "causes": {
             "bce_on_logits": {"why": "raw logits (no sigmoid) are passed to BCELoss / F.binary_cross_entropy", "fixes": ["switch to `BCEWithLogitsLoss` and drop the sigmoid, or apply `torch.sigmoid` before BCELoss"]},
             "nan_in_input": {"why": "the probabilities became NaN (divergence, fp16 overflow, log of 0 upstream) or a sigmoid output rounded outside [0, 1] in half precision", "fixes": ["compute the loss in fp32 under autocast, lower the learning rate, clip gradients; use BCEWithLogitsLoss"]},
@@ -242,6 +260,7 @@ RULES = {
         "op_family": "bce",
         "summary": "the target of binary_cross_entropy / BCELoss is outside [0, 1] (2.1+ checks it on the device)",
         "fixes": ["normalise targets to [0, 1] (`mask / 255.`, `(mask > 0).float()`)"],
+        "values": None,
         "causes": {
             "bce_target_range": {"why": "targets are not probabilities: masks / edge maps in 0..255, class ids instead of 0/1, soft labels scaled wrongly", "fixes": ["divide image-derived targets by 255 or binarise them (`(t > 0).float()`)"]},
             "nan_in_input": {"why": "the targets contain NaN (e.g. a division by zero when normalising)", "fixes": ["check `target.isnan().any()`"]},
@@ -253,6 +272,7 @@ RULES = {
         "op_family": "ctc_loss",
         "summary": "ctc_loss got targets >= the number of classes, equal to blank or negative (never checked: wrong loss or illegal memory access), or lengths longer than the inputs",
         "fixes": ["check `targets.max() < log_probs.size(-1)` and `(targets != blank).all()` for the valid part of each target", "use `zero_infinity=True` only after the targets are valid"],
+        "values": None,
         "causes": {
             "label_ge_num_classes": {"why": "target labels >= C: the label vocabulary has more symbols than the output layer (blank not counted)", "fixes": ["output layer size = number of symbols + 1 (blank)"]},
             "ignore_label_not_ignored": {"why": "targets padded with the blank id (or with -1) are treated as labels: only the first target_lengths entries may be used", "fixes": ["pass correct target_lengths; never use the blank index as a label or pad value inside the lengths"]},
@@ -265,6 +285,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "a target of multi_margin_loss / MultiMarginLoss is >= the number of classes or negative",
         "fixes": ["check `target.min() >= 0` and `target.max() < input.size(1)`"],
+        "values": "labels",
         "causes": {
             "label_ge_num_classes": {"why": "a label >= the number of classes (labels 1..C, head too small)", "fixes": ["remap labels to 0..C-1"]},
             "ignore_label_not_ignored": {"why": "padding labels (-100 / -1 / 255): MultiMarginLoss has no ignore_index", "fixes": ["drop padded positions before the loss"]},
@@ -277,6 +298,7 @@ RULES = {
         "op_family": "multinomial",
         "summary": "the probabilities passed to torch.multinomial contain NaN, inf or a negative value",
         "fixes": ["check logits before softmax: `torch.isfinite(logits).all()`", "compute the softmax in fp32; never use temperature 0 (use greedy decoding instead)"],
+        "values": None,
         "causes": {
             "nan_inf_probs": {"why": "the logits became NaN / inf before the softmax (fp16 overflow, all -inf after masking, temperature 0, a diverged model), so the probabilities are NaN", "fixes": ["check `torch.isfinite(logits).all()` before sampling", "keep at least one token unmasked; temperature > 0; softmax in fp32"]},
             "nan_in_input": {"why": "the weights passed directly to multinomial (not a softmax) contain NaN / negative values, e.g. sampling weights computed from a loss or a count that went negative", "fixes": ["check the weight tensor: `(w >= 0).all() and torch.isfinite(w).all()`"]},
@@ -288,6 +310,7 @@ RULES = {
         "op_family": "multinomial",
         "summary": "a row of the probabilities passed to torch.multinomial sums to 0 (nothing can be sampled)",
         "fixes": ["keep at least one non-zero entry per row (e.g. never filter out the top token in top-p / top-k)"],
+        "values": None,
         "causes": {
             "nan_inf_probs": {"why": "the sampler filtered out every token (top-p / top-k / min-p / bad-words / repetition penalty), or the softmax underflowed to all zeros in low precision", "fixes": ["make the filters keep at least one token (`min_tokens_to_keep=1`)", "compute the softmax in fp32"]},
             "nan_in_input": {"why": "the weights computed by user code are all zero for a row (e.g. sampling weights, importance weights, an empty mask)", "fixes": ["guard against empty rows: `w.sum(-1) > 0`"]},
@@ -299,6 +322,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "a probability tensor passed to torch.bernoulli / bernoulli_ is outside [0, 1] or NaN",
         "fixes": ["pass probabilities, not logits: `torch.bernoulli(torch.sigmoid(logits))`", "clamp: `p.clamp(0, 1)` after fixing NaN"],
+        "values": None,
         "causes": {
             "nan_in_input": {"why": "the probabilities are NaN (a diverged model / policy) or slightly outside [0, 1] after arithmetic in low precision", "fixes": ["compute p in fp32 and clamp to [0, 1]; find the NaN source"]},
             "unknown": {"why": "p is not a probability: logits or unnormalised scores passed as p (dropout-style masks with keep-prob > 1)", "fixes": ["apply a sigmoid to logits, or use `torch.distributions.Bernoulli(logits=...)`"]},
@@ -309,6 +333,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "a rate passed to torch.poisson is negative or NaN",
         "fixes": ["make rates non-negative (`F.softplus(x)` or `x.exp()` for a predicted rate)"],
+        "values": None,
         "causes": {
             "nan_in_input": {"why": "the rates are NaN (divergence) or a raw network output that can be negative", "fixes": ["parametrise the rate with softplus / exp; find the NaN source"]},
             "unknown": {"why": "rates computed by subtraction (noise models, counts minus background) went below 0", "fixes": ["clamp at 0"]},
@@ -319,6 +344,7 @@ RULES = {
         "op_family": "inductor",
         "summary": "a kernel generated by torch.compile (Inductor / Triton) checked an indirect index and found it out of bounds: `index out of bounds: 0 <= tmpN < size`",
         "fixes": ["rerun eagerly (`TORCH_COMPILE_DISABLE=1`) under `devassert run -- ...` to get the op and the values", "if the bound is the vocab size: check token ids against the embedding (DA101)"],
+        "values": "index",
         "causes": {
             "token_id_ge_vocab": {"why": "the bound is the vocabulary size: a token id >= vocab_size reached the (compiled) embedding or LM-head gather", "fixes": ["check `input_ids.max() < vocab_size`; compare tokenizer and checkpoint (devassert check MODEL_DIR)"]},
             "index_ge_dim_size": {"why": "an index >= the size of the indexed dim of a compiled gather / scatter / advanced index", "fixes": ["run eagerly to see which op (the eager op has its own rule)"]},
@@ -333,6 +359,7 @@ RULES = {
         "op_family": "inductor",
         "summary": "a Triton kernel (generated by Inductor or written by the user) failed a device assert other than an index bound: NaN checks, injected test asserts, user `tl.device_assert`",
         "fixes": ["rerun eagerly (`TORCH_COMPILE_DISABLE=1`) to find the op", "with nan_asserts: find the first NaN (`torch.autograd.set_detect_anomaly(True)`)"],
+        "values": None,
         "causes": {
             "nan_in_input": {"why": "Inductor nan_asserts: a NaN / inf value appeared in a compiled kernel", "fixes": ["find the first NaN eagerly: `torch.autograd.set_detect_anomaly(True)`, fp32, lower LR"]},
             "unknown": {"why": "an assertion of a user Triton kernel, or Inductor's own test hook (`injected assert fail`)", "fixes": ["read the message; for `injected assert fail` check torch._inductor test / debug config"]},
@@ -343,6 +370,7 @@ RULES = {
         "op_family": "custom_kernel",
         "summary": "a device assertion from a file outside PyTorch's sources: a user CUDA extension or a third-party library kernel",
         "fixes": ["read the assertion and the extension's source at the printed file:line", "rebuild the extension for the installed torch / CUDA version", "report it to the extension's authors with the line"],
+        "values": None,
         "causes": {
             "unknown": {"why": "the extension's own precondition failed; what it means depends on the extension", "fixes": ["read the assertion and the extension's source at the printed file:line"]},
             "index_ge_dim_size": {"why": "the assertion bounds an index (ROI / point / box / token index past the tensor)", "fixes": ["check the index-like inputs of the extension op"]},
@@ -354,6 +382,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "torch.repeat_interleave got a negative repeat count, or an output_size that differs from repeats.sum()",
         "fixes": ["check `repeats.min() >= 0`", "pass `output_size=int(repeats.sum())` or omit it"],
+        "values": None,
         "causes": {
             "unknown": {"why": "output_size passed to repeat_interleave does not equal repeats.sum() (a stale / precomputed length, e.g. in MoE or packed-sequence code)", "fixes": ["compute output_size from the same repeats tensor"]},
             "negative_index": {"why": "a negative repeat count (lengths computed by subtraction, -1 markers)", "fixes": ["clamp or fix the counts: `repeats.clamp(min=0)`"]},
@@ -364,6 +393,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "torch.segment_reduce got a negative segment length",
         "fixes": ["check `lengths.min() >= 0` and `lengths.sum() == data.size(axis)`"],
+        "values": None,
         "causes": {
             "negative_index": {"why": "a negative length (offsets differenced in the wrong order, -1 markers)", "fixes": ["compute lengths as `offsets[1:] - offsets[:-1]` from sorted offsets"]},
             "unknown": {"why": "not established from the log", "fixes": []},
@@ -374,6 +404,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "an index passed to max_unpool2d / max_unpool3d is outside the output plane",
         "fixes": ["use the indices returned by the matching max_pool (`return_indices=True`) on the same input size", "pass the original `output_size` to MaxUnpool"],
+        "values": "index",
         "causes": {
             "index_ge_dim_size": {"why": "indices from a max_pool on a different input size (odd sizes, missing output_size) or from another layer", "fixes": ["pass `output_size=x.shape[-2:]` and pair each unpool with its own pool"]},
             "unknown": {"why": "not established from the log", "fixes": []},
@@ -384,6 +415,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "masked_scatter_ got fewer source elements than True entries in the mask: typically more image placeholder tokens in input_ids than image features",
         "fixes": ["make the number of `<image>` placeholder tokens equal the number of image features (use the model's own processor)", "do not truncate prompts through the image tokens (raise max_length or truncate text only)"],
+        "values": None,
         "causes": {
             "unknown": {"why": "more image / audio placeholder tokens in input_ids than features produced by the vision tower: a prompt template that repeats `<image>`, a processor from another model version, a different image resolution / patch count", "fixes": ["use the processor that matches the checkpoint; count `(input_ids == image_token_id).sum()` against `image_features.shape[0]`"]},
             "seq_len_gt_max_positions": {"why": "the prompt was truncated to max_length and the cut fell inside the image tokens, so mask and features disagree", "fixes": ["truncate the text only, or raise max_length"]},
@@ -394,6 +426,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "the indices of a sparse CSR / CSC / BSR / BSC tensor violate an invariant (the CUDA check does not say which)",
         "fixes": ["build the tensor on CPU with `check_invariants=True` to see which invariant fails, then move it to CUDA"],
+        "values": "index",
         "causes": {
             "index_ge_dim_size": {"why": "a column / row index >= the number of columns / rows (shape smaller than the indices)", "fixes": ["check `col_indices.max() < ncols`"]},
             "unknown": {"why": "compressed indices not starting at 0, decreasing, or not ending at nnz; unsorted column indices", "fixes": ["build from COO with `.to_sparse_csr()`, which produces valid indices"]},
@@ -404,6 +437,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "the group offsets `offs` of torch._grouped_mm / _scaled_grouped_mm are decreasing, past the tensor size, or not a multiple of the required alignment",
         "fixes": ["pad each expert's token group to the alignment (multiple of 16 bytes / 32 rows for mxfp8) before computing offs", "compute offs as `torch.cumsum(tokens_per_expert, 0, dtype=torch.int32)`"],
+        "values": "index",
         "causes": {
             "unknown": {"why": "token groups per expert not padded to the required alignment (multiple of 16 bytes; 32 rows for mxfp8, 16 for nvfp4)", "fixes": ["pad groups with `torch._grouped_mm`-compatible alignment (torchtitan: `generate_permute_indices` with alignment)"]},
             "index_ge_dim_size": {"why": "an offset beyond the tensor size (offsets computed for more tokens than the input has)", "fixes": ["check `offs[-1] <= x.size(0)`"]},
@@ -415,6 +449,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "a tensor sent to an NCCL collective contains NaN (TORCH_NCCL_NAN_CHECK=1)",
         "fixes": ["find the first NaN on the asserting rank: `torch.autograd.set_detect_anomaly(True)`, fp32 loss, lower LR, gradient clipping", "the other ranks then time out: they are fallout"],
+        "values": None,
         "causes": {
             "nan_in_input": {"why": "NaN gradients / activations on this rank (divergence, fp16 overflow, a bad batch, log(0), division by zero)", "fixes": ["enable anomaly detection on the asserting rank, use bf16 / fp32, clip gradients, skip batches with non-finite loss"]},
         },
@@ -424,6 +459,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "a torch._assert_async check failed on the device: an ATen-internal validation (often index_put_ with accumulate=True bounds) or a torch.compile / export runtime assertion",
         "fixes": ["rerun with `CUDA_LAUNCH_BLOCKING=1` (or `devassert run -- ...`) to see which op called _assert_async", "for index_put_ / x[idx] += v: check `idx.max() < x.size(d)`"],
+        "values": "index",
         "causes": {
             "index_ge_dim_size": {"why": "index_put_ with accumulate=True (or any x[idx] = v / += v under torch.use_deterministic_algorithms(True)) got an index out of range; 2.4 prints `input[0] != 0`, 2.5+ an empty assertion", "fixes": ["check `idx.max() < x.size(d)` and `idx.min() >= -x.size(d)` at the indexing line"]},
             "unknown": {"why": "a torch.compile / torch.export runtime assertion (shape guards, `_assert_async.msg`) or a user `torch._assert_async` call: the message says which", "fixes": ["read the message; for compiled graphs rerun eagerly"]},
@@ -435,6 +471,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "a data source given to devassert.preflight held nothing it could check (no ids, labels or token types, or nothing to check them against): preflight does not pass data it did not read",
         "fixes": ["name the columns preflight checks: input_ids (or decoder_input_ids) against the embedding, token_type_ids, and the labels (label_key=) against the labels' bound", "or pass the ids themselves: devassert.preflight(model, data=ids_tensor), or a DataLoader whose batches are dicts of those keys or (ids, labels) tuples", "pass what the ids and labels are checked against: the model (its input embedding), the tokenizer, or num_classes= for labels"],
+        "values": None,
         "causes": {},
     },
     "DA901": {
@@ -442,6 +479,7 @@ RULES = {
         "op_family": "unknown",
         "summary": "a PyTorch-internal consistency check failed on the device: not the user's data but a PyTorch bug, an unsupported configuration or a size overflow",
         "fixes": ["report it to PyTorch (https://github.com/pytorch/pytorch/issues) with the device line, `python -m torch.utils.collect_env`, the op, shapes, dtypes and GPU model", "try the latest PyTorch release / a wheel built for your GPU architecture", "for NLL overflow guards: split the batch so the loss input has fewer than 2**31 elements"],
+        "values": None,
         "causes": {
             "unknown": {"why": "a PyTorch bug or an unsupported configuration (dtype, GPU architecture, launch shape), not the user's values", "fixes": ["report with collect_env output, op, shapes and dtypes; update PyTorch"]},
             "index_overflow": {"why": "a size overflow: a tensor too large for 32-bit index arithmetic (NLL overflow guards `index >= 0` / `input_index >= 0`)", "fixes": ["split the batch / sequence so each tensor has fewer than 2**31 elements"]},

@@ -3,8 +3,10 @@
 //! builds it; `matching` reads it.
 
 use super::schema::{CauseSpec, Rule};
+use crate::facts::Kind;
 use crate::finding::Finding;
 use crate::lazy_regex::LazyRegex;
+use crate::vocabulary::OpFamily;
 
 /// An op guess with its pattern checked and its rule found.
 pub(super) struct OpGuess {
@@ -113,6 +115,21 @@ impl Catalog {
         // An overload (`index.Tensor`, `gather.default`) names the same op.
         let op = op.split('.').next().unwrap_or(op);
         self.rules.iter().find(|r| r.aten.iter().any(|a| a == op))
+    }
+
+    /// What the bad values of `rule`'s finding are (its `values` key). A
+    /// rule of another family than the finding's (DA001 naming a guessed
+    /// op) says nothing of them: the first rule of the finding's family
+    /// with the key does.
+    pub fn values_of(&self, family: OpFamily, rule: &str) -> Option<Kind> {
+        let own = self.get(rule)?;
+        if own.values.is_some() || own.op_family == family {
+            return own.values;
+        }
+        self.rules
+            .iter()
+            .filter(|r| r.op_family == family)
+            .find_map(|r| r.values)
     }
 
     /// The `log` evidence patterns; a pattern's index is its id in [`LogHits`].

@@ -3,6 +3,7 @@
 //! pattern may name one of `patterns.toml`'s instead. Deserialising checks
 //! the keys; the values are checked when they are loaded (`load`).
 
+use crate::facts::Kind;
 use crate::vocabulary::{OpFamily, Severity};
 use serde::Deserialize;
 
@@ -38,6 +39,10 @@ pub struct Rule {
     pub aten: Vec<String>,
     #[serde(default)]
     pub bad_argument: String,
+    /// What the bad argument's values are: the kind of values whose
+    /// causes (`catalog/causes.toml`) the facts of a finding decide.
+    #[serde(default)]
+    pub values: Option<Kind>,
     #[serde(default)]
     pub bound: String,
     #[serde(default)]

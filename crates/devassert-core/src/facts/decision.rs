@@ -8,7 +8,8 @@ use crate::finding::Cause;
 /// loss, or the indices of an indexing op into any dimension (`x[idx]`,
 /// gather / scatter, index_add, take …), whose meaning the op alone does
 /// not say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     Ids,
     Labels,
