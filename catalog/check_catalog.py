@@ -39,7 +39,8 @@ CAUSES = {"token_id_ge_vocab", "added_tokens_no_resize", "seq_len_gt_max_positio
           "index_ge_dim_size", "index_overflow", "unknown"}
 TOP_KEYS = ["id", "name", "op_family", "title", "summary", "severity", "internal", "ops",
             "bad_argument", "bound", "guard", "fixes"]
-OPTIONAL_KEYS = {"assert", "cpu_messages", "cause", "doc", "aten"}
+OPTIONAL_KEYS = {"assert", "cpu_messages", "cause", "doc", "aten", "values"}
+VALUE_KINDS = {"ids", "labels", "index"}
 DOC_KEYS = ["what", "why", "confirm", "fix", "example"]
 GROUP_NAMES = {"value", "low", "high"}
 
@@ -230,6 +231,8 @@ def validate(rules):
         for k in r:
             if k not in TOP_KEYS and k not in OPTIONAL_KEYS and k != "_file":
                 errors.append(f"{fn}: unknown key {k}")
+        if "values" in r and r["values"] not in VALUE_KINDS:
+            errors.append(f"{fn}: values must be one of {sorted(VALUE_KINDS)}")
         if "doc" not in r:
             errors.append(f"{fn}: missing [doc]")
         else:
