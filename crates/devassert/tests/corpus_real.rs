@@ -147,7 +147,7 @@ fn no_established_cause_is_ruled_out_or_unfit() {
         let (Some(id), Some(want)) = (row["id"].as_str(), row["cause"].as_str()) else {
             continue;
         };
-        if !matches!(row["split"].as_str(), Some("tune" | "tune2")) {
+        if !matches!(row["split"].as_str(), Some("tune" | "tune2" | "tune3")) {
             continue;
         }
         let out = common::bin()
