@@ -63,14 +63,15 @@ fn labels_use_the_contract_vocabulary_and_name_existing_logs() {
         }
         // `fresh`: logs added after the first measurement (issue 36), as
         // untouched as the holdout for the measurement that added them;
-        // `tune2` / `fresh2`: the second batch of issue 36, split the same
-        // way by a rule fixed before it was measured (README.md).
+        // `tune2` / `fresh2` and `tune3` / `fresh3`: the second and third
+        // batches of issue 36, each split by a rule fixed before it was
+        // measured (README.md).
         if !matches!(
             row["split"].as_str(),
-            Some("tune" | "holdout" | "fresh" | "tune2" | "fresh2")
+            Some("tune" | "holdout" | "fresh" | "tune2" | "fresh2" | "tune3" | "fresh3")
         ) {
             bad.push(format!(
-                "{id}: split {} is none of tune, holdout, fresh, tune2, fresh2",
+                "{id}: split {} is none of tune, holdout, fresh, tune2, fresh2, tune3, fresh3",
                 row["split"]
             ));
         }
@@ -146,7 +147,7 @@ fn no_established_cause_is_ruled_out_or_unfit() {
         let (Some(id), Some(want)) = (row["id"].as_str(), row["cause"].as_str()) else {
             continue;
         };
-        if !matches!(row["split"].as_str(), Some("tune" | "tune2")) {
+        if !matches!(row["split"].as_str(), Some("tune" | "tune2" | "tune3")) {
             continue;
         }
         let out = common::bin()
