@@ -354,3 +354,48 @@ fn a_shared_cpu_message_is_the_op_its_raising_frame_calls() {
     );
     assert_eq!(getitem["rule"], "DA111", "{getitem}");
 }
+
+/// A real log (corpus 136, split tune3): IndexKernel's assert under a
+/// detectron2 logger line (`d2.data.datasets.coco`). In a detection
+/// framework an index past its bound is most often a category id past the
+/// configured classes; without such a line the dim's size leads.
+#[test]
+fn an_index_assert_from_a_detection_framework_is_a_class_id_past_the_classes() {
+    let f = real("136");
+    assert_eq!(f["rule"], "DA111", "{f}");
+    assert_eq!(ids(&f)[0], "label_ge_num_classes", "{f}");
+    assert!(
+        why(&f, "label_ge_num_classes").contains("object-detection framework"),
+        "{f}"
+    );
+    let log = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real/136.log"),
+    )
+    .expect("corpus log 136");
+    let plain: String = log
+        .lines()
+        .filter(|l| !l.contains("d2."))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(ids(&first(&plain))[0], "index_ge_dim_size");
+}
+
+/// A cross-entropy assert with nothing else: negative labels (a -1 in the
+/// label column) rank above LM labels past the vocabulary (corpus tuning
+/// splits: as common as labels past C; LM labels past the vocabulary unseen).
+#[test]
+fn a_bare_cross_entropy_assert_ranks_negative_labels_before_lm_vocabulary() {
+    let f = first(
+        "/pytorch/aten/src/ATen/native/cuda/Loss.cu:242: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [3,0,0] Assertion `t >= 0 && t < n_classes` failed.\n\
+         RuntimeError: CUDA error: device-side assert triggered\n",
+    );
+    let order = ids(&f);
+    let at = |id: &str| {
+        order
+            .iter()
+            .position(|c| *c == id)
+            .unwrap_or_else(|| panic!("no {id}: {f}"))
+    };
+    assert_eq!(order[0], "label_ge_num_classes", "{f}");
+    assert!(at("negative_label") < at("token_id_ge_vocab"), "{f}");
+}
