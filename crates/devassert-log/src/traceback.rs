@@ -205,7 +205,10 @@ impl Builder {
         let indented = text.starts_with(' ') || text.starts_with('\t');
         match self.state {
             State::Frames => {
-                if self.tb.frames.is_empty() && !self.ipython && ipython::starts(t) {
+                // Python's header is none of IPython's lines (their header
+                // has a name before the words): asked of every header first.
+                if self.tb.frames.is_empty() && !self.ipython && !is_header(t) && ipython::starts(t)
+                {
                     self.ipython = true;
                 }
                 if self.ipython {

@@ -147,3 +147,75 @@ fn wide_logged_lines_between_tracebacks_are_their_messages() {
         assert_eq!(f.inputs[0].lines, 5 * n as u64 + 2);
     }
 }
+
+/// Which of three bodies traceback `i` has: two that share their first
+/// frame and go on differently, in an order with no period (so the row
+/// that followed a row last time is often not the one that follows it
+/// now), and now and then a third whose code row says something the
+/// builder alone does not read (a launch-blocking hint: read whole).
+fn body(i: usize) -> usize {
+    if i % 17 == 5 {
+        2
+    } else {
+        (i * i / 3 + i / 7) % 2
+    }
+}
+
+fn interleaved(i: usize) -> String {
+    let (second, code) = match body(i) {
+        0 => ("decode", "obj = json.loads(line)"),
+        1 => ("parse", "return self.parser.parse(line)"),
+        _ => (
+            "decode",
+            "obj = json.loads(line)  # set CUDA_LAUNCH_BLOCKING=1",
+        ),
+    };
+    format!(
+        "Traceback (most recent call last):\n  \
+         File \"/home/ml/data.py\", line 88, in __getitem__\n    \
+         return self.decode(self.rows[i])\n  \
+         File \"/home/ml/data.py\", line {}, in {second}\n    \
+         {code}\n\
+         ValueError: bad row {i}\n",
+        61 + body(i),
+    )
+}
+
+/// Known traceback rows are taken by comparing a row with the one that
+/// followed the last known row before (`reader/memo.rs`): where the bodies
+/// alternate that guess is wrong, and the row must still be read as what
+/// it is, the latest tracebacks kept after many dropped ones, whatever the
+/// chunks (a byte at a time: every row is a carried one).
+#[test]
+fn interleaved_bodies_keep_their_own_frames() {
+    let n = 160;
+    let log: String = (0..n).map(interleaved).collect();
+    for chunk in [log.len(), 4096, 97, 1] {
+        let f = facts(&log, chunk);
+        assert_eq!(f.tracebacks.len(), 48, "chunk {chunk}");
+        assert_eq!(f.tracebacks_dropped, (n - 48) as u64);
+        let kept = (0..24).chain(n - 24..n);
+        for (tb, i) in f.tracebacks.iter().zip(kept) {
+            let want = interleaved(i);
+            let rows: Vec<&str> = want.lines().map(str::trim).collect();
+            assert_eq!(tb.line, 1 + 6 * i as u64, "traceback {i}, chunk {chunk}");
+            let frames: Vec<_> = tb
+                .frames
+                .iter()
+                .map(|f| (f.line, f.function.as_str(), f.code.as_deref()))
+                .collect();
+            let second = if body(i) == 1 { "parse" } else { "decode" };
+            assert_eq!(
+                frames,
+                [
+                    (88, "__getitem__", Some(rows[2])),
+                    (61 + body(i) as u64, second, Some(rows[4])),
+                ],
+                "traceback {i}, chunk {chunk}"
+            );
+            assert_eq!(tb.exception.as_deref(), Some(rows[5]));
+        }
+        assert!(f.launch_blocking, "the odd body's hint is read");
+        assert_eq!(f.inputs[0].lines, 6 * n as u64);
+    }
+}

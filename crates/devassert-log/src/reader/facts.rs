@@ -46,25 +46,28 @@ impl Reader {
             return;
         }
         for _ in 0..2 {
-            if !self.tracebacks.builders.contains_key(&rank) {
-                if !traceback::starts(t) {
-                    return;
-                }
-                if self.tracebacks.builders.len() >= MAX_OPEN_TRACEBACKS {
-                    if traceback::is_header(t) {
-                        self.facts.tracebacks_dropped += 1;
+            // One lookup for the builder of every line read while one is open.
+            let step = match self.tracebacks.builders.get_mut(&rank) {
+                Some(b) => b.step(text),
+                None => {
+                    if !traceback::starts(t) {
+                        return;
                     }
-                    return;
+                    if self.tracebacks.builders.len() >= MAX_OPEN_TRACEBACKS {
+                        if traceback::is_header(t) {
+                            self.facts.tracebacks_dropped += 1;
+                        }
+                        return;
+                    }
+                    let chained = self.tracebacks.chain_pending.remove(&rank);
+                    let mut b = Builder::new(self.lines.input, self.lines.line_no, rank, chained)
+                        .with_spare(std::mem::take(&mut self.tracebacks.spare));
+                    let step = b.step(text);
+                    self.tracebacks.builders.insert(rank, b);
+                    step
                 }
-                let chained = self.tracebacks.chain_pending.remove(&rank);
-                let b = Builder::new(self.lines.input, self.lines.line_no, rank, chained)
-                    .with_spare(std::mem::take(&mut self.tracebacks.spare));
-                self.tracebacks.builders.insert(rank, b);
-            }
-            let Some(b) = self.tracebacks.builders.get_mut(&rank) else {
-                return;
             };
-            match b.step(text) {
+            match step {
                 Step::More | Step::Ignored => return,
                 Step::Done(tb, refeed) => {
                     self.tracebacks.builders.remove(&rank);

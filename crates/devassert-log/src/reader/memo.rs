@@ -11,7 +11,7 @@
 //! looked at when seen the second time, so that rows that never repeat
 //! (exception messages) cost one hash.
 
-use super::memo_rows::{Known, MAX_ROW, MAX_ROWS, MAX_SEEN};
+use super::memo_rows::{Known, KnownRow, MAX_ROW, MAX_ROWS, MAX_SEEN};
 use super::state::Reader;
 use crate::clean;
 use crate::device_line::{self, searcher, Searcher};
@@ -27,25 +27,54 @@ impl Reader {
     /// `take_row` (a row is counted as seen when asked).
     pub(super) fn take_known_row(&mut self, raw: &[u8]) -> bool {
         if !self.only_tracebacks_open() || raw.len() > MAX_ROW {
+            self.traceback_rows.last = None;
             return false;
         }
         let memo = &mut self.traceback_rows;
-        let Some(k) = memo.known.get(raw) else {
-            let h = memo.seen.hasher().hash_one(raw);
-            if memo.seen.contains(&h) {
-                if let Some(k) = builder_only(self.pre, raw, &mut memo.matched) {
-                    if memo.known.len() >= MAX_ROWS {
-                        memo.known.clear();
+        // The row that followed the last one before, compared whole: the
+        // same row as the lookup would find (rows are unique keys).
+        let predicted = memo
+            .last
+            .and_then(|l| memo.rows.get(l)?.next)
+            .filter(|&n| memo.rows.get(n).is_some_and(|r| *r.raw == *raw));
+        let at = match predicted {
+            Some(n) => n,
+            None => match memo.known.get(raw) {
+                Some(&n) => {
+                    if let Some(l) = memo.last.and_then(|l| memo.rows.get_mut(l)) {
+                        l.next = Some(n);
                     }
-                    memo.known.insert(raw.into(), k);
+                    n
                 }
-            } else {
-                if memo.seen.len() >= MAX_SEEN {
-                    memo.seen.clear();
+                None => {
+                    memo.last = None;
+                    let h = memo.seen.hasher().hash_one(raw);
+                    if memo.seen.contains(&h) {
+                        if let Some(k) = builder_only(self.pre, raw, &mut memo.matched) {
+                            if memo.known.len() >= MAX_ROWS {
+                                memo.known.clear();
+                                memo.rows.clear();
+                            }
+                            memo.known.insert(raw.into(), memo.rows.len());
+                            memo.rows.push(KnownRow {
+                                raw: raw.into(),
+                                known: k,
+                                next: None,
+                            });
+                        }
+                    } else {
+                        if memo.seen.len() >= MAX_SEEN {
+                            memo.seen.clear();
+                        }
+                        memo.seen.insert(h);
+                    }
+                    // Read as any row this time.
+                    return false;
                 }
-                memo.seen.insert(h);
-            }
-            // Read as any row this time.
+            },
+        };
+        memo.last = Some(at);
+        let Some(k) = memo.rows.get(at).map(|r| &r.known) else {
             return false;
         };
         let (width, rank, time, text) = (k.width, k.rank, k.time, Rc::clone(&k.text));

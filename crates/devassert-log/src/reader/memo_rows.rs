@@ -23,9 +23,23 @@ pub(super) struct Known {
     pub(super) width: usize,
 }
 
+/// A known row, and the known row read right after it last time: a
+/// traceback logged again repeats its rows in the same order, so the next
+/// row is compared with that one before it is hashed and looked up.
+pub(super) struct KnownRow {
+    pub(super) raw: Box<[u8]>,
+    pub(super) known: Known,
+    /// Its index in `TracebackRows::rows`.
+    pub(super) next: Option<usize>,
+}
+
 #[derive(Default)]
 pub(super) struct TracebackRows {
-    pub(super) known: HashMap<Box<[u8]>, Known, ahash::RandomState>,
+    /// A known row's index in `rows`, by its bytes.
+    pub(super) known: HashMap<Box<[u8]>, usize, ahash::RandomState>,
+    pub(super) rows: Vec<KnownRow>,
+    /// The known row read last, while the rows read since are none.
+    pub(super) last: Option<usize>,
     pub(super) seen: HashSet<u64, ahash::RandomState>,
     /// The catalog patterns a row matched (kept to reuse its allocation).
     pub(super) matched: Vec<Target>,
