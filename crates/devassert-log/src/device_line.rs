@@ -18,7 +18,9 @@ use crate::text::last_token_start;
 use coords::coordinates;
 use memchr::memmem::Finder;
 
-pub use coords::{coordinate_spans, number_bytes, numbers_span, without_coordinates};
+pub use coords::{coordinate_spans, numbers_at, without_coordinates};
+#[cfg(test)]
+use coords::{number_bytes, numbers_span};
 pub use dangling::{continues_path, dangling_path};
 pub(crate) use finder::{searcher, Searcher};
 

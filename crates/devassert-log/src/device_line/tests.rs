@@ -57,6 +57,19 @@ proptest::proptest! {
         proptest::prop_assert_eq!(numbers(&s), numbers_by_parse(&s));
     }
 
+    /// The one-pass span and numbers are the span's end and the numbers
+    /// of the span, None where either is (numbers past `u32`, a fourth
+    /// part, spaces inside a number, no `]`, other bytes).
+    #[test]
+    fn numbers_at_is_the_span_and_its_numbers(
+        s in "[0-9, \\]x]{0,24}|[0-9]{9,11}(,[0-9]{1,11}){0,3}\\]",
+        at in 0usize..26,
+    ) {
+        let b = s.as_bytes();
+        let two_passes = numbers_span(b, at).and_then(|r| Some((r.end, number_bytes(&b[r])?)));
+        proptest::prop_assert_eq!(numbers_at(b, at), two_passes);
+    }
+
     /// A walk told whether the line holds ROCm's marker ends its pieces
     /// where a walk that searches for it does, on lines of CUDA and ROCm
     /// assertions, their pieces and debris glued in any order.

@@ -116,16 +116,15 @@ impl Echo {
         if !rest.starts_with(head) {
             return None;
         }
-        let b = device_line::numbers_span(rest, head.len())?;
-        if !rest[b.end..].starts_with(mid) {
+        let (b_end, block) = device_line::numbers_at(rest, head.len())?;
+        if !rest[b_end..].starts_with(mid) {
             return None;
         }
-        let t = device_line::numbers_span(rest, b.end + mid.len())?;
-        let end = t.end + tail.len();
-        if !rest[t.end..].starts_with(tail) || matches!(rest.get(end), Some(b'.' | b'*')) {
+        let (t_end, thread) = device_line::numbers_at(rest, b_end + mid.len())?;
+        let end = t_end + tail.len();
+        if !rest[t_end..].starts_with(tail) || matches!(rest.get(end), Some(b'.' | b'*')) {
             return None;
         }
-        let parse = |r: std::ops::Range<usize>| device_line::number_bytes(&rest[r]);
-        Some((parse(b)?, parse(t)?, end))
+        Some((block, thread, end))
     }
 }
