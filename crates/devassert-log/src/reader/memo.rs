@@ -55,9 +55,10 @@ impl Reader {
                                 memo.known.clear();
                                 memo.rows.clear();
                             }
-                            memo.known.insert(raw.into(), memo.rows.len());
+                            let raw: Rc<[u8]> = raw.into();
+                            memo.known.insert(Rc::clone(&raw), memo.rows.len());
                             memo.rows.push(KnownRow {
-                                raw: raw.into(),
+                                raw,
                                 known: k,
                                 next: None,
                             });
