@@ -31,7 +31,7 @@ while read -r log; do
     done
     if ! cmp -s "$out/before.json" "$out/after.json"; then
         echo "differs: $log"
-        diff "$out/before.json" "$out/after.json" | head -20
+        { diff "$out/before.json" "$out/after.json" || true; } | head -20
         differ=$((differ + 1))
     fi
 done <<<"$logs"

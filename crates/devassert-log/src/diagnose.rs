@@ -22,8 +22,8 @@ use devassert_core::{
 };
 use fallout::fallout;
 use place::{
-    chain_before, cpu_raiser, device_related, frames_text, loc, op_guess, pick_traceback,
-    synchronous,
+    chain_before, code_above, cpu_raiser, device_related, frames_text, loc, op_guess,
+    pick_traceback, pytorch_wrapper, synchronous,
 };
 use rank_list::rank_evidence;
 use root::{first_input, group_order, host, roots, Root};
@@ -168,8 +168,15 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
             }
         };
     let tb = pick_traceback(facts, &ranks, cpu_text);
+    // The error line's code when the log cut its frame line: the innermost frame's.
+    let error_at = match root {
+        Root::Cpu(i) => facts.cpu.get(*i).map(|h| h.pos),
+        Root::NoKernelLine(e) | Root::RocmAbort(e) | Root::IllegalAccess(e) => Some(e.first),
+        Root::Assert(_) => facts.device_error.as_ref().map(|e| e.first),
+    };
+    let code_above = code_above(facts, error_at);
     let rule = cpu_text
-        .and_then(|m| cpu_raiser(catalog, tb, rule, m))
+        .and_then(|m| cpu_raiser(catalog, tb, code_above, rule, m))
         .unwrap_or(rule);
     let mut f = catalog.finding(rule);
     if let Some(fam) = family {
@@ -238,7 +245,7 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         root,
         Root::NoKernelLine(_) | Root::IllegalAccess(_) | Root::RocmAbort(_)
     ) {
-        if let Some((guess, id, at)) = op_guess(catalog, tb) {
+        if let Some((guess, id, at)) = op_guess(catalog, tb, code_above) {
             f.op_family = guess.op_family;
             rank_rule = guess;
             evidence.insert(
@@ -258,7 +265,8 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
             evidence.insert("note".into(), json!(format!("the log has no kernel assertion line (it goes to stdout; check the other file of a split log), so the op is not known for sure; {how}")));
         }
     }
-    let frames = frames_text(&tbs);
+    let mut frames = frames_text(&tbs);
+    frames.extend(code_above.filter(|c| !pytorch_wrapper(c)));
     let ranked = catalog.rank(rank_rule, &frames, assertion.as_deref(), &facts.hits);
     f.causes = ranked.causes;
     let mut fixes = ranked.fixes;

@@ -253,3 +253,20 @@ fn a_wrapped_line_inside_a_run_of_thread_lines_counts_wherever_a_chunk_ends() {
         assert_eq!(whole, report(&[&data[..cut], &data[cut..]]), "cut at {cut}");
     }
 }
+
+/// A real log (corpus 119, split tune2) whose poster cut the frame line of
+/// the code above the error: that code is read wherever the input is cut,
+/// one byte at a time included (the row above comes from an earlier chunk).
+#[test]
+fn the_code_above_a_cut_frame_is_read_whatever_the_chunking() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../devassert/tests/corpus/real/119.log");
+    let data = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let whole = report(&[&data]);
+    assert!(whole.contains("labels are gathered"), "{whole}");
+    for cut in 0..data.len() {
+        assert_eq!(whole, report(&[&data[..cut], &data[cut..]]), "cut at {cut}");
+    }
+    let bytes: Vec<&[u8]> = data.chunks(1).collect();
+    assert_eq!(whole, report(&bytes));
+}

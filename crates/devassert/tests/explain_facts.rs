@@ -399,3 +399,77 @@ fn a_bare_cross_entropy_assert_ranks_negative_labels_before_lm_vocabulary() {
     assert_eq!(order[0], "label_ge_num_classes", "{f}");
     assert!(at("negative_label") < at("token_id_ge_vocab"), "{f}");
 }
+
+/// A real log (corpus 119, split tune2): the poster kept the code line of
+/// the failing frame, `logpt=torch.gather(logpt,1,torch.LongTensor(target))`,
+/// and cut its `File …, line N` line. That code is the innermost frame's:
+/// a loss gathering log-probabilities at its targets, so class targets past
+/// the classes lead. It places nothing (no file, no line).
+#[test]
+fn the_code_above_an_error_whose_frame_line_was_cut_is_read_as_the_frames() {
+    let f = real("119");
+    assert_eq!(f["rule"], "DA121", "{f}");
+    assert_eq!(ids(&f)[0], "label_ge_num_classes", "{f}");
+    assert!(
+        why(&f, "label_ge_num_classes").contains("labels are gathered from log-probabilities"),
+        "{f}"
+    );
+    assert!(f["location"].is_null() && f["noticed_at"].is_null(), "{f}");
+    // Without the code line nothing in the log bears on the cause.
+    let g = first("RuntimeError: Invalid index in gather at c:\\pytorch\\aten\\src\\th\\generic/THTensorMath.c:600\n");
+    assert_eq!(ids(&g)[0], "index_ge_dim_size", "{g}");
+}
+
+/// The code above a shared CPU message names the op that raised it, as its
+/// frame's code does (`a_shared_cpu_message_is_the_op_its_raising_frame_calls`).
+#[test]
+fn the_code_above_a_cut_frame_names_the_op_of_a_shared_cpu_message() {
+    let f = first(
+        "    picked = torch.gather(logits, 1, labels.unsqueeze(1))\n\
+         RuntimeError: index 12 is out of bounds for dimension 1 with size 10\n",
+    );
+    assert_eq!(f["rule"], "DA121", "{f}");
+    // Not indented, it is no code line: the message's own rule.
+    let g = first(
+        "picked = torch.gather(logits, 1, labels.unsqueeze(1))\n\
+         RuntimeError: index 12 is out of bounds for dimension 1 with size 10\n",
+    );
+    assert_eq!(g["rule"], "DA111", "{g}");
+}
+
+/// A real log (corpus 101, split tune): the code above the error is
+/// PyTorch's own wrapper, `return torch.embedding(weight, input,
+/// padding_idx, …)`, the same for every caller: its `padding_idx` is no
+/// evidence of a padding id past the table.
+#[test]
+fn pytorch_wrapper_code_above_the_error_is_no_cause_evidence() {
+    let f = real("101");
+    assert_eq!(ids(&f)[0], "seq_len_gt_max_positions", "{f}");
+    assert!(
+        why(&f, "pad_token_id_out_of_range").contains("ranked by its prior"),
+        "{f}"
+    );
+}
+
+/// A real log (corpus 130, split tune3): `index -1 is out of bounds for
+/// dimension 0 with size 2`. -1 is a 'none' marker, and an ignore label a
+/// loss skips that still indexes its class weights: both causes are
+/// offered, each with the fact and its fix.
+#[test]
+fn a_stated_minus_one_index_offers_the_ignore_label_too() {
+    let f = real("130");
+    assert_eq!(f["rule"], "DA111", "{f}");
+    assert_eq!(ids(&f)[0], "negative_index", "{f}");
+    assert!(ids(&f)[..3].contains(&"ignore_label_not_ignored"), "{f}");
+    assert!(
+        why(&f, "ignore_label_not_ignored")
+            .contains("(facts: 1 of the 1 bad indices are -1 / -100, the usual ignore labels)"),
+        "{f}"
+    );
+    assert!(
+        cause(&f, "ignore_label_not_ignored")["fixes"]
+            .to_string()
+            .contains("keep = target != ignore_index"),
+        "{f}"
+    );
+}

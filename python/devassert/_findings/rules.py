@@ -883,6 +883,20 @@ FACT_CAUSES = [
             {"text": "remap the void label 255 before the op (`mask[mask == 255] = 0`, or keep a separate ignore mask)", "when": None, "check": None},
         ],
     },
+    {
+        "id": "ignore_label_not_ignored", "kind": "index",
+        "requires": "n_m1 + n_m100 > 0", "prior": 0.1,
+        "fits": "n_255 + n_m1 + n_m100 + n_wrapped > 0",
+        "why": "ignore labels (-1, -100) used as an index (targets the loss skips still index its class weights, `weight[target]`, or a label gather)",
+        "support": [
+            {"when": "n_m1 + n_m100 > 0", "weight": "0.1 * (n_m1 + n_m100) / count", "fact": "{n_m1 + n_m100} of the {count} bad indices are -1 / -100, the usual ignore labels"},
+        ],
+        "refute": [
+        ],
+        "fix": [
+            {"text": "drop the ignored targets before they index (`keep = target != ignore_index`, then `target[keep]`)", "when": None, "check": None},
+        ],
+    },
 ]
 
 # The shares `advice::calibrate` gives causes (docs/how-it-works.md): established

@@ -3,20 +3,38 @@
 //! taken with blocking launches, the op its code names.
 
 use crate::ranks::RankSet;
-use crate::reader::Facts;
+use crate::reader::{Facts, Pos};
 use crate::traceback::{Frame, Traceback};
 use devassert_core::{Catalog, CompiledRule, SourceLocation};
 
 /// The rule a traceback's code names (the catalog's op guesses), for a
-/// failure with no kernel line; with its id and the frame's place.
+/// failure with no kernel line; with its id and the frame's place. The
+/// code above the error line whose frame the log lacks (`code_above`) is
+/// the innermost frame's: asked first.
 pub(super) fn op_guess<'c>(
     catalog: &'c Catalog,
     tb: Option<&Traceback>,
+    code_above: Option<&str>,
 ) -> Option<(&'c CompiledRule, &'c str, String)> {
+    if let Some(rule) = code_above.and_then(|c| catalog.guess_op(c)) {
+        let at = "the line above the error line (its frame line is not in the log)";
+        return Some((rule, rule.id.as_str(), at.to_string()));
+    }
     tb?.frames.iter().rev().find_map(|f| {
         frame_guess(catalog, f)
             .map(|rule| (rule, rule.id.as_str(), format!("{}:{}", f.file, f.line)))
     })
+}
+
+/// The code line above the error line at `error` whose frame line the log
+/// lacks, if the reader kept one.
+pub(super) fn code_above(facts: &Facts, error: Option<Pos>) -> Option<&str> {
+    let error = error?;
+    facts
+        .code_above
+        .iter()
+        .find(|c| c.error == error)
+        .map(|c| c.code.as_str())
 }
 
 /// The rule a frame's code names: its code lines, then its function name.
@@ -32,20 +50,26 @@ fn frame_guess<'c>(catalog: &'c Catalog, f: &Frame) -> Option<&'c CompiledRule> 
 /// bounds for dimension d with size S`: advanced indexing and gather), when
 /// the frame that raised it names the other op: Python raises a CPU error
 /// at the line that called the op, so only that innermost frame's code
-/// counts (an outer frame may call anything).
+/// counts (an outer frame may call anything): the code above the error
+/// line when its frame line was cut (`code_above`).
 pub(super) fn cpu_raiser<'c>(
     catalog: &'c Catalog,
     tb: Option<&Traceback>,
+    code_above: Option<&str>,
     stated_by: &CompiledRule,
     message: &str,
 ) -> Option<&'c CompiledRule> {
+    let other = |r: &&CompiledRule| r.id != stated_by.id && r.states_cpu_message(message);
+    if let Some(code) = code_above {
+        return catalog.guess_op(code).filter(other);
+    }
     let tb = tb?;
     let raising = if tb.innermost_first {
         tb.frames.first()
     } else {
         tb.frames.last()
     }?;
-    frame_guess(catalog, raising).filter(|r| r.id != stated_by.id && r.states_cpu_message(message))
+    frame_guess(catalog, raising).filter(other)
 }
 
 /// The device-related words a traceback's exception carries.
@@ -137,6 +161,21 @@ pub(super) fn loc(f: &Frame) -> SourceLocation {
         function: (!f.function.is_empty()).then(|| f.function.clone()),
         code: f.code.clone(),
     }
+}
+
+/// Whether a code line with no frame to say its file reads as PyTorch's
+/// own wrapper of an op (`return torch.embedding(weight, input,
+/// padding_idx, …)`, nn.Embedding's `return F.embedding(input, self.weight,
+/// self.padding_idx, …)`): a return of a `torch.` / `F.` / `_VF.` call. Like
+/// PyTorch's frames (see [`frames_text`]) it is the same for every caller:
+/// it names the op, not which table or label was wrong.
+pub(super) fn pytorch_wrapper(code: &str) -> bool {
+    let Some(call) = code.strip_prefix("return ") else {
+        return false;
+    };
+    ["torch.", "F.", "_VF.", "nn.functional."]
+        .iter()
+        .any(|m| call.trim_start().starts_with(m))
 }
 
 pub(super) fn frames_text<'a>(tbs: &[&'a Traceback]) -> Vec<&'a str> {

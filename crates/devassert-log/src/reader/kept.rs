@@ -30,6 +30,16 @@ pub struct CpuHit {
     pub rank: Option<i64>,
 }
 
+/// A code line printed right above an error line with no frame line above
+/// it (the poster cut `File "…", line N, in f`): the innermost frame's
+/// code, with no file or line to place it (see `code_above`).
+#[derive(Debug, Clone)]
+pub struct CodeAbove {
+    /// The error line it stands above.
+    pub error: Pos,
+    pub code: String,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct InputStats {
     pub name: String,
@@ -56,6 +66,8 @@ pub struct Facts {
     /// needs; the line may say more: `index value V exceeds bounds B`).
     pub stated: Vec<crate::values::Stated>,
     pub launch_blocking: bool,
+    /// The code lines above the first error lines whose frames the log lacks.
+    pub code_above: Vec<CodeAbove>,
     /// The first IPython / Jupyter traceback place (`Cell In[12], line 3`,
     /// `<ipython-input-3-…>`): the program is a notebook, not a script.
     pub notebook: Option<String>,

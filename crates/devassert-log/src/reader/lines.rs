@@ -178,9 +178,17 @@ impl Reader {
         }
     }
 
+    /// Row `region[start..end]`, and the code line above it when it is an
+    /// error line whose frame the log lacks (see `code_above`).
+    pub(super) fn take_row(&mut self, region: &[u8], start: usize, end: usize) {
+        let before = self.errors_so_far();
+        self.read_row(region, start, end);
+        self.code_above(region, start, end, before);
+    }
+
     /// Row `region[start..end]`: read alone, or joined with the rows the
     /// terminal cut it from (see `unwrap`), or kept waiting for the next row.
-    pub(super) fn take_row(&mut self, region: &[u8], start: usize, end: usize) {
+    fn read_row(&mut self, region: &[u8], start: usize, end: usize) {
         let raw = &region[start..end];
         if let Some(w) = self.lines.waiting.take() {
             // Rows joined with this one are more than it: read in full.

@@ -13,9 +13,11 @@
 //! are joined) and lines into cleaned text (`repr`: a `repr`'d error
 //! into its lines); `facts` keeps tracebacks, host
 //! errors and evidence; `groups` counts device assertion lines into groups;
-//! `dsa` reads `TORCH_USE_CUDA_DSA` reports; `notebook` finds a notebook's
-//! cell.
+//! `dsa` reads `TORCH_USE_CUDA_DSA` reports; `code_above` keeps the code
+//! line above an error line whose frame line was cut; `notebook` finds a
+//! notebook's cell.
 
+mod code_above;
 mod dsa;
 mod dsa_report;
 mod facts;
@@ -34,7 +36,7 @@ mod state;
 
 pub use dsa_report::DsaReport;
 pub use group::AssertGroup;
-pub use kept::{CpuHit, Facts, HostEvent, InputStats};
+pub use kept::{CodeAbove, CpuHit, Facts, HostEvent, InputStats};
 pub use lines::{rank_from_name, search_with, Searched, MAX_LINE};
 pub use pos::Pos;
 pub use state::Reader;
