@@ -587,13 +587,13 @@ def main(argv):
     errors = validate(rules)
     print(f"{len(rules)} rule files")
     for e in errors:
-        print("ERROR", e)
+        print("ERROR", e, file=sys.stderr)
     n, per_rule_rows, problems = check_tsv(rules, tsv, verbose)
     print(f"\nTSV: {n} rows")
     for k in sorted(per_rule_rows):
         print(f"  {k:12s} {per_rule_rows[k]}")
     for p in problems:
-        print("PROBLEM", p)
+        print("PROBLEM", p, file=sys.stderr)
     if os.path.isdir(corpus):
         print("\nCorpus (log, rule, family, label family, cause top, label cause):")
         for lid, rule, fam, lfam, okf, top, lcause, okc, cpu, causes in check_corpus(rules, corpus):

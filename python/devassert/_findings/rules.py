@@ -223,8 +223,8 @@ RULES = {
         "causes": {
             "label_ge_num_classes": {"why": "a label >= the number of model outputs: labels 1..C instead of 0..C-1, num_classes / num_labels one too small (e.g. computed as entries - 1), more classes in the data than in the head", "fixes": ["set num_classes / num_labels = max label + 1 (HF: `num_labels=len(label2id)`)", "remap labels to 0..C-1"]},
             "ignore_label_not_ignored": {"why": "padding / unlabelled positions carry -1 or 255 instead of the loss's ignore_index (-100 by default), e.g. `masked_lm_labels` filled with -1", "fixes": ["use -100 for ignored positions, or pass `ignore_index=-1` / `ignore_index=255`"]},
-            "token_id_ge_vocab": {"why": "LM labels (token ids) >= the LM head size: tokenizer bigger than the checkpoint", "fixes": ["check `labels.max() < model.config.vocab_size`"]},
             "negative_label": {"why": "a negative label other than ignore_index (e.g. -2, or -100 with ignore_index changed)", "fixes": ["keep ignore_index equal to the padding value"]},
+            "token_id_ge_vocab": {"why": "LM labels (token ids) >= the LM head size: tokenizer bigger than the checkpoint", "fixes": ["check `labels.max() < model.config.vocab_size`"]},
             "added_tokens_no_resize": {"why": "tokens were added to the tokenizer but the LM head was not resized, so labels of new tokens are >= vocab_size", "fixes": ["model.resize_token_embeddings(len(tokenizer))"]},
             "pad_token_id_out_of_range": {"why": "labels are padded with a pad_token_id >= vocab_size (pad token added without resizing)", "fixes": ["pad labels with -100, not with pad_token_id"]},
             "unknown": {"why": "not established from the log (e.g. targets read before they were written: stream / CUDA-graph races)", "fixes": []},
