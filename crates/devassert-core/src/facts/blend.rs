@@ -121,9 +121,15 @@ pub fn blend(ranked: Vec<Cause>, d: &Decision) -> Blended {
     // A fix a kept cause still shows is not refuted by another's.
     let shown: Vec<&String> = out.causes.iter().flat_map(|c| &c.fixes).collect();
     out.refuted_fixes.retain(|x| !shown.contains(&x));
-    // Best first; equal scores keep the rule's order.
-    out.causes
-        .sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    // Best first; equal scores keep the rule's order. A cause none of the
+    // stated values fits goes after every cause one of them fits: the
+    // values the log states are the only ones explain knows.
+    let unfit = |c: &Cause| !c.established && d.unfit.contains(&c.id);
+    out.causes.sort_by(|a, b| {
+        unfit(a)
+            .cmp(&unfit(b))
+            .then(b.confidence.total_cmp(&a.confidence))
+    });
     out
 }
 
@@ -168,7 +174,7 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn a_cause_no_stated_value_fits_stays_by_its_prior_without_its_fixes() {
+    fn a_cause_no_stated_value_fits_stays_after_the_fitting_ones_without_its_fixes() {
         let ranked = vec![
             Cause::new("label_ge_num_classes", 0.35, "too few classes").with_fixes([
                 "set num_labels = max label + 1".to_string(),
@@ -182,7 +188,9 @@ pub(super) mod tests {
             ..Decision::default()
         };
         let b = blend(ranked, &d);
-        let c = &b.causes[0];
+        // Its prior is the higher one, but a cause a stated value fits goes first.
+        assert_eq!(b.causes[0].id, "negative_label", "{b:#?}");
+        let c = &b.causes[1];
         assert_eq!(c.id, "label_ge_num_classes", "not ruled out: {b:#?}");
         assert!(c.fixes.is_empty(), "{c:#?}");
         assert!(c.why.ends_with(UNFIT_BY_PRIOR), "{}", c.why);
