@@ -261,9 +261,11 @@ fn before_header(i: usize, width: usize) -> Vec<u8> {
     };
     let mut row = format!("{row:<width$}").into_bytes();
     match i % 8 {
-        // A carriage return at its end, or a byte that is not UTF-8.
+        // A carriage return at its end, or bytes that are not UTF-8 (one
+        // replaced by more bytes, three by as many).
         5 => row.push(b'\r'),
-        6 => row[10] = 0xff,
+        6 if i % 16 == 6 => row[10] = 0xff,
+        6 => row[10..13].copy_from_slice(&[0xf0, 0x9f, 0x98]),
         _ => {}
     }
     row.push(b'\n');
