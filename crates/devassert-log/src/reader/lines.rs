@@ -287,7 +287,10 @@ impl Reader {
         let rocm = device.then(|| crate::device_line::has_rocm(cur.as_bytes()));
         let walk = || rocm.map(crate::device_line::Ends::knowing);
         if device || unwrap::full_width(raw) {
-            if !device && self.released_by_header(region, end, &cur, raw) {
+            // `cur` borrowed and as long: the row's own bytes (an invalid
+            // sequence may be replaced by as many bytes).
+            let own = matches!(cur, std::borrow::Cow::Borrowed(t) if t.len() == raw.len());
+            if !device && own && self.released_by_header(region, end, &cur) {
                 // Read as `read_waiting` would read it (`cur` is `raw`).
                 self.take_line(cur.as_bytes(), true);
                 return;
@@ -319,7 +322,7 @@ impl Reader {
         self.take_line_knowing(raw, true, Known::row(raw, &cur, rocm));
     }
 
-    /// Whether row `cur` (`unwrap::row` of `raw`, no device marker), were it kept
+    /// Whether row `cur` (the row's own bytes, no device marker), were it kept
     /// waiting, would be read alone at once: the next row is in `region`
     /// (after `end`) and is a traceback header. `unwrap::resume` sets apart
     /// every wait but two from a header: a frame cut before its function
@@ -330,13 +333,7 @@ impl Reader {
     /// traceback of a log of handled ones is read without the wait.
     /// Sets `Lines::released` so the header is read as a waiting row's next
     /// would be, whatever else is open.
-    fn released_by_header(
-        &mut self,
-        region: &[u8],
-        end: usize,
-        cur: &std::borrow::Cow<'_, str>,
-        raw: &[u8],
-    ) -> bool {
+    fn released_by_header(&mut self, region: &[u8], end: usize, cur: &str) -> bool {
         let Some(rest) = region.get(end + 1..) else {
             return false;
         };
@@ -350,10 +347,7 @@ impl Reader {
         let Some(e) = memchr(b'\n', rest) else {
             return false;
         };
-        // `cur` borrowed and as long: the row's own bytes (an invalid
-        // sequence may be replaced by as many bytes).
-        let own = matches!(cur, std::borrow::Cow::Borrowed(t) if t.len() == raw.len());
-        if !own || !crate::traceback::is_header(unwrap::row(&rest[..e]).trim()) {
+        if !crate::traceback::is_header(unwrap::row(&rest[..e]).trim()) {
             return false;
         }
         let body = clean::strip_prefixes(cur).0.trim();
