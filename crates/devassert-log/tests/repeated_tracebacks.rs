@@ -219,3 +219,100 @@ fn interleaved_bodies_keep_their_own_frames() {
         assert_eq!(f.inputs[0].lines, 6 * n as u64);
     }
 }
+
+/// What a reading kept, in an order that does not depend on hashing.
+fn summary(f: &Facts) -> String {
+    format!(
+        "{:?}\n{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}\n{:?}\n{:?}",
+        f.tracebacks,
+        f.tracebacks_dropped,
+        f.device_error,
+        f.host,
+        f.cpu,
+        f.dsa,
+        f.stated,
+        f.launch_blocking,
+        f.notebook,
+        f.inputs,
+    )
+}
+
+/// Row `i` before a traceback, all as wide as the widest: a logged line
+/// (it waits: a terminal may have cut it), and rows whose wait the header
+/// after them does not end at once or that are not their own bytes.
+fn before_header(i: usize, width: usize) -> Vec<u8> {
+    let row = match i % 8 {
+        // The prefix alone filled its row: joined with the header.
+        1 => "[rank0]:".to_string(),
+        // A frame the terminal cut before its function.
+        2 => format!("  File \"/home/ml/{}.py\", line {i}", "d".repeat(40)),
+        // A code row of the open traceback.
+        3 => format!("    total = compute(rows[{i}], {})", "x".repeat(30)),
+        // A host error behind a prefix.
+        4 => format!("[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered {i}"),
+        _ => format!(
+            "2024-05-01 12:{:02}:{:02},{:03} - WARNING - loader - skipping sample {:07} of shard {:04}",
+            i / 60 % 60,
+            i % 60,
+            i % 1000,
+            i * 7919 % 10_000_000,
+            i % 4096,
+        ),
+    };
+    let mut row = format!("{row:<width$}").into_bytes();
+    match i % 8 {
+        // A carriage return at its end, or bytes that are not UTF-8 (one
+        // replaced by more bytes, three by as many).
+        5 => row.push(b'\r'),
+        6 if i % 16 == 6 => row[10] = 0xff,
+        6 => row[10..13].copy_from_slice(&[0xf0, 0x9f, 0x98]),
+        _ => {}
+    }
+    row.push(b'\n');
+    row
+}
+
+/// A row kept waiting for the next (a terminal may have cut it) is read at
+/// once when the next row is a header in the same buffer
+/// (`lines::released_by_header`); a byte at a time, every row is the last
+/// of its buffer and waits. Both readings must keep the same, whatever the
+/// row before the header is and whether it waits.
+#[test]
+fn a_wait_ended_by_a_header_reads_as_the_wait() {
+    let width = 84;
+    let n = 120;
+    let mut log = Vec::new();
+    for i in 0..n {
+        log.extend(before_header(i, width));
+        let header = if i % 11 == 7 {
+            "  Traceback"
+        } else {
+            "Traceback"
+        };
+        log.extend(
+            format!(
+                "{header} (most recent call last):\n  \
+                 File \"/home/ml/data.py\", line 88, in __getitem__\n    \
+                 return self.decode(self.rows[i])\n\
+                 json.decoder.JSONDecodeError: Extra data: line 1 column {} (char {})\n",
+                20 + i * 7 % 880,
+                20 + i * 13 % 880,
+            )
+            .into_bytes(),
+        );
+    }
+    log.extend(b"RuntimeError: CUDA error: device-side assert triggered\n");
+    let read = |chunk: usize| {
+        let mut a = LogAnalyzer::new(Catalog::builtin());
+        a.begin_input("log");
+        for c in log.chunks(chunk) {
+            a.feed(c);
+        }
+        summary(&a.facts())
+    };
+    let waited = read(1);
+    assert!(waited.contains("illegal memory access"), "{waited}");
+    for chunk in [log.len(), 4096, 97] {
+        assert_eq!(read(chunk), waited, "chunk {chunk}");
+    }
+}

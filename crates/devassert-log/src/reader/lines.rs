@@ -131,6 +131,7 @@ impl Reader {
                 next += 1;
             }
             if self.wants_every_line() {
+                self.lines.released = false;
                 let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
                 let row = &region[p..e.min(p + MAX_LINE)];
                 // A repeated row of a traceback that the builder alone reads (see `memo`).
@@ -294,6 +295,14 @@ impl Reader {
         let rocm = device.then(|| crate::device_line::has_rocm(cur.as_bytes()));
         let walk = || rocm.map(crate::device_line::Ends::knowing);
         if device || unwrap::full_width(raw) {
+            // `cur` borrowed and as long: the row's own bytes (an invalid
+            // sequence may be replaced by as many bytes).
+            let own = matches!(cur, std::borrow::Cow::Borrowed(t) if t.len() == raw.len());
+            if !device && own && self.released_by_header(region, end, &cur) {
+                // Read as `read_waiting` would read it (`cur` is `raw`).
+                self.take_line(cur.as_bytes(), true);
+                return;
+            }
             // A prefixed row as wide as any goes on in the unprefixed rows
             // after it (a code row behind a prefix included).
             // As wide as other rows, or padded to its width by a wrapper.
@@ -319,6 +328,42 @@ impl Reader {
             }
         }
         self.take_line_knowing(raw, true, Known::row(raw, &cur, rocm));
+    }
+
+    /// Whether row `cur` (the row's own bytes, no device marker), were it kept
+    /// waiting, would be read alone at once: the next row is in `region`
+    /// (after `end`) and is a traceback header. `unwrap::resume` sets apart
+    /// every wait but two from a header: a frame cut before its function
+    /// (`File "…`) and a prefix that filled its row alone; the row is then
+    /// read as `read_waiting` reads one row, which is what `take_row` reads
+    /// of a row that does not wait when `cur` is the row's own bytes (valid
+    /// UTF-8, no carriage return): the waiting logged line before each
+    /// traceback of a log of handled ones is read without the wait.
+    /// Sets `Lines::released` so the header is read as a waiting row's next
+    /// would be, whatever else is open.
+    fn released_by_header(&mut self, region: &[u8], end: usize, cur: &str) -> bool {
+        let Some(rest) = region.get(end + 1..) else {
+            return false;
+        };
+        // Most next rows are no header, and their first byte after the
+        // indentation tells (a byte `trim` may skip, or that may start a
+        // Unicode space, is looked at whole).
+        let first = rest.iter().find(|&&b| b != b' ' && b != b'\t');
+        if !first.is_some_and(|&b| matches!(b, b'T' | b'\r' | 0x0b | 0x0c) || b >= 0x80) {
+            return false;
+        }
+        let Some(e) = memchr(b'\n', rest) else {
+            return false;
+        };
+        if !crate::traceback::is_header(unwrap::row(&rest[..e]).trim()) {
+            return false;
+        }
+        let body = clean::strip_prefixes(cur).0.trim();
+        if body.is_empty() || body.starts_with("File \"") {
+            return false;
+        }
+        self.lines.released = true;
+        true
     }
 
     /// A waiting row that the next row did not finish, read as it is at its

@@ -139,6 +139,7 @@ impl Reader {
         !self.tracebacks.builders.is_empty()
             || self.groups.pending_path.is_some()
             || self.lines.waiting.is_some()
+            || self.lines.released
             || self.dsa.open
             || self.pre.looks_at_everything()
     }

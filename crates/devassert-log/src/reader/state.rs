@@ -97,6 +97,10 @@ pub(super) struct Lines {
     /// dangling path or a DSA report is open, it cannot hold a trigger word
     /// or what a catalog regex requires.
     pub(super) plain: bool,
+    /// A row that would have waited was read at once, the next row being a
+    /// header that sets it apart (`lines::released_by_header`): that row is
+    /// read as a waiting row's next is, in every-line mode.
+    pub(super) released: bool,
 }
 
 /// A cut row (or rows joined so far) waiting for the next.
