@@ -60,36 +60,38 @@ impl LiteralDfa {
             }
         }
         const NONE: u32 = u32::MAX;
-        // The trie, with the literals ending at each node.
-        let mut goto: Vec<Vec<u32>> = vec![vec![NONE; columns]];
+        // The trie, with the literals ending at each node: state `s`'s
+        // transitions are `delta[s * columns..][..columns]` (one table, not
+        // a row each: building the DFA is a good part of a short run).
+        let mut delta: Vec<u32> = vec![NONE; columns];
         let mut ends: Vec<Vec<u32>> = vec![Vec::new()];
         let mut depth: Vec<u32> = vec![0];
         for (id, l) in literals.iter().enumerate() {
             let mut s = 0;
             for &b in l.as_ref() {
                 let c = usize::from(classes[usize::from(b)]);
-                if goto[s][c] == NONE {
-                    goto[s][c] = u32::try_from(goto.len()).ok()?;
-                    goto.push(vec![NONE; columns]);
+                if delta[s * columns + c] == NONE {
+                    delta[s * columns + c] = u32::try_from(ends.len()).ok()?;
+                    delta.resize(delta.len() + columns, NONE);
                     ends.push(Vec::new());
                     depth.push(depth[s] + 1);
                 }
-                s = goto[s][c] as usize;
+                s = delta[s * columns + c] as usize;
             }
             ends[s].push(u32::try_from(id).ok()?);
         }
-        let states = goto.len();
+        let states = ends.len();
         if states.checked_mul(columns)? > MAX_ENTRIES {
             return None;
         }
         // Breadth first: a state's failure link is shallower, so its
-        // transitions and outputs are complete when the state is reached.
+        // transitions and outputs are complete when the state is reached,
+        // and its missing transitions (NONE) become its failure's, in place.
         let mut fail = vec![0u32; states];
-        let mut delta = goto.clone();
         let mut queue = VecDeque::new();
-        for c in 0..columns {
-            match goto[0][c] {
-                NONE => delta[0][c] = 0,
+        for t in &mut delta[..columns] {
+            match *t {
+                NONE => *t = 0,
                 t => queue.push_back(t as usize),
             }
         }
@@ -97,18 +99,21 @@ impl LiteralDfa {
         let mut open = vec![0u32; states];
         while let Some(s) = queue.pop_front() {
             let f = fail[s] as usize;
-            open[s] = match goto[s].iter().any(|&t| t != NONE) {
+            let (row, failed) = (s * columns, f * columns);
+            open[s] = match delta[row..row + columns].iter().any(|&t| t != NONE) {
                 true => depth[s],
                 false => open[f],
             };
             let inherited = ends[f].clone();
             ends[s].extend(inherited);
+            // `f`'s row is complete (it is shallower), and no row of `s`.
             for c in 0..columns {
-                match goto[s][c] {
-                    NONE => delta[s][c] = delta[f][c],
-                    t => {
-                        fail[t as usize] = delta[f][c];
-                        queue.push_back(t as usize);
+                let via_fail = delta[failed + c];
+                match delta[row + c] {
+                    NONE => delta[row + c] = via_fail,
+                    child => {
+                        fail[child as usize] = via_fail;
+                        queue.push_back(child as usize);
                     }
                 }
             }
@@ -125,10 +130,10 @@ impl LiteralDfa {
             .position(|&s| !ends[s].is_empty())
             .unwrap_or(states);
         let mut table = vec![0u32; (states * columns).next_power_of_two()];
-        for s in 0..states {
+        for (s, next) in delta.chunks_exact(columns).enumerate() {
             let r = row[s] as usize;
-            for c in 0..columns {
-                table[r + c] = row[delta[s][c] as usize];
+            for (entry, &t) in table[r..r + columns].iter_mut().zip(next) {
+                *entry = row[t as usize];
             }
         }
         let open = order.iter().map(|&s| open[s]).collect();

@@ -9,19 +9,22 @@
 
 use crate::line_search::{self, LineSearch, Sought};
 use crate::literals::{best_set, pattern_requirement, unmark};
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::AhoCorasick;
 use devassert_core::lazy_regex::LazyRegex;
 use devassert_core::Catalog;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 pub use crate::line_search::Line;
 pub use retired::{Retired, RetiredView};
 pub use sets_memo::SetsMemo;
 
+use catalog_literals::{build, CatalogLiterals};
 use digit_grams::DigitGrams;
 use sets_memo::Memo;
 use triggers::TRIGGERS;
 
+mod catalog_literals;
 mod digit_grams;
 mod retired;
 mod sets_memo;
@@ -34,13 +37,17 @@ pub struct Prefilter {
     /// line is looked at, see `unfiltered`).
     search: Option<LineSearch>,
     triggers: AhoCorasick,
-    /// Every literal of every catalog requirement, for the per-line check:
-    /// the exact ones, and the folded ones (one walk finds them all); and
-    /// apart, those without an ASCII digit and those with one, for the
-    /// walk that `sets_memo` keeps.
-    catalog: Vec<CatalogLiterals>,
-    digit_free: Vec<CatalogLiterals>,
-    digit_literals: Vec<CatalogLiterals>,
+    /// Every literal of every catalog requirement (with whether it is
+    /// folded), for the per-line check: all in one walk (`catalog`), or
+    /// apart, those without an ASCII digit and those with one, for the walk
+    /// that `sets_memo` keeps. Each kind's automata (exact and folded) are
+    /// built the first time a line asks for them: building the six DFAs
+    /// was a sixth of `explain`'s start-up, and a log uses one kind or
+    /// none.
+    literals: Vec<(Vec<u8>, bool)>,
+    catalog: OnceLock<Vec<CatalogLiterals>>,
+    digit_free: OnceLock<Vec<CatalogLiterals>>,
+    digit_literals: OnceLock<Vec<CatalogLiterals>>,
     /// Where those literals may be (None: a literal is too short to tell).
     digit_grams: Option<DigitGrams>,
     /// Literal id → requirement sets it satisfies.
@@ -75,53 +82,6 @@ pub enum Target {
 struct CatalogRegex {
     re: LazyRegex,
     targets: Vec<Target>,
-}
-
-/// A DFA (a few hundred literals make a small one, twice as fast here as
-/// the default NFA), or the default automaton when that is too big.
-/// Standard matching: the per-line check finds every literal, overlapping
-/// ones too. `folded`: ASCII letters match in either case.
-fn build<S: AsRef<[u8]>>(pats: &[S], folded: bool) -> Option<AhoCorasick> {
-    let with = |automaton| {
-        AhoCorasickBuilder::new()
-            .kind(automaton)
-            .match_kind(MatchKind::Standard)
-            .ascii_case_insensitive(folded)
-            .build(pats)
-            .ok()
-    };
-    with(Some(AhoCorasickKind::DFA)).or_else(|| with(None))
-}
-
-/// The literals of one kind (exact or folded) of the per-line check, and
-/// their ids among all the catalog's literals.
-struct CatalogLiterals {
-    ac: AhoCorasick,
-    ids: Vec<usize>,
-}
-
-impl CatalogLiterals {
-    /// Ok(None) when there are none of the kind (folded or not, holding a
-    /// digit or not, or either: None); Err when they do not build.
-    fn new(
-        literals: &[(Vec<u8>, bool)],
-        folded: bool,
-        digits: Option<bool>,
-    ) -> Result<Option<Self>, ()> {
-        let (ids, pats): (Vec<usize>, Vec<&[u8]>) = literals
-            .iter()
-            .enumerate()
-            .filter(|(_, (l, fold))| {
-                *fold == folded && digits.is_none_or(|d| l.iter().any(u8::is_ascii_digit) == d)
-            })
-            .map(|(i, (l, _))| (i, l.as_slice()))
-            .unzip();
-        if pats.is_empty() {
-            return Ok(None);
-        }
-        let ac = build(&pats, folded).ok_or(())?;
-        Ok(Some(CatalogLiterals { ac, ids }))
-    }
 }
 
 impl Prefilter {
@@ -201,15 +161,6 @@ impl Prefilter {
             build(&[""], false).unwrap_or_else(|| unreachable!("the empty pattern always builds"))
         };
         let triggers = build(TRIGGERS, false).unwrap_or_else(fallback);
-        let mut automata = |digits| {
-            [false, true]
-                .map(|folded| CatalogLiterals::new(&literals, folded, digits))
-                .into_iter()
-                .filter_map(|c| c.map_err(|()| unfiltered = true).ok().flatten())
-                .collect::<Vec<_>>()
-        };
-        let (catalog, digit_free, digit_literals) =
-            (automata(None), automata(Some(false)), automata(Some(true)));
         let unfiltered = unfiltered || search.is_none();
         let ends = literals
             .iter()
@@ -232,9 +183,10 @@ impl Prefilter {
             id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             search,
             triggers,
-            catalog,
-            digit_free,
-            digit_literals,
+            literals,
+            catalog: OnceLock::new(),
+            digit_free: OnceLock::new(),
+            digit_literals: OnceLock::new(),
             digit_grams,
             literal_sets,
             ends,
@@ -325,7 +277,7 @@ impl Prefilter {
     /// The requirement sets whose literals `hay` holds, as a bitmap.
     fn sets_seen(&self, hay: &[u8]) -> Option<Vec<u64>> {
         let mut seen = vec![0u64; self.sets.div_ceil(64)];
-        let any = self.walk(&self.catalog, hay, &mut seen) | self.end_sets(hay, &mut seen);
+        let any = self.walk(&self.catalog, None, hay, &mut seen) | self.end_sets(hay, &mut seen);
         any.then_some(seen)
     }
 
@@ -341,27 +293,41 @@ impl Prefilter {
                 free.iter().any(|&w| w != 0)
             }
             Memo::Keep => {
-                let any = self.walk(&self.digit_free, hay, &mut seen);
+                let any = self.walk(&self.digit_free, Some(false), hay, &mut seen);
                 memo.keep(&seen);
                 any
             }
         };
         // The literals with a digit (a separate, costly walk) only where
         // one of them may be.
-        let digits =
-            self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, &mut seen);
+        let digits = self.may_hold_digit_literal(hay)
+            && self.walk(&self.digit_literals, Some(true), hay, &mut seen);
         let any = free | digits | self.end_sets(hay, &mut seen);
         any.then_some(seen)
     }
 
-    /// Marks in `seen` the sets of the literals of `automata` that `hay`
-    /// holds; whether there were any.
-    fn walk(&self, automata: &[CatalogLiterals], hay: &[u8], seen: &mut [u64]) -> bool {
-        let found = automata.iter().flat_map(|c| {
-            c.ac.find_overlapping_iter(hay)
-                .map(|m| c.ids[m.pattern().as_usize()])
-        });
-        self.mark(found, seen)
+    /// Marks in `seen` the sets of the literals of `automata` (those
+    /// holding a digit or not, or either: `digits`, built on first use)
+    /// that `hay` holds; whether there were any.
+    fn walk(
+        &self,
+        automata: &OnceLock<Vec<CatalogLiterals>>,
+        digits: Option<bool>,
+        hay: &[u8],
+        seen: &mut [u64],
+    ) -> bool {
+        let automata = automata.get_or_init(|| CatalogLiterals::both(&self.literals, digits));
+        let mut any = false;
+        for c in automata {
+            any |= match &c.ac {
+                Some(ac) => {
+                    let found = ac.find_overlapping_iter(hay);
+                    self.mark(found.map(|m| c.ids[m.pattern().as_usize()]), seen)
+                }
+                None => self.mark(c.ids.iter().copied(), seen),
+            };
+        }
+        any
     }
 
     /// Marks in `seen` the sets of the literals that end `hay` (before

@@ -6,7 +6,9 @@ use super::compiled::{
     finding_of, Catalog, CompiledAssert, CompiledCause, CompiledEvidence, CompiledRule,
     EvidenceKind, OpGuess,
 };
-use super::files::{CATALOG_FILES, OP_GUESSES_FILE};
+#[cfg(test)]
+use super::files::CATALOG_FILES;
+use super::files::{CATALOG_JSON, OP_GUESSES_FILE_JSON};
 use super::schema::{CatalogError, OpGuessFile, Rule};
 use crate::finding::Finding;
 use crate::lazy_regex::LazyRegex;
@@ -15,12 +17,25 @@ use crate::vocabulary::CAUSE_IDS;
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-/// Checked now, compiled on first use (see `lazy_regex`).
-fn compile(file: &str, what: &str, pat: &str) -> Result<LazyRegex, CatalogError> {
-    LazyRegex::new(pat).map_err(|e| CatalogError::Invalid {
-        file: file.into(),
-        message: format!("{what} pattern {pat:?}: {e}"),
-    })
+/// When a catalog's patterns are parsed (they are compiled on first use).
+#[derive(Clone, Copy)]
+enum Parse {
+    /// Now: an error names the file.
+    Now,
+    /// Never at load: the embedded files, whose every pattern this crate's
+    /// tests parse and compile (`every_builtin_regex_compiles`).
+    ByTheTests,
+}
+
+/// Checked as `parse` says, compiled on first use (see `lazy_regex`).
+fn compile(parse: Parse, file: &str, what: &str, pat: &str) -> Result<LazyRegex, CatalogError> {
+    match parse {
+        Parse::ByTheTests => Ok(LazyRegex::checked_by_tests(pat)),
+        Parse::Now => LazyRegex::new(pat).map_err(|e| CatalogError::Invalid {
+            file: file.into(),
+            message: format!("{what} pattern {pat:?}: {e}"),
+        }),
+    }
 }
 
 impl Catalog {
@@ -30,27 +45,59 @@ impl Catalog {
         CATALOG.get_or_init(|| {
             // The embedded files are validated by this crate's tests; failing here
             // means the binary was built from a broken catalog.
-            let (guesses, text) = OP_GUESSES_FILE;
-            Catalog::from_sources(CATALOG_FILES.iter().copied())
-                .and_then(|c| c.with_op_guesses(guesses, text))
+            // They are read in their JSON form (`build.rs`), the same values.
+            let (guesses, text) = OP_GUESSES_FILE_JSON;
+            let rules = CATALOG_JSON.iter().map(|&(file, text)| {
+                serde_json::from_str(text)
+                    .map(|rule| (file, rule))
+                    .map_err(|source| CatalogError::Json {
+                        file: file.into(),
+                        source,
+                    })
+            });
+            Catalog::from_rules(rules, Parse::ByTheTests)
+                .and_then(|c| {
+                    let parsed =
+                        serde_json::from_str(text).map_err(|source| CatalogError::Json {
+                            file: guesses.into(),
+                            source,
+                        })?;
+                    c.with_op_guess_file(guesses, parsed, Parse::ByTheTests)
+                })
                 .map(Catalog::with_log_facts)
                 .unwrap_or_else(|e| panic!("embedded catalog is invalid: {e}"))
         })
     }
 
+    /// The catalog of rule files `(file name, TOML text)`.
     pub fn from_sources<'a>(
         files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Catalog, CatalogError> {
+        Catalog::from_rules(
+            files.into_iter().map(|(file, text)| {
+                toml::from_str(text)
+                    .map(|rule| (file, rule))
+                    .map_err(|source| CatalogError::Toml {
+                        file: file.into(),
+                        source,
+                    })
+            }),
+            Parse::Now,
+        )
+    }
+
+    /// The catalog of rules parsed from the files they name, each checked.
+    fn from_rules<'a>(
+        parsed: impl IntoIterator<Item = Result<(&'a str, Rule), CatalogError>>,
+        parse: Parse,
     ) -> Result<Catalog, CatalogError> {
         let mut rules = Vec::new();
         let mut log_patterns: Vec<LazyRegex> = Vec::new();
         let mut ids = HashSet::new();
         let mut names = HashSet::new();
         let mut aten_ops = HashSet::new();
-        for (file, text) in files {
-            let rule: Rule = toml::from_str(text).map_err(|source| CatalogError::Toml {
-                file: file.into(),
-                source,
-            })?;
+        for rule in parsed {
+            let (file, rule) = rule?;
             let invalid = |message: String| CatalogError::Invalid {
                 file: file.into(),
                 message,
@@ -98,7 +145,9 @@ impl Catalog {
                     ));
                 }
                 let c = |p: &Option<String>, what| {
-                    p.as_deref().map(|p| compile(file, what, p)).transpose()
+                    p.as_deref()
+                        .map(|p| compile(parse, file, what, p))
+                        .transpose()
                 };
                 asserts.push(CompiledAssert {
                     file: c(&a.file, "file")?,
@@ -109,7 +158,7 @@ impl Catalog {
             let cpu_messages = rule
                 .cpu_messages
                 .iter()
-                .map(|m| compile(file, "cpu_messages", m))
+                .map(|m| compile(parse, file, "cpu_messages", m))
                 .collect::<Result<_, _>>()?;
             let mut causes = Vec::new();
             for cause in &rule.causes {
@@ -128,13 +177,15 @@ impl Catalog {
                 let mut evidence = Vec::new();
                 for e in &cause.evidence {
                     let kind = match (&e.frame, &e.log, &e.assertion) {
-                        (Some(p), None, None) => EvidenceKind::Frame(compile(file, "frame", p)?),
+                        (Some(p), None, None) => {
+                            EvidenceKind::Frame(compile(parse, file, "frame", p)?)
+                        }
                         (None, Some(p), None) => {
-                            log_patterns.push(compile(file, "log", p)?);
+                            log_patterns.push(compile(parse, file, "log", p)?);
                             EvidenceKind::Log(log_patterns.len() - 1)
                         }
                         (None, None, Some(p)) => {
-                            EvidenceKind::Assertion(compile(file, "assertion", p)?)
+                            EvidenceKind::Assertion(compile(parse, file, "assertion", p)?)
                         }
                         _ => {
                             return Err(invalid(format!(
@@ -203,11 +254,20 @@ impl Catalog {
     /// The catalog with the traceback → op guesses of `text` (the file
     /// `file`, see `catalog/op-guesses.toml`): every pattern must parse and
     /// every rule be one of this catalog's.
-    pub fn with_op_guesses(mut self, file: &str, text: &str) -> Result<Catalog, CatalogError> {
+    pub fn with_op_guesses(self, file: &str, text: &str) -> Result<Catalog, CatalogError> {
         let parsed: OpGuessFile = toml::from_str(text).map_err(|source| CatalogError::Toml {
             file: file.into(),
             source,
         })?;
+        self.with_op_guess_file(file, parsed, Parse::Now)
+    }
+
+    fn with_op_guess_file(
+        mut self,
+        file: &str,
+        parsed: OpGuessFile,
+        parse: Parse,
+    ) -> Result<Catalog, CatalogError> {
         let mut guesses = Vec::with_capacity(parsed.guesses.len());
         for (n, g) in parsed.guesses.iter().enumerate() {
             let Some(rule) = self.rules.iter().position(|r| r.id == g.rule) else {
@@ -218,7 +278,7 @@ impl Catalog {
             };
             let what = format!("guess {}: frame", n + 1);
             guesses.push(OpGuess {
-                frame: compile(file, &what, &g.frame)?,
+                frame: compile(parse, file, &what, &g.frame)?,
                 rule,
             });
         }
@@ -233,9 +293,9 @@ impl Catalog {
         static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
         RULES.get_or_init(|| {
             // `builtin()` validates the same files (and this crate's tests call it).
-            CATALOG_FILES
+            CATALOG_JSON
                 .iter()
-                .filter_map(|(_, text)| toml::from_str(text).ok())
+                .filter_map(|(_, text)| serde_json::from_str(text).ok())
                 .collect()
         })
     }
@@ -268,6 +328,31 @@ mod tests {
                 panic!("{}: {e}", re.as_str());
             }
         }
+    }
+
+    #[test]
+    fn every_file_reads_the_same_in_json_as_in_toml() {
+        // The program reads the JSON forms `build.rs` writes; the TOML files
+        // are the source. The same values, field by field (`{:?}` shows
+        // every string and the exact f64), for every embedded file.
+        use crate::catalog::files::{FACT_CAUSES_FILE, FACT_CAUSES_FILE_JSON, OP_GUESSES_FILE};
+        fn same<T: serde::de::DeserializeOwned + std::fmt::Debug>(
+            (file, toml_text): (&str, &str),
+            (json_file, json_text): (&str, &str),
+        ) {
+            assert_eq!(file, json_file);
+            let written: T = toml::from_str(toml_text).unwrap_or_else(|e| panic!("{file}: {e}"));
+            let read: T = serde_json::from_str(json_text).unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert_eq!(format!("{written:?}"), format!("{read:?}"), "{file}");
+        }
+        assert_eq!(CATALOG_FILES.len(), CATALOG_JSON.len());
+        assert!(CATALOG_FILES.len() > 30, "every rule file is embedded");
+        for (&toml_file, &json_file) in CATALOG_FILES.iter().zip(CATALOG_JSON) {
+            same::<Rule>(toml_file, json_file);
+        }
+        same::<OpGuessFile>(OP_GUESSES_FILE, OP_GUESSES_FILE_JSON);
+        same::<crate::facts::table::File>(FACT_CAUSES_FILE, FACT_CAUSES_FILE_JSON);
+        // patterns.toml: `patterns::tests` compares `shared()` with the TOML.
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub(crate) mod patterns;
 pub mod schema;
 
 pub use compiled::{Catalog, CompiledRule};
-pub(crate) use files::FACT_CAUSES_FILE;
+pub(crate) use files::{FACT_CAUSES_FILE, FACT_CAUSES_FILE_JSON};
 pub use matching::{
     is_inductor_file, is_pytorch_file, push_fix, DeviceAssert, LogHits, Ranked, PYTORCH_ROOTS,
 };

@@ -3,7 +3,7 @@
 //! to the shared regex itself, so every reader (matching, the rule pages,
 //! the `[[log_fact]]` rows) sees the text as if it were written in place.
 
-use super::files::PATTERNS_FILE;
+use super::files::{PATTERNS_FILE, PATTERNS_FILE_JSON};
 use serde::{de::Error as _, Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -20,7 +20,7 @@ struct File {
 pub fn shared() -> &'static BTreeMap<String, String> {
     static SHARED: OnceLock<BTreeMap<String, String>> = OnceLock::new();
     SHARED.get_or_init(|| {
-        toml::from_str::<File>(PATTERNS_FILE.1)
+        serde_json::from_str::<File>(PATTERNS_FILE_JSON.1)
             .map(|f| f.pattern)
             .unwrap_or_default()
     })

@@ -14,6 +14,12 @@ pub enum CatalogError {
         file: String,
         source: toml::de::Error,
     },
+    /// The JSON form of an embedded file (`build.rs`) that does not read.
+    #[error("catalog file {file}: {source}")]
+    Json {
+        file: String,
+        source: serde_json::Error,
+    },
     #[error("catalog file {file}: {message}")]
     Invalid { file: String, message: String },
 }

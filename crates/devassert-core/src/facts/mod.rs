@@ -27,7 +27,12 @@ use table::CauseDef;
 /// gives an empty table here rather than a panic in the user's run.
 pub fn table() -> &'static [CauseDef] {
     static TABLE: OnceLock<Vec<CauseDef>> = OnceLock::new();
-    TABLE.get_or_init(|| table::compile(source()).unwrap_or_default())
+    TABLE.get_or_init(|| {
+        serde_json::from_str(embedded::json())
+            .map_err(|e| format!("causes.toml: {e}"))
+            .and_then(|file| table::compile_file(&file))
+            .unwrap_or_default()
+    })
 }
 
 /// -1 as an unsigned array stores it: uint16 65535, uint32 4294967295.

@@ -174,6 +174,11 @@ fn template(src: &str, at: &str) -> Result<Vec<Part>, String> {
 /// Parse and check the file.
 pub fn compile(text: &str) -> Result<Vec<CauseDef>, String> {
     let file: File = toml::from_str(text).map_err(|e| format!("causes.toml: {e}"))?;
+    compile_file(&file)
+}
+
+/// Check the file as parsed (from its TOML or its JSON form).
+pub fn compile_file(file: &File) -> Result<Vec<CauseDef>, String> {
     let mut out = Vec::new();
     for (i, c) in file.cause.iter().enumerate() {
         let at = format!("causes.toml: cause #{} ({})", i + 1, c.id);
