@@ -13,13 +13,12 @@ use aho_corasick::AhoCorasick;
 use devassert_core::lazy_regex::LazyRegex;
 use devassert_core::Catalog;
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
 pub use crate::line_search::Line;
 pub use retired::{Retired, RetiredView};
 pub use sets_memo::SetsMemo;
 
-use catalog_literals::{build, CatalogLiterals};
+use catalog_literals::{build, LazyKind};
 use digit_grams::DigitGrams;
 use sets_memo::Memo;
 use triggers::TRIGGERS;
@@ -45,9 +44,9 @@ pub struct Prefilter {
     /// was a sixth of `explain`'s start-up, and a log uses one kind or
     /// none.
     literals: Vec<(Vec<u8>, bool)>,
-    catalog: OnceLock<Vec<CatalogLiterals>>,
-    digit_free: OnceLock<Vec<CatalogLiterals>>,
-    digit_literals: OnceLock<Vec<CatalogLiterals>>,
+    catalog: LazyKind,
+    digit_free: LazyKind,
+    digit_literals: LazyKind,
     /// Where those literals may be (None: a literal is too short to tell).
     digit_grams: Option<DigitGrams>,
     /// Literal id → requirement sets it satisfies.
@@ -184,9 +183,9 @@ impl Prefilter {
             search,
             triggers,
             literals,
-            catalog: OnceLock::new(),
-            digit_free: OnceLock::new(),
-            digit_literals: OnceLock::new(),
+            catalog: LazyKind::new(None),
+            digit_free: LazyKind::new(Some(false)),
+            digit_literals: LazyKind::new(Some(true)),
             digit_grams,
             literal_sets,
             ends,
@@ -277,7 +276,7 @@ impl Prefilter {
     /// The requirement sets whose literals `hay` holds, as a bitmap.
     fn sets_seen(&self, hay: &[u8]) -> Option<Vec<u64>> {
         let mut seen = vec![0u64; self.sets.div_ceil(64)];
-        let any = self.walk(&self.catalog, None, hay, &mut seen) | self.end_sets(hay, &mut seen);
+        let any = self.walk(&self.catalog, hay, &mut seen) | self.end_sets(hay, &mut seen);
         any.then_some(seen)
     }
 
@@ -293,30 +292,23 @@ impl Prefilter {
                 free.iter().any(|&w| w != 0)
             }
             Memo::Keep => {
-                let any = self.walk(&self.digit_free, Some(false), hay, &mut seen);
+                let any = self.walk(&self.digit_free, hay, &mut seen);
                 memo.keep(&seen);
                 any
             }
         };
         // The literals with a digit (a separate, costly walk) only where
         // one of them may be.
-        let digits = self.may_hold_digit_literal(hay)
-            && self.walk(&self.digit_literals, Some(true), hay, &mut seen);
+        let digits =
+            self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, &mut seen);
         let any = free | digits | self.end_sets(hay, &mut seen);
         any.then_some(seen)
     }
 
-    /// Marks in `seen` the sets of the literals of `automata` (those
-    /// holding a digit or not, or either: `digits`, built on first use)
-    /// that `hay` holds; whether there were any.
-    fn walk(
-        &self,
-        automata: &OnceLock<Vec<CatalogLiterals>>,
-        digits: Option<bool>,
-        hay: &[u8],
-        seen: &mut [u64],
-    ) -> bool {
-        let automata = automata.get_or_init(|| CatalogLiterals::both(&self.literals, digits));
+    /// Marks in `seen` the sets of the literals of `kind` that `hay` holds;
+    /// whether there were any.
+    fn walk(&self, kind: &LazyKind, hay: &[u8], seen: &mut [u64]) -> bool {
+        let automata = kind.get(&self.literals);
         let mut any = false;
         for c in automata {
             any |= match &c.ac {

@@ -3,6 +3,7 @@
 //! prefilter builds its automata.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use std::sync::OnceLock;
 
 /// A DFA (a few hundred literals make a small one, twice as fast here as
 /// the default NFA), or the default automaton when that is too big.
@@ -30,10 +31,39 @@ pub(super) struct CatalogLiterals {
     pub(super) ids: Vec<usize>,
 }
 
+/// One kind of the per-line check's literals (holding a digit or not, or
+/// either: None), its automata built the first time a line asks for them.
+pub(super) struct LazyKind {
+    digits: Option<bool>,
+    built: OnceLock<Vec<CatalogLiterals>>,
+}
+
+impl LazyKind {
+    pub(super) const fn new(digits: Option<bool>) -> Self {
+        LazyKind {
+            digits,
+            built: OnceLock::new(),
+        }
+    }
+
+    /// The kind's automata (exact, then folded) over `literals`, the same
+    /// list at every call.
+    pub(super) fn get(&self, literals: &[(Vec<u8>, bool)]) -> &[CatalogLiterals] {
+        self.built
+            .get_or_init(|| CatalogLiterals::both(literals, self.digits))
+    }
+
+    /// Whether a line has asked for them yet.
+    #[cfg(test)]
+    pub(super) fn is_built(&self) -> bool {
+        self.built.get().is_some()
+    }
+}
+
 impl CatalogLiterals {
     /// The automata of the literals of one kind: exact, then folded
     /// (holding a digit or not, or either: None), those there are.
-    pub(super) fn both(literals: &[(Vec<u8>, bool)], digits: Option<bool>) -> Vec<Self> {
+    fn both(literals: &[(Vec<u8>, bool)], digits: Option<bool>) -> Vec<Self> {
         [false, true]
             .into_iter()
             .filter_map(|folded| CatalogLiterals::new(literals, folded, digits))

@@ -365,9 +365,8 @@ fn no_trigger_word_holds_a_digit() {
 fn the_per_line_automata_are_built_when_a_line_asks_for_them() {
     // Building them at start was a sixth of a short run's start-up.
     let p = Prefilter::new(Catalog::builtin());
-    let built = |p: &Prefilter| {
-        [&p.catalog, &p.digit_free, &p.digit_literals].map(|kind| kind.get().is_some())
-    };
+    let built =
+        |p: &Prefilter| [&p.catalog, &p.digit_free, &p.digit_literals].map(|kind| kind.is_built());
     assert_eq!(built(&p), [false; 3]);
     // A progress line the search passes over asks for none.
     let (lines, _) = p.lines_that_matter(b"step 10 loss 0.5\n", MAX, &[]);
