@@ -482,3 +482,15 @@ fn a_stated_minus_one_index_offers_the_ignore_label_too() {
         "{f}"
     );
 }
+
+/// one_hot's CPU check names the value's sign, not the value: a real log
+/// (corpus 166, split tune5) says `Class values must be non-negative.`, so
+/// a class value past the last class fits nothing it states.
+#[test]
+fn one_hots_message_states_the_value_is_negative() {
+    let f = real("166");
+    assert_eq!(f["rule"], "DA122", "{f}");
+    assert_eq!(ids(&f)[0], "negative_label", "{f}");
+    assert_unfit(&f, "label_ge_num_classes");
+    assert_eq!(ids(&f).last(), Some(&"label_ge_num_classes"), "{f}");
+}

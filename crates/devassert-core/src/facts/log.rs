@@ -2,7 +2,9 @@
 //! `catalog/causes.toml` name a pattern over the log's lines (`log`) or the
 //! traceback's function names and code lines (`frame`), and what a match
 //! sets: each named group whose name is a fact sets that fact to the number
-//! it captured, and `fact` / `value` set one fact when the pattern matches.
+//! it captured, and `fact` / `value` set one fact when the pattern matches;
+//! `states` says the line names one offending value as negative, not its
+//! number (one_hot's `Class values must be non-negative.`).
 //! explain adds them to the offending values and bound it read, and decides
 //! the causes with the same engine as the commands that measure.
 
@@ -20,11 +22,36 @@ pub enum Scope {
     Frame,
 }
 
+/// What a line states of one offending value without its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// It is below 0: so it is no value past the bound, no void 255 and no
+    /// wrapped -1. (A value past the bound proves no such 0: it may be a
+    /// wrapped -1.)
+    Negative,
+}
+
+impl Side {
+    fn named(name: &str) -> Option<Side> {
+        (name == "negative").then_some(Side::Negative)
+    }
+
+    /// The facts one stated value on this side proves, as the stated
+    /// values' facts would (`stated_facts`): the counts it is not in are
+    /// 0. What it is (-1, -100 …) stays unknown.
+    fn facts(self) -> &'static [(&'static str, f64)] {
+        match self {
+            Side::Negative => &[("n_past", 0.0), ("n_255", 0.0), ("n_wrapped", 0.0)],
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct LogFact {
     pub scope: Scope,
     pub re: LazyRegex,
     pub set: Option<(String, f64)>,
+    pub states: Option<Side>,
     pub kind: Option<String>,
 }
 
@@ -67,7 +94,13 @@ fn read(rows: &[LogFactRow], patterns: bool) -> Result<Vec<LogFact>, String> {
             Some(f) => return Err(format!("{at}: `{f}` is no fact")),
             None => None,
         };
-        if patterns && set.is_none() && groups.is_empty() {
+        let states = match r.states.as_deref() {
+            None => None,
+            Some(name) => {
+                Some(Side::named(name).ok_or_else(|| format!("{at}: states must be `negative`"))?)
+            }
+        };
+        if patterns && set.is_none() && states.is_none() && groups.is_empty() {
             return Err(format!("{at}: the pattern sets no fact"));
         }
         if let Some(k) = &r.kind {
@@ -79,6 +112,7 @@ fn read(rows: &[LogFactRow], patterns: bool) -> Result<Vec<LogFact>, String> {
             scope,
             re,
             set,
+            states,
             kind: r.kind.clone(),
         });
     }
@@ -111,6 +145,12 @@ pub fn apply(row: &LogFact, captures: &[(&str, &str)], facts: &mut Facts) {
     if let Some((name, v)) = &row.set {
         facts.entry(name.clone()).or_insert(*v);
     }
+    if let Some(side) = row.states {
+        let one = [("count", 1.0), ("distinct", 1.0), ("sampled", 1.0)];
+        for (name, v) in one.iter().chain(side.facts()) {
+            facts.entry((*name).to_string()).or_insert(*v);
+        }
+    }
 }
 
 /// Apply every `frame` row of `kind` to the traceback's texts.
@@ -141,6 +181,30 @@ mod tests {
         let rows = compile(&f.log_fact).expect("compiles");
         assert!(rows.len() >= 5);
         assert_eq!(rows.len(), super::rows().len());
+    }
+
+    #[test]
+    fn a_row_states_a_negative_value_and_nothing_else() {
+        let row = |states: &str| {
+            let text = format!("[[cause]]\nid = \"x\"\nkind = \"ids\"\nrequires = \"1\"\nprior = 0.1\nwhy = \"w\"\n[[log_fact]]\nlog = 'neg'\nstates = \"{states}\"\n");
+            let f: File = toml::from_str(&text).expect("parses");
+            compile(&f.log_fact)
+        };
+        let rows = row("negative").expect("compiles");
+        let mut f = Facts::new();
+        f.insert("n_past".into(), 2.0);
+        apply(&rows[0], &[], &mut f);
+        assert_eq!(f.get("n_past"), Some(&2.0), "a measured count is kept");
+        assert_eq!(f.get("n_wrapped"), Some(&0.0));
+        assert_eq!(f.get("count"), Some(&1.0));
+        assert_eq!(
+            f.get("n_neg"),
+            None,
+            "-100 is not counted in n_neg: unknown"
+        );
+        assert!(row("past")
+            .unwrap_err()
+            .contains("states must be `negative`"));
     }
 
     #[test]

@@ -67,6 +67,10 @@ pub struct LogFactRow {
     pub fact: Option<String>,
     #[serde(default)]
     pub value: Option<f64>,
+    /// The line states one offending value as `negative`, not its number
+    /// (see [`super::log::Side`]).
+    #[serde(default)]
+    pub states: Option<String>,
     /// Only for values of this kind (`ids` / `labels`).
     #[serde(default)]
     pub kind: Option<String>,
