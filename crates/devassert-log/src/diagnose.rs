@@ -22,7 +22,7 @@ use devassert_core::{
 };
 use fallout::fallout;
 use place::{
-    chain_before, code_above, cpu_raiser, device_related, frames_text, loc, op_guess,
+    chain_before, code_above, cpu_raiser, device_related, frames_text, kernel_name, loc, op_guess,
     pick_traceback, pytorch_wrapper, synchronous,
 };
 use rank_list::rank_evidence;
@@ -245,15 +245,16 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         root,
         Root::NoKernelLine(_) | Root::IllegalAccess(_) | Root::RocmAbort(_)
     ) {
-        if let Some((guess, id, at)) = op_guess(catalog, tb, code_above) {
+        let kernel = catalog.device_kernel(&facts.hits);
+        if let Some(k) = kernel.filter(|_| matches!(root, Root::IllegalAccess(_))) {
+            evidence.insert("kernel".into(), json!(kernel_name(k)));
+        }
+        if let Some((guess, from)) = op_guess(catalog, tb, code_above, kernel) {
             f.op_family = guess.op_family;
             rank_rule = guess;
             evidence.insert(
                 "op_guess".into(),
-                json!(format!(
-                    "{id} {} (from the code at {at}; no kernel line confirms it)",
-                    guess.name
-                )),
+                json!(format!("{} {} ({from})", guess.id, guess.name)),
             );
         }
         if matches!(root, Root::NoKernelLine(_)) {
@@ -272,6 +273,14 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
     let mut fixes = ranked.fixes;
     for x in std::mem::take(&mut f.fixes) {
         devassert_core::catalog::push_fix(&mut fixes, &x);
+    }
+    if catalog.device_kernel(&facts.hits).is_some() {
+        // The log is a memory checker's report already.
+        let rerun = |x: &String| !x.contains("compute-sanitizer");
+        fixes.retain(rerun);
+        for c in &mut f.causes {
+            c.fixes.retain(rerun);
+        }
     }
     f.fixes = fixes;
     f.values = ranked.values;

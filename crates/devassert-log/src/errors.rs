@@ -82,6 +82,10 @@ const TABLE: &[(&str, HostKind)] = &[
         HostKind::IllegalAccess,
     ),
     ("cudaErrorIllegalAddress", HostKind::IllegalAccess),
+    // compute-sanitizer's / cuda-memcheck's report of an out-of-bounds access.
+    ("Invalid __global__ ", HostKind::IllegalAccess),
+    ("Invalid __shared__ ", HostKind::IllegalAccess),
+    ("Invalid __local__ ", HostKind::IllegalAccess),
     ("unspecified launch failure", HostKind::LaunchFailure),
     ("hipErrorLaunchFailure", HostKind::LaunchFailure),
     ("HSA_STATUS_ERROR_EXCEPTION", HostKind::HsaAbort),

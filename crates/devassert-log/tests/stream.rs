@@ -72,6 +72,15 @@ proptest! {
 }
 
 #[test]
+fn a_memory_checker_report_read_a_byte_at_a_time_is_the_same() {
+    let data = fixture("own/memcheck-ctc-sanitizer.log");
+    let whole = report(&[&data]);
+    assert!(whole.contains("ctc_loss_log_alpha_gpu_kernel"), "{whole}");
+    let bytes: Vec<&[u8]> = data.chunks(1).collect();
+    assert_eq!(whole, report(&bytes));
+}
+
+#[test]
 fn byte_at_a_time_equals_one_chunk() {
     let data = fixture("own/split-job.out");
     let bytes: Vec<&[u8]> = data.chunks(1).collect();

@@ -183,3 +183,66 @@ fn th_invalid_index_in_gather_is_a_gather_scatter_failure() {
         "{ids:?}"
     );
 }
+
+/// The JSON finding explain gives for `log`.
+fn finding(log: &str) -> Value {
+    let out = common::bin()
+        .args(["explain", "--format", "json", "--no-source", "-"])
+        .write_stdin(log)
+        .output()
+        .expect("run devassert");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    v["findings"][0].clone()
+}
+
+/// A memory checker's report names the kernel that read out of bounds: a
+/// real one (corpus 164, split tune5: compute-sanitizer on ctc_loss, no
+/// traceback) is an illegal access in ctc_loss, not "no failure found";
+/// advice to run the checker it already ran is left out.
+#[test]
+fn a_memory_checker_names_the_faulting_kernel_and_its_op() {
+    let log = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real/164.log"),
+    )
+    .expect("corpus log 164");
+    let f = finding(&log);
+    assert_eq!(f["rule"], "DA003", "{f}");
+    assert_eq!(f["op_family"], "ctc_loss", "{f}");
+    assert_eq!(
+        f["evidence"]["kernel"], "ctc_loss_log_alpha_gpu_kernel",
+        "{f}"
+    );
+    let guess = f["evidence"]["op_guess"].as_str().unwrap_or_default();
+    assert!(
+        guess.starts_with("DA205 ") && guess.contains("memory checker"),
+        "{f}"
+    );
+    assert!(!f.to_string().contains("compute-sanitizer"), "{f}");
+}
+
+/// The kernel the checker names wins over the traceback's code: the error
+/// surfaces at a later line (here a loss) because launches are async.
+#[test]
+fn the_checkers_kernel_wins_over_the_line_where_the_error_surfaced() {
+    let log = "========= Invalid __global__ read of size 4 bytes\n\
+        =========     at void at::native::EmbeddingBag_updateOutputKernel_max<float, long>(const long *, const long *, const float *, float *, long *, long, long, long, long, long, long, long, long, long, long)+0x2b0\n\
+        =========     by thread (0,0,0) in block (5,0,0)\n\
+        Traceback (most recent call last):\n  File \"rec.py\", line 40, in <module>\n    loss = F.cross_entropy(scores, target)\n\
+        RuntimeError: CUDA error: unspecified launch failure\n";
+    let f = finding(log);
+    assert_eq!(f["op_family"], "embedding_bag", "{f}");
+    assert_eq!(
+        f["evidence"]["kernel"], "EmbeddingBag_updateOutputKernel_max",
+        "{f}"
+    );
+    // A kernel no guess knows (a Triton kernel) is named, and the op stays unknown.
+    let g = finding(
+        "========= Invalid __global__ write of size 16 bytes\n\
+         =========     at 0x1c0 in /srv/kernels/moe.py:175:fused_moe_kernel\n",
+    );
+    assert_eq!(g["rule"], "DA003", "{g}");
+    assert_eq!(g["op_family"], "unknown", "{g}");
+    assert_eq!(g["evidence"]["kernel"], "fused_moe_kernel", "{g}");
+    assert!(g["evidence"]["op_guess"].is_null(), "{g}");
+    assert!(!g.to_string().contains("compute-sanitizer"), "{g}");
+}

@@ -91,6 +91,8 @@ pub struct Catalog {
     pub(super) log_patterns: Vec<LazyRegex>,
     /// In the file's order: the first that matches wins.
     pub(super) op_guesses: Vec<OpGuess>,
+    /// The index in log_patterns of the op guesses' `device_frame`.
+    pub(super) device_frame: Option<usize>,
     /// `(row of facts::log::rows(), its index in log_patterns)` for the
     /// `log` rows of `catalog/causes.toml`'s log facts.
     pub(super) log_facts: Vec<(usize, usize)>,

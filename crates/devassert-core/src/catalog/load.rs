@@ -235,6 +235,7 @@ impl Catalog {
             log_patterns,
             rules,
             op_guesses: Vec::new(),
+            device_frame: None,
             log_facts: Vec::new(),
         })
     }
@@ -283,6 +284,11 @@ impl Catalog {
             });
         }
         self.op_guesses = guesses;
+        if let Some(p) = &parsed.device_frame {
+            self.log_patterns
+                .push(compile(parse, file, "device_frame", p)?);
+            self.device_frame = Some(self.log_patterns.len() - 1);
+        }
         Ok(self)
     }
 

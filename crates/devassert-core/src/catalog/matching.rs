@@ -165,6 +165,15 @@ impl Catalog {
         });
     }
 
+    /// The faulting kernel a memory checker's report names (the op
+    /// guesses' `device_frame`), if the log has one: its first.
+    pub fn device_kernel<'h>(&self, hits: &'h LogHits) -> Option<&'h str> {
+        let caps = hits.first.get(&self.device_frame?)?;
+        caps.iter()
+            .find(|(name, _)| name == "kernel")
+            .map(|(_, text)| text.as_str())
+    }
+
     /// The rule whose op a traceback's text (a frame's code line or function
     /// name) names, by the first op guess that matches it.
     pub fn guess_op(&self, text: &str) -> Option<&CompiledRule> {

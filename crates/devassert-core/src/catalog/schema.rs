@@ -121,6 +121,10 @@ pub struct Doc {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct OpGuessFile {
+    /// A memory checker's line naming the faulting kernel; its `kernel`
+    /// group is tried against the guesses before the traceback.
+    #[serde(default)]
+    pub(super) device_frame: Option<String>,
     #[serde(default, rename = "guess")]
     pub(super) guesses: Vec<OpGuessSpec>,
 }

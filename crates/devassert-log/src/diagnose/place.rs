@@ -7,23 +7,63 @@ use crate::reader::{Facts, Pos};
 use crate::traceback::{Frame, Traceback};
 use devassert_core::{Catalog, CompiledRule, SourceLocation};
 
-/// The rule a traceback's code names (the catalog's op guesses), for a
-/// failure with no kernel line; with its id and the frame's place. The
-/// code above the error line whose frame the log lacks (`code_above`) is
-/// the innermost frame's: asked first.
+/// The rule the catalog's op guesses find for a failure with no kernel
+/// line, with what it was read from. A memory checker's faulting kernel
+/// (`kernel`) is asked first: the traceback shows only where the error
+/// surfaced. Then the code above the error line whose frame the log lacks
+/// (`code_above`: the innermost frame's), then the frames, innermost first.
 pub(super) fn op_guess<'c>(
     catalog: &'c Catalog,
     tb: Option<&Traceback>,
     code_above: Option<&str>,
-) -> Option<(&'c CompiledRule, &'c str, String)> {
+    kernel: Option<&str>,
+) -> Option<(&'c CompiledRule, String)> {
+    if let Some((rule, k)) = kernel.and_then(|k| catalog.guess_op(k).map(|r| (r, k))) {
+        let from = format!(
+            "from the kernel the memory checker found out of bounds, {}",
+            kernel_name(k)
+        );
+        return Some((rule, from));
+    }
+    let unconfirmed = |at: &str| format!("from the code at {at}; no kernel line confirms it");
     if let Some(rule) = code_above.and_then(|c| catalog.guess_op(c)) {
         let at = "the line above the error line (its frame line is not in the log)";
-        return Some((rule, rule.id.as_str(), at.to_string()));
+        return Some((rule, unconfirmed(at)));
     }
     tb?.frames.iter().rev().find_map(|f| {
-        frame_guess(catalog, f)
-            .map(|rule| (rule, rule.id.as_str(), format!("{}:{}", f.file, f.line)))
+        frame_guess(catalog, f).map(|rule| (rule, unconfirmed(&format!("{}:{}", f.file, f.line))))
     })
+}
+
+/// A kernel's bare name from a memory checker's frame text:
+/// `void at::native::<unnamed>::ctc_loss_log_alpha_gpu_kernel<float, long>(T1 *, …)+0x11d0`
+/// → `ctc_loss_log_alpha_gpu_kernel`.
+pub(super) fn kernel_name(frame: &str) -> &str {
+    let mut s = frame.split('(').next().unwrap_or(frame).trim_end();
+    // Drop the template arguments at the end, nested ones included.
+    if s.ends_with('>') {
+        let mut depth = 0usize;
+        for (i, c) in s.char_indices().rev() {
+            match c {
+                '>' => depth += 1,
+                '<' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        s = &s[..i];
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let start = s.rfind([':', ' ', '/']).map_or(0, |i| i + 1);
+    let name = &s[start..];
+    if name.is_empty() {
+        frame
+    } else {
+        name
+    }
 }
 
 /// The code line above the error line at `error` whose frame line the log
@@ -200,4 +240,25 @@ pub(super) fn frames_text<'a>(tbs: &[&'a Traceback]) -> Vec<&'a str> {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_name;
+
+    #[test]
+    fn a_kernel_is_named_without_its_scope_templates_and_arguments() {
+        for (frame, name) in [
+            (
+                "void at::native::<unnamed>::ctc_loss_log_alpha_gpu_kernel<float, long>(T1 *, long)+0x11d0",
+                "ctc_loss_log_alpha_gpu_kernel",
+            ),
+            ("col_kernel(const unsigned int *, float)+0x490", "col_kernel"),
+            ("/srv/kernels/moe.py:175:fused_moe_kernel", "fused_moe_kernel"),
+            ("void f<std::pair<int, int>>(int)", "f"),
+            ("<unnamed>", "<unnamed>"),
+        ] {
+            assert_eq!(kernel_name(frame), name, "{frame}");
+        }
+    }
 }

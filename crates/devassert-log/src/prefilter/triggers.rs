@@ -29,6 +29,8 @@ pub(super) const TRIGGERS: &[&str] = &[
     "containing",
     "Name of kernel",
     "illegal memory",
+    // compute-sanitizer: `Invalid __global__ read of size 4 bytes`.
+    "Invalid __",
     "launch failure",
     "HSA_STATUS",
     "During handling",
