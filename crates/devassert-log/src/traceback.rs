@@ -2,12 +2,18 @@
 //! `Traceback (most recent call last):`, the `File "x.py", line N, in f`
 //! frames with their code lines, the exception line and the lines of its
 //! message, and the chaining markers between tracebacks; IPython's and
-//! Jupyter's styles (`ipython`) into the same frames.
+//! Jupyter's styles (`ipython`) into the same frames. Over 500 lines:
+//! the builder's step and its step of a known row (`known`) share the
+//! builder's private state and must read a line alike, side by side.
 
 mod frame;
 mod ipython;
+mod known;
 
 pub use frame::Frame;
+pub use known::RowStep;
+
+use known::Kind;
 
 use crate::text::{clip, clip_into};
 
@@ -238,16 +244,7 @@ impl Builder {
                     // `[Previous line repeated …]` carry nothing.
                     let decoration = t.bytes().all(|b| matches!(b, b'^' | b'~' | b' '))
                         || t.starts_with("[Previous line repeated");
-                    if self.want_code && !decoration {
-                        if !self.tb.frames.is_empty() {
-                            let code = self.spare.text(t, 300);
-                            if let Some(f) = self.tb.frames.last_mut() {
-                                f.code = Some(code);
-                            }
-                        }
-                        self.want_code = false;
-                    }
-                    return self.junk_inside();
+                    return self.code_line(t, decoration);
                 }
                 self.exception_line(t)
             }
@@ -261,12 +258,7 @@ impl Builder {
                 {
                     return Step::Done(std::mem::take(&mut self.tb), true);
                 }
-                let line = self.spare.text(t, 500);
-                self.tb.message.push(line);
-                if self.tb.message.len() >= MAX_MESSAGE_LINES {
-                    return Step::Done(std::mem::take(&mut self.tb), false);
-                }
-                Step::More
+                self.message_line(t)
             }
         }
     }
@@ -377,6 +369,117 @@ impl Builder {
             return self.junk_inside();
         }
         self.exception_line(t)
+    }
+}
+
+impl RowStep {
+    /// `text.trim()`, for the `text` this was made of.
+    pub fn trimmed<'a>(&self, text: &'a str) -> &'a str {
+        text.get(self.trimmed.0..self.trimmed.1).unwrap_or("")
+    }
+
+    /// Whether the line is known to be no chain marker (it is read by
+    /// `step_known` itself: chain markers are left to `step`).
+    pub fn no_chain(&self) -> bool {
+        !matches!(self.kind, Kind::Other)
+    }
+
+    /// What `step` reads of `text` (a cleaned line, indentation kept).
+    pub fn of(text: &str) -> Self {
+        let t = text.trim();
+        let start = text.len() - text.trim_start().len();
+        let trimmed = (start, start + t.len());
+        let indented = text.starts_with(' ') || text.starts_with('\t');
+        // What sends `step` down another way whatever the state: IPython's
+        // lines, a reversed header or a banner, a chain marker.
+        let other = ipython::starts(t)
+            || is_reversed_header(t)
+            || CHAIN_MARKERS.iter().any(|m| t.starts_with(m));
+        let kind = if other {
+            Kind::Other
+        } else if is_header(t) {
+            Kind::Header
+        } else if let Some((file, line, function)) = frame_parts(t) {
+            Kind::Frame {
+                file: file.into(),
+                line,
+                function: function.into(),
+            }
+        } else if t.is_empty() {
+            Kind::Empty
+        } else if indented {
+            Kind::Indented {
+                decoration: t.bytes().all(|b| matches!(b, b'^' | b'~' | b' '))
+                    || t.starts_with("[Previous line repeated"),
+            }
+        } else {
+            Kind::Other
+        };
+        RowStep { kind, trimmed }
+    }
+}
+
+impl Builder {
+    /// [`Builder::step`] of `text`, whose [`RowStep`] is `row`.
+    pub fn step_known(&mut self, text: &str, row: &RowStep) -> Step {
+        let t = row.trimmed(text);
+        if self.ipython {
+            return self.step(text);
+        }
+        match (self.state, &row.kind) {
+            (_, Kind::Other) => self.step(text),
+            (State::Frames, Kind::Header) => {
+                if self.tb.frames.is_empty() {
+                    self.tb.innermost_first = false;
+                    return Step::More;
+                }
+                Step::Done(std::mem::take(&mut self.tb), true)
+            }
+            (
+                State::Frames,
+                Kind::Frame {
+                    file,
+                    line,
+                    function,
+                },
+            ) => {
+                let f = self.spare.frame(file, *line, function);
+                self.push_frame(f);
+                Step::More
+            }
+            (State::Frames, Kind::Empty) => Step::More,
+            (State::Frames, Kind::Indented { decoration }) => self.code_line(t, *decoration),
+            (State::Message, Kind::Header | Kind::Frame { .. } | Kind::Empty) => {
+                Step::Done(std::mem::take(&mut self.tb), true)
+            }
+            (State::Message, Kind::Indented { .. }) => self.message_line(t),
+        }
+    }
+}
+
+impl Builder {
+    /// An indented line in the frames: the last frame's code, or decoration.
+    fn code_line(&mut self, t: &str, decoration: bool) -> Step {
+        if self.want_code && !decoration {
+            if !self.tb.frames.is_empty() {
+                let code = self.spare.text(t, 300);
+                if let Some(f) = self.tb.frames.last_mut() {
+                    f.code = Some(code);
+                }
+            }
+            self.want_code = false;
+        }
+        self.junk_inside()
+    }
+
+    /// A line of the exception's message.
+    fn message_line(&mut self, t: &str) -> Step {
+        let line = self.spare.text(t, 500);
+        self.tb.message.push(line);
+        if self.tb.message.len() >= MAX_MESSAGE_LINES {
+            return Step::Done(std::mem::take(&mut self.tb), false);
+        }
+        Step::More
     }
 }
 

@@ -316,3 +316,78 @@ fn a_wait_ended_by_a_header_reads_as_the_wait() {
         assert_eq!(read(chunk), waited, "chunk {chunk}");
     }
 }
+
+/// Traceback `i` of one of three bodies whose rows are of every kind the
+/// builder reads of a repeated row (`traceback::RowStep`): frames with and
+/// without the comma before `in`, code rows, caret rows, a repeated-line
+/// note, indented message rows, blank rows, a chain (reversed dumps go to
+/// `step` whole; `traceback::tests` compares those).
+fn of_every_kind(i: usize) -> String {
+    match i % 3 {
+        0 => format!(
+            "Traceback (most recent call last):\n  \
+             File \"/home/ml/train.py\", line 12, in <module>\n    \
+             main()\n    \
+             ^^^^^^\n  \
+             File \"/home/ml/train.py\", line 9 in main\n    \
+             return f(x)\n  \
+             File \"/home/ml/train.py\", line 5, in f\n    \
+             return f(x - 1)\n    \
+             [Previous line repeated 996 more times]\n\
+             RecursionError: maximum recursion depth exceeded {i}\n    \
+             while calling a Python object\n    \
+             and more\n"
+        ),
+        1 => format!(
+            "Traceback (most recent call last):\n  \
+             File \"/home/ml/model.py\", line 14 in forward\n  \
+             File \"/home/ml/train.py\", line 40 in step\n\
+             SystemError: aborted {i}\n"
+        ),
+        _ => format!(
+            "Traceback (most recent call last):\n  \
+             File \"/home/ml/data.py\", line 88, in __getitem__\n    \
+             return self.decode(self.rows[i])\n\
+             KeyError: {i}\n\n\
+             During handling of the above exception, another exception occurred:\n\n\
+             Traceback (most recent call last):\n  \
+             File \"/home/ml/data.py\", line 90, in __getitem__\n    \
+             raise ValueError(i)\n\
+             ValueError: {i}\n"
+        ),
+    }
+}
+
+/// Tracebacks as read (`Debug`), their places left out.
+fn placeless(f: &Facts) -> Vec<String> {
+    let mut tbs = f.tracebacks.clone();
+    tbs.iter_mut()
+        .map(|tb| {
+            tb.line = 0;
+            format!("{tb:?}")
+        })
+        .collect()
+}
+
+/// A row's third sight on goes to the builder as the `RowStep` found at
+/// its second (`reader/memo.rs`): every kept traceback must be what the
+/// same traceback reads as alone in a log (each row seen once), whatever
+/// the chunks.
+#[test]
+fn repeated_rows_of_every_kind_build_as_read_alone() {
+    let n = 90;
+    let log: String = (0..n).map(of_every_kind).collect();
+    for chunk in [log.len(), 4096, 97, 1] {
+        let f = facts(&log, chunk);
+        let kept = placeless(&f);
+        assert_eq!(f.tracebacks_dropped + kept.len() as u64, 4 * n as u64 / 3);
+        let mut want = Vec::new();
+        for i in (0..n).filter(|i| *i < 24 || *i >= n - 40) {
+            want.extend(placeless(&facts(&of_every_kind(i), 7)));
+        }
+        // The first 24 and the latest 24 of what reading each alone keeps.
+        let latest: Vec<_> = want.split_off(want.len() - 24);
+        let first: Vec<_> = want.into_iter().take(24).collect();
+        assert_eq!(kept, [first, latest].concat(), "chunk {chunk}");
+    }
+}

@@ -10,7 +10,7 @@ use crate::device_line;
 use crate::errors::HostKind;
 use crate::prefilter::Target;
 use crate::text::clip;
-use crate::traceback::{self, Builder, Step, Traceback};
+use crate::traceback::{self, Builder, RowStep, Step, Traceback};
 
 /// Tracebacks kept.
 const MAX_TRACEBACKS: usize = 48;
@@ -25,7 +25,22 @@ const MAX_STATED: usize = 8;
 
 impl Reader {
     pub(super) fn traceback_line(&mut self, text: &str, rank: Option<i64>) {
-        let t = text.trim();
+        self.traceback_line_known(text, rank, None);
+    }
+
+    /// [`Reader::traceback_line`], with what the builder reads of `text`
+    /// when it is known (a repeated row: see `memo`).
+    pub(super) fn traceback_line_known(
+        &mut self,
+        text: &str,
+        rank: Option<i64>,
+        row: Option<&RowStep>,
+    ) {
+        let feed = |b: &mut Builder| match row {
+            Some(r) => b.step_known(text, r),
+            None => b.step(text),
+        };
+        let t = row.map_or_else(|| text.trim(), |r| r.trimmed(text));
         if self.tracebacks.builders.is_empty()
             && !(traceback::may_start(t)
                 || t.starts_with("During handling")
@@ -33,7 +48,9 @@ impl Reader {
         {
             return;
         }
-        if traceback::CHAIN_MARKERS.iter().any(|m| t.starts_with(m)) {
+        if !row.is_some_and(RowStep::no_chain)
+            && traceback::CHAIN_MARKERS.iter().any(|m| t.starts_with(m))
+        {
             if let Some(b) = self.tracebacks.builders.remove(&rank) {
                 let tb = b.finish();
                 if !tb.frames.is_empty() {
@@ -48,7 +65,7 @@ impl Reader {
         for _ in 0..2 {
             // One lookup for the builder of every line read while one is open.
             let step = match self.tracebacks.builders.get_mut(&rank) {
-                Some(b) => b.step(text),
+                Some(b) => feed(b),
                 None => {
                     if !traceback::starts(t) {
                         return;
@@ -62,9 +79,9 @@ impl Reader {
                     let chained = self.tracebacks.chain_pending.remove(&rank);
                     let mut b = Builder::new(self.lines.input, self.lines.line_no, rank, chained)
                         .with_spare(std::mem::take(&mut self.tracebacks.spare));
-                    let step = b.step(text);
+                    let done = feed(&mut b);
                     self.tracebacks.builders.insert(rank, b);
-                    step
+                    done
                 }
             };
             match step {

@@ -11,12 +11,13 @@
 //! looked at when seen the second time, so that rows that never repeat
 //! (exception messages) cost one hash.
 
-use super::memo_rows::{Known, KnownRow, MAX_ROW, MAX_ROWS, MAX_SEEN};
+use super::memo_rows::{BuilderRow, Known, KnownRow, MAX_ROW, MAX_ROWS, MAX_SEEN};
 use super::state::Reader;
 use crate::clean;
 use crate::device_line::{self, searcher, Searcher};
 use crate::errors;
 use crate::prefilter::{Prefilter, Target};
+use crate::traceback::RowStep;
 use crate::unwrap;
 use std::rc::Rc;
 
@@ -78,7 +79,7 @@ impl Reader {
         let Some(k) = memo.rows.get(at).map(|r| &r.known) else {
             return false;
         };
-        let (width, rank, time, text) = (k.width, k.rank, k.time, Rc::clone(&k.text));
+        let (width, rank, time, row) = (k.width, k.rank, k.time, Rc::clone(&k.row));
         if width > self.lines.widest {
             (self.lines.widest, self.lines.widest_rows) = (width, 0);
         }
@@ -89,7 +90,7 @@ impl Reader {
         #[cfg(feature = "test-hooks")]
         crate::crash::injected_panic(raw);
         self.lines.last_prefix = (rank, time);
-        self.traceback_line(&text, rank.or(self.lines.input_rank));
+        self.traceback_line_known(&row.text, rank.or(self.lines.input_rank), Some(&row.step));
         true
     }
 
@@ -163,7 +164,10 @@ fn builder_only(pre: &Prefilter, raw: &[u8], matched: &mut Vec<Target>) -> Optio
         return None;
     }
     Some(Known {
-        text: text.into(),
+        row: Rc::new(BuilderRow {
+            step: RowStep::of(&text),
+            text: text.into(),
+        }),
         rank: prefix.rank,
         time: prefix.time,
         width: cur.len(),

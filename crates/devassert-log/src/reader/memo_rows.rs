@@ -3,6 +3,7 @@
 
 use crate::clean::Stamp;
 use crate::prefilter::Target;
+use crate::traceback::RowStep;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -15,13 +16,20 @@ pub(super) const MAX_SEEN: usize = 8192;
 
 /// What a row known to the builder alone reads as.
 pub(super) struct Known {
-    /// Its only segment, prefixes stripped, as `text_line` gets it
-    /// (shared: the builder reads it while the reader is borrowed).
-    pub(super) text: Rc<str>,
+    /// Its only segment, prefixes stripped, as `text_line` gets it, and
+    /// what the builder reads of it (shared: the builder reads it while
+    /// the reader is borrowed).
+    pub(super) row: Rc<BuilderRow>,
     pub(super) rank: Option<i64>,
     pub(super) time: Option<Stamp>,
     /// Its width as `take_row` counts it (`unwrap::row`'s length).
     pub(super) width: usize,
+}
+
+/// A known row's text, and what `Builder::step` reads of it, found once.
+pub(super) struct BuilderRow {
+    pub(super) text: Box<str>,
+    pub(super) step: RowStep,
 }
 
 /// A known row, and the known row read right after it last time: a

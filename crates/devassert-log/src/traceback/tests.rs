@@ -299,3 +299,89 @@ fn a_huge_frame_keeps_a_bounded_file_and_function() {
     assert!(path.starts_with(&f.file));
     assert_eq!(tbs[0].exception.as_deref(), Some("ValueError: x"));
 }
+
+/// Lines of every kind the builder tells apart (Python's, IPython's,
+/// faulthandler's, VS Code's), for comparing `step_known` with `step`.
+const KINDS: &[&str] = &[
+    "Traceback (most recent call last):",
+    "  Traceback (most recent call last):",
+    "Stack (most recent call first):",
+    "Exception has occurred: RuntimeError",
+    "  File \"train.py\", line 97, in main",
+    "File \"/usr/lib/python3.11/json/decoder.py\", line 340, in decode",
+    "  File \"x.py\", line 14 in forward",
+    "  File \"<ipython-input-3-9f2c>\", line 4, in <module>",
+    "Cell In[12], line 3",
+    "Input In [7], in <cell line: 2>()",
+    "RuntimeError                              Traceback (most recent call last)",
+    "----> 7     out = model(x)",
+    "      6 y = 1",
+    "---------------------------------------------------------------------------",
+    "    loss.backward()",
+    "\tx = emb(ids)",
+    "    ^^^^^^^^^^^^^",
+    "    ~~~~^^^",
+    "    [Previous line repeated 996 more times]",
+    "",
+    "   ",
+    "RuntimeError: CUDA error: device-side assert triggered",
+    "json.decoder.JSONDecodeError: Extra data: line 1 column 4 (char 3)",
+    "CUDA kernel errors might be asynchronously reported",
+    "    indented message",
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+    "2024-05-01 12:00:01,970 - WARNING - loader - skipping sample 1",
+];
+
+/// What a step did, comparably.
+fn outcome(s: Step) -> (u8, Option<Traceback>, bool) {
+    match s {
+        Step::More => (0, None, false),
+        Step::Ignored => (1, None, false),
+        Step::Done(tb, refeed) => (2, Some(tb), refeed),
+    }
+}
+
+proptest::proptest! {
+    /// A builder fed each line's `RowStep` (a repeated row's) does what
+    /// one fed the line does, step by step, over any sequence of lines
+    /// of every kind, re-fed as the reader re-feeds them.
+    #[test]
+    fn step_known_steps_as_step(picks in proptest::collection::vec(0..KINDS.len(), 0..80)) {
+        let mut plain: Option<Builder> = None;
+        let mut known: Option<Builder> = None;
+        let (mut out_plain, mut out_known) = (Vec::new(), Vec::new());
+        for (n, &i) in picks.iter().enumerate() {
+            let line = KINDS[i];
+            let row = RowStep::of(line);
+            for _ in 0..2 {
+                if plain.is_none() {
+                    proptest::prop_assert!(known.is_none());
+                    if !starts(line.trim()) {
+                        break;
+                    }
+                    plain = Some(Builder::new(0, n as u64, None, false));
+                    known = Some(Builder::new(0, n as u64, None, false));
+                }
+                let (Some(p), Some(k)) = (plain.as_mut(), known.as_mut()) else { break };
+                let (a, b) = (outcome(p.step(line)), outcome(k.step_known(line, &row)));
+                proptest::prop_assert_eq!(&a, &b, "line {:?}", line);
+                match a {
+                    (2, tb, refeed) => {
+                        out_plain.extend(tb);
+                        out_known.extend(b.1);
+                        plain = None;
+                        known = None;
+                        if !refeed {
+                            break;
+                        }
+                    }
+                    _ => break,
+                }
+            }
+        }
+        out_plain.extend(plain.map(Builder::finish));
+        out_known.extend(known.map(Builder::finish));
+        proptest::prop_assert_eq!(out_plain, out_known);
+    }
+}
