@@ -246,18 +246,8 @@ impl Reader {
                 }
             }
         }
-        if self.take_repeat(raw) {
-            return;
-        }
         // A repeat of the last thread line is whole.
-        if raw.len() >= MAX_LINE
-            || self
-                .groups
-                .echo
-                .as_ref()
-                .is_some_and(|e| e.repeat(raw).is_some())
-        {
-            self.take_line(raw, true);
+        if self.take_repeat(raw) {
             return;
         }
         let cur = unwrap::row(raw);

@@ -170,23 +170,32 @@ impl Reader {
         self.tracebacks.builders.is_empty() && self.groups.pending_path.is_none() && !self.dsa.open
     }
 
-    /// A whole line that repeats the last thread line but for its block and
-    /// thread: counted as [`Reader::take_line`] would count it, without
-    /// comparing it twice. False when it must be read.
+    /// A row that repeats the last thread line but for its block and
+    /// thread: counted as [`Reader::take_line`] would count it, or read as
+    /// the whole line it is where counting it needs more (a lent prefix, a
+    /// glued line's echo, something open); a row past `MAX_LINE` is read
+    /// whole too. Each row is compared once. False when it must be read as
+    /// a row.
     pub(super) fn take_repeat(&mut self, raw: &[u8]) -> bool {
+        if raw.len() >= MAX_LINE {
+            self.take_line(raw, true);
+            return true;
+        }
         let Some(e) = self.groups.echo.as_ref() else {
             return false;
         };
-        // One marker in the echo, one in its repeats: no glued line.
-        if !(e.single && e.lent.is_none() && raw.len() < MAX_LINE && self.quiet()) {
-            return false;
-        }
         let Some((block, thread)) = e.repeat(raw) else {
             return false;
         };
+        // One marker in the echo, one in its repeats: no glued line.
+        let counted = e.single && e.lent.is_none() && self.quiet();
         let (group, rank) = (e.group, e.rank);
-        self.lines.line_no += 1;
-        self.count(group, rank, Some(block), Some(thread));
+        if counted {
+            self.lines.line_no += 1;
+            self.count(group, rank, Some(block), Some(thread));
+        } else {
+            self.take_line(raw, true);
+        }
         true
     }
 
