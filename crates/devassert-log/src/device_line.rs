@@ -160,6 +160,24 @@ pub fn parse_last_with(line: &str, mut ends: Ends) -> Option<DeviceLine<'_>> {
     parse_all(&line[start..]).pop()
 }
 
+/// Whether the first CUDA assertion (`Assertion `) of `piece` at or after
+/// `from` closes exactly at `piece`'s end, its debris (`.`, `*`) included,
+/// and is not the printf form (which runs to the end of its line). For a
+/// piece whose only `ssertion ` that is, a copy of it glued before other
+/// text that does not start with debris ends, for [`Ends::next`], where
+/// the copy does: every byte `expression` reads to close it is the piece's.
+pub fn closes_at_end(piece: &str, from: usize) -> bool {
+    let Some(at) = piece
+        .get(from..)
+        .and_then(|rest| FIND_ASSERTION.find(rest.as_bytes()))
+    else {
+        return false;
+    };
+    let s = from + at + ASSERTION.len();
+    !piece[s..].starts_with("failed: ")
+        && expression(piece, s, false).is_some_and(|(_, _, end)| end == piece.len())
+}
+
 /// Whether `line` holds ROCm's marker (`Device-side assertion `).
 pub fn has_rocm(line: &[u8]) -> bool {
     FIND_ROCM.find(line).is_some()

@@ -179,8 +179,19 @@ pub fn cut_walked(
     in_traceback: bool,
     marked: Option<device_line::Ends>,
 ) -> Option<Kind> {
-    if let Some(ends) = marked {
-        let last = device_line::parse_last_with(cur, ends);
+    let last = marked.map(|ends| device_line::parse_last_with(cur, ends));
+    cut_after(cur, in_traceback, last)
+}
+
+/// [`cut_walked`] once the walk is done: `last` is the row's last
+/// assertion occurrence (`device_line::parse_last`) when it holds a device
+/// marker, found by that walk or by one shown to end where it does.
+pub fn cut_after(
+    cur: &str,
+    in_traceback: bool,
+    last: Option<Option<DeviceLine<'_>>>,
+) -> Option<Kind> {
+    if let Some(last) = last {
         if last.as_ref().is_some_and(|d| !whole(d)) {
             return Some(Kind::Placeless);
         }

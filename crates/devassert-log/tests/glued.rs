@@ -5,7 +5,7 @@
 //! text follows the last.
 
 use devassert_core::Catalog;
-use devassert_log::{Facts, LogAnalyzer};
+use devassert_log::{AssertGroup, Facts, LogAnalyzer};
 
 const INDEX: &str = "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1422: indexSelectLargeIndex: block: [B,0,0], thread: [T,0,0] Assertion `srcIndex < srcSelectDimSize` failed.";
 const GATHER: &str = "/pytorch/aten/src/ATen/native/cuda/IndexKernelUtils.cu:16: vectorized_gather_kernel: block: [B,0,0], thread: [T,0,0] Assertion `ind >=0 && ind < ind_dim_size && \"vectorized gather kernel index out of bounds\"` failed.";
@@ -17,24 +17,23 @@ fn facts(text: &str) -> Facts {
     a.facts()
 }
 
-type Summary = Vec<(Option<String>, String, String, u64, usize, usize, Vec<i64>)>;
+type Counts = (Option<String>, String, String, u64, usize, usize, Vec<i64>);
+type Summary = Vec<Counts>;
+
+fn counts(g: &AssertGroup) -> Counts {
+    (
+        g.kernel.clone(),
+        g.assertion.clone(),
+        g.source().unwrap_or_default(),
+        g.lines,
+        g.triples.len(),
+        g.blocks.len(),
+        g.ranks.iter().collect(),
+    )
+}
 
 fn summary(f: &Facts) -> Summary {
-    let mut v: Summary = f
-        .groups
-        .iter()
-        .map(|g| {
-            (
-                g.kernel.clone(),
-                g.assertion.clone(),
-                g.source().unwrap_or_default(),
-                g.lines,
-                g.triples.len(),
-                g.blocks.len(),
-                g.ranks.iter().collect(),
-            )
-        })
-        .collect();
+    let mut v: Summary = f.groups.iter().map(counts).collect();
     v.sort();
     v
 }
@@ -133,4 +132,107 @@ fn thread_lines_in_turns_count_as_lines_read_whole() {
         assert_eq!(summary(&p), summary(&w), "glued {glued}");
         assert_eq!(p.groups.len(), 2);
     }
+}
+
+/// A group's counts with every thread and block it holds, and where it
+/// was first seen.
+type Full = Vec<(Counts, Vec<(i64, [u32; 3], [u32; 3])>, Vec<(i64, [u32; 3])>)>;
+
+fn full(f: &Facts) -> Full {
+    let mut v: Full = f
+        .groups
+        .iter()
+        .map(|g| {
+            let mut triples: Vec<_> = g.triples.iter().copied().collect();
+            let mut blocks: Vec<_> = g.blocks.iter().copied().collect();
+            triples.sort();
+            blocks.sort();
+            (counts(g), triples, blocks)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn facts_in_chunks(text: &str, chunk: usize) -> Facts {
+    let mut a = LogAnalyzer::new(Catalog::builtin());
+    a.begin_input("log");
+    for c in text.as_bytes().chunks(chunk) {
+        a.feed(c);
+    }
+    a.facts()
+}
+
+/// Glued lines whose every piece repeats one thread line to the line's
+/// end are counted without the terminal-cut check's walk of their pieces
+/// (`reader::glued`), beside glued lines that switch template midway, end
+/// in a piece cut after its path (the rest on the next row), end in the
+/// printf form or in other text, are printf pieces alone (one assertion
+/// to the line's end), or carry a prefix. Fed whole, in small chunks and a
+/// byte at a time, the log reads as the same rows read with an error line
+/// after each (no piece is then counted from an echo of an earlier line),
+/// thread by thread.
+#[test]
+fn glued_lines_of_one_echo_count_as_lines_read_whole() {
+    const PRINTF: &str = "[CUDA_KERNEL_ASSERT] /pytorch/aten/src/ATen/native/cuda/Indexing.cu:1422: indexSelectLargeIndex: block: [B,0,0], thread: [T,0,0]: Assertion failed: `srcIndex < srcSelectDimSize`: index out of bounds";
+    let piece = |tmpl: &str, b: u32, t: u32| {
+        tmpl.replace("[B,", &format!("[{b},"))
+            .replace("[T,", &format!("[{t},"))
+    };
+    let pieces = |tmpl: &str, b: u32, from: u32, n: u32| -> String {
+        (from..from + n).map(|t| piece(tmpl, b, t)).collect()
+    };
+    // Each unit is one or more rows that read as one (a cut piece and its rest).
+    let mut units: Vec<Vec<String>> = Vec::new();
+    for k in 0..70u32 {
+        let (b, n) = (k / 4, 2 + k % 5);
+        let unit = match k % 10 {
+            0 | 3 | 6 => vec![pieces(INDEX, b, k, n)],
+            1 | 8 => vec![pieces(GATHER, b + 1, k, n)],
+            2 => vec![pieces(INDEX, b, k, n) + &pieces(GATHER, b, k, 2)],
+            4 => {
+                // The last piece cut after its path: the next row goes on.
+                let cut = piece(INDEX, b, k + n);
+                let at = cut.find(":1422").unwrap();
+                vec![pieces(INDEX, b, k, n) + &cut[..at], cut[at..].to_string()]
+            }
+            5 => vec![pieces(INDEX, b, k, n) + &piece(PRINTF, b, k + n)],
+            7 => match k % 3 {
+                0 => vec![pieces(PRINTF, b, k, n)],
+                1 => vec![format!("[rank2]: {}", pieces(INDEX, b, k, n))],
+                _ => vec![pieces(INDEX, b, k, n) + " step 12 done"],
+            },
+            _ => vec![pieces(INDEX, b, k, 1) + &piece(INDEX, b + 1, k) + &pieces(INDEX, b, k, n)],
+        };
+        units.push(unit);
+    }
+    let error = "RuntimeError: CUDA error: device-side assert triggered";
+    let log: String = units.iter().flatten().map(|r| format!("{r}\n")).collect();
+    let apart: String = units
+        .iter()
+        .map(|u| u.iter().map(|r| format!("{r}\n")).collect::<String>() + error + "\n")
+        .collect();
+    let read_whole = full(&facts(&apart));
+    let rows = units.iter().map(Vec::len).sum::<usize>() as u64;
+    let whole = facts(&log);
+    assert_eq!(full(&whole), read_whole);
+    assert_eq!(whole.inputs[0].lines, rows);
+    for chunk in [97, 7, 1] {
+        let f = facts_in_chunks(&log, chunk);
+        assert_eq!(full(&f), read_whole, "chunk {chunk}");
+        assert_eq!(f.inputs[0].lines, rows, "chunk {chunk}");
+        let first = |f: &Facts| {
+            let mut v: Vec<_> = f
+                .groups
+                .iter()
+                .map(|g| (g.assertion.clone(), g.first.line))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(first(&f), first(&whole), "chunk {chunk}");
+    }
+    // The printf pieces join the first template's group, with their message.
+    assert_eq!(whole.groups.len(), 2, "{:?}", summary(&whole));
+    assert!(whole.groups.iter().any(|g| g.printf_message.is_some()));
 }

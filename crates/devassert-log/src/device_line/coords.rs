@@ -86,6 +86,37 @@ pub fn number_bytes(inner: &[u8]) -> Option<[u32; 3]> {
 /// Every piece of a glued line is counted by it (two passes and the
 /// split's iterator were a tenth of such a line's time).
 pub fn numbers_at(raw: &[u8], at: usize) -> Option<(usize, [u32; 3])> {
+    // What printers write: one to three parts of one to nine digits (no
+    // overflow to check), commas between them, no spaces. Anything else
+    // is walked again from the start by the general walk.
+    let b = raw.get(at..)?;
+    let (mut v, mut n, mut i) = ([0u32; 3], 0usize, 0usize);
+    loop {
+        let start = i;
+        let mut x = 0u32;
+        while let Some(d) = b.get(i).filter(|d| d.is_ascii_digit() && i - start < 9) {
+            x = x * 10 + u32::from(d - b'0');
+            i += 1;
+        }
+        match b.get(i) {
+            _ if i == start => break,
+            Some(b',') if n < 2 => {
+                v[n] = x;
+                n += 1;
+                i += 1;
+            }
+            Some(b']') => {
+                v[n] = x;
+                return Some((at + i, v));
+            }
+            _ => break,
+        }
+    }
+    numbers_at_walked(raw, at)
+}
+
+/// [`numbers_at`] byte by byte, whatever the span holds.
+fn numbers_at_walked(raw: &[u8], at: usize) -> Option<(usize, [u32; 3])> {
     let mut v = [0u32; 3];
     // Parts done, the number of the current one, and where in it the
     // walk is: 0 before its digits, 1 in them, 2 in the spaces after.

@@ -104,6 +104,55 @@ proptest::proptest! {
     }
 }
 
+proptest::proptest! {
+    /// A piece whose one assertion closes at its end (`closes_at_end`)
+    /// ends there for the walk when other text follows that does not start
+    /// with debris: what counting a glued line from its pieces alone
+    /// relies on (`reader::glued`). Pieces of every quoting, the printf
+    /// form, debris and none; text after of every kind.
+    #[test]
+    fn a_piece_that_closes_at_its_end_ends_there_glued_to_more(
+        head in proptest::sample::select(vec!["", "a.cu:1: k: block: [1,0,0], thread: [2,0,0] ", "x "]),
+        body in proptest::sample::select(vec!["`x", "x", "`x` failed y", "**`x", "failed: `c`: m", "failed: c", "", "`"]),
+        close in proptest::sample::select(vec!["` failed", "' failed", "`** failed", " failed", ""]),
+        debris in proptest::sample::select(vec!["", ".", "**.", " "]),
+        rest in proptest::collection::vec(proptest::sample::select(vec![
+            ASSERT_LINE,
+            ROCM_LINE,
+            "Assertion `",
+            "` failed.",
+            "' failed",
+            "failed: `c`: m",
+            ".",
+            "*",
+            "text ",
+        ]), 1..5),
+    ) {
+        let piece = format!("{head}Assertion {body}{close}{debris}");
+        let rest = rest.concat();
+        let line = format!("{piece}{rest}");
+        if closes_at_end(&piece, 0) && piece.matches("ssertion ").count() == 1 && !rest.starts_with(['.', '*']) {
+            let mut ends = Ends::knowing(has_rocm(line.as_bytes()));
+            proptest::prop_assert_eq!(ends.next(&line, 0), Some(piece.len()));
+        }
+    }
+}
+
+#[test]
+fn a_piece_closes_at_its_end_only_without_text_after_its_debris() {
+    let piece = "a.cu:1: k: block: [1,0,0], thread: [2,0,0] Assertion `x` failed.";
+    assert!(closes_at_end(piece, 0));
+    assert!(closes_at_end(&format!("{piece}**"), 0));
+    assert!(!closes_at_end(&format!("{piece} at x"), 0));
+    // The printf form runs to the end of its line, wherever that is.
+    assert!(!closes_at_end(
+        "k: block: [1,0,0], thread: [2,0,0]: Assertion failed: `x`: m",
+        0
+    ));
+    // ROCm's marker is not CUDA's.
+    assert!(!closes_at_end(ROCM_LINE, 0));
+}
+
 const ROCM_LINE: &str = "/r/Loss.hip:9: k: Device-side assertion `t < n' failed.";
 
 #[test]

@@ -63,6 +63,10 @@ pub(super) struct Groups {
     /// Echoes before it, most recent last, kept while every line read
     /// since was an echo too (see `Reader::take_piece`).
     pub(super) earlier: Vec<Echo>,
+    /// The block and thread of each repeat after a glued line's first
+    /// piece, found before the line is read (see `reader::glued`; kept to
+    /// reuse its allocation).
+    pub(super) glued_repeats: Vec<([u32; 3], [u32; 3])>,
     /// Device assertions counted, and the group and rank of the last.
     pub(super) records: u64,
     /// (group, rank, whether it had block and thread).
@@ -76,6 +80,11 @@ pub(super) struct Echo {
     /// Whether `raw` holds "ssertion " once (its repeats then do too: the
     /// numbers that differ sit between brackets).
     pub(super) single: bool,
+    /// Whether, `single`, its one `Assertion ` is CUDA's (not the printf
+    /// form) and closes at its end (`device_line::closes_at_end`): a glued
+    /// line's repeats of it then end where the terminal-cut check's walk
+    /// ends them (see `reader::glued`).
+    pub(super) glues: bool,
     pub(super) raw: Vec<u8>,
     pub(super) block: std::ops::Range<usize>,
     pub(super) thread: std::ops::Range<usize>,

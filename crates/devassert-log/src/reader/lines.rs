@@ -246,18 +246,8 @@ impl Reader {
                 }
             }
         }
-        if self.take_repeat(raw) {
-            return;
-        }
         // A repeat of the last thread line is whole.
-        if raw.len() >= MAX_LINE
-            || self
-                .groups
-                .echo
-                .as_ref()
-                .is_some_and(|e| e.repeat(raw).is_some())
-        {
-            self.take_line(raw, true);
+        if self.take_repeat(raw) {
             return;
         }
         let cur = unwrap::row(raw);
@@ -309,7 +299,16 @@ impl Reader {
             let prefixed = width == self.lines.widest
                 && (self.lines.widest_rows > 1 || cur.ends_with(' '))
                 && unwrap::prefixed_cut(&cur);
-            let kind = match unwrap::cut_walked(&cur, in_tb, walk()) {
+            // A glued line of one echo's repeats: its last piece is the
+            // walk's last occurrence (see `glued`).
+            let plan = device
+                .then(|| self.plan_glued(raw, Known::row(raw, &cur, rocm)))
+                .flatten();
+            let last = match &plan {
+                Some(p) => Some(p.last_occurrence(&cur)),
+                None => walk().map(|ends| crate::device_line::parse_last_with(&cur, ends)),
+            };
+            let kind = match unwrap::cut_after(&cur, in_tb, last) {
                 None | Some(unwrap::Kind::Code) if prefixed => Some(unwrap::Kind::Prefixed(width)),
                 k => k,
             };
@@ -324,6 +323,10 @@ impl Reader {
                     before: Before::At(start),
                     plain: self.lines.plain,
                 });
+                return;
+            }
+            if let Some(plan) = plan {
+                self.take_planned(raw, plan);
                 return;
             }
         }

@@ -12,7 +12,8 @@
 //! that cannot matter without looking at it further; rows a terminal cut
 //! are joined) and lines into cleaned text (`repr`: a `repr`'d error
 //! into its lines); `facts` keeps tracebacks, host
-//! errors and evidence; `groups` counts device assertion lines into groups;
+//! errors and evidence; `groups` counts device assertion lines into groups
+//! (`glued`: a line of assertions printed back to back, in pieces);
 //! `dsa` reads `TORCH_USE_CUDA_DSA` reports; `code_above` keeps the code
 //! line above an error line whose frame line was cut; `notebook` finds a
 //! notebook's cell.
@@ -21,6 +22,7 @@ mod code_above;
 mod dsa;
 mod dsa_report;
 mod facts;
+mod glued;
 mod group;
 mod groups;
 mod kept;

@@ -3,6 +3,7 @@
 //! last thread line counted from its coordinates, and each cleaned line
 //! handed to the jobs that read it.
 
+use super::glued::MARKER;
 use super::group::{Echo, Lent, EARLIER};
 use super::kept::{Facts, InputStats};
 use super::lines::{rank_from_name, MAX_LINE};
@@ -157,73 +158,49 @@ impl Reader {
         #[cfg(feature = "test-hooks")]
         crate::crash::injected_panic(raw);
         let raw = &raw[..raw.len().min(MAX_LINE)];
-        match glued(raw, known) {
+        match super::glued::glued(raw, known) {
             Some((line, first, ends)) => self.take_glued(line, first, ends),
             None => self.take_piece(raw),
         }
     }
 
-    /// A line of assertions printed back to back (threads writing to one
-    /// unbuffered stream): read piece by piece, each assertion with the text
-    /// before it, so that a piece repeating the last but for its block and
-    /// thread is counted from those alone, as a repeated line is (parsing
-    /// every assertion of every such line ran at a tenth of the speed of
-    /// other lines). The pieces share the line's number and its prefix's
-    /// rank and time, as the assertions of the whole line would.
-    fn take_glued(&mut self, line: &str, first: usize, mut ends: device_line::Ends) {
-        let mut at = 0;
-        let mut end = first;
-        loop {
-            self.take_piece(&line.as_bytes()[at..end]);
-            if at == 0 {
-                self.lines.glued_prefix = Some(self.lines.last_prefix);
-            }
-            at = end;
-            let lent = self.lent();
-            while let Some(e) = self.groups.echo.as_ref().filter(|e| e.lent == lent) {
-                let Some((block, thread, n)) = e.repeat_at_start(&line.as_bytes()[at..]) else {
-                    break;
-                };
-                let (group, rank) = (e.group, e.rank);
-                self.count(group, rank, Some(block), Some(thread));
-                at += n;
-            }
-            if at >= line.len() {
-                break;
-            }
-            end = ends.next(line, at).unwrap_or(line.len());
-        }
-        self.lines.glued_prefix = None;
-    }
-
     /// No traceback, dangling path or DSA report is being read: a line
     /// that repeats the last thread line is only counted.
-    fn quiet(&self) -> bool {
+    pub(super) fn quiet(&self) -> bool {
         self.tracebacks.builders.is_empty() && self.groups.pending_path.is_none() && !self.dsa.open
     }
 
-    /// A whole line that repeats the last thread line but for its block and
-    /// thread: counted as [`Reader::take_line`] would count it, without
-    /// comparing it twice. False when it must be read.
+    /// A row that repeats the last thread line but for its block and
+    /// thread: counted as [`Reader::take_line`] would count it, or read as
+    /// the whole line it is where counting it needs more (a lent prefix, a
+    /// glued line's echo, something open); a row past `MAX_LINE` is read
+    /// whole too. Each row is compared once. False when it must be read as
+    /// a row.
     pub(super) fn take_repeat(&mut self, raw: &[u8]) -> bool {
+        if raw.len() >= MAX_LINE {
+            self.take_line(raw, true);
+            return true;
+        }
         let Some(e) = self.groups.echo.as_ref() else {
             return false;
         };
-        // One marker in the echo, one in its repeats: no glued line.
-        if !(e.single && e.lent.is_none() && raw.len() < MAX_LINE && self.quiet()) {
-            return false;
-        }
         let Some((block, thread)) = e.repeat(raw) else {
             return false;
         };
+        // One marker in the echo, one in its repeats: no glued line.
+        let counted = e.single && e.lent.is_none() && self.quiet();
         let (group, rank) = (e.group, e.rank);
-        self.lines.line_no += 1;
-        self.count(group, rank, Some(block), Some(thread));
+        if counted {
+            self.lines.line_no += 1;
+            self.count(group, rank, Some(block), Some(thread));
+        } else {
+            self.take_line(raw, true);
+        }
         true
     }
 
     /// One line, or one piece of a glued line, read whole.
-    fn take_piece(&mut self, raw: &[u8]) {
+    pub(super) fn take_piece(&mut self, raw: &[u8]) {
         let quiet = self.quiet();
         if quiet && self.count_echoed(raw) {
             return;
@@ -239,9 +216,15 @@ impl Reader {
                 let single = MARKER
                     .find(raw)
                     .is_some_and(|i| MARKER.find(&raw[i + 1..]).is_none());
+                // A glued line's pieces may repeat it to the line's end
+                // without the terminal-cut walk (see `glued`).
+                let glues = single
+                    && std::str::from_utf8(raw)
+                        .is_ok_and(|text| device_line::closes_at_end(text, t.end));
                 let lent = self.lent();
                 self.groups.echo = Some(Echo {
                     single,
+                    glues,
                     raw: raw.to_vec(),
                     block: b,
                     thread: t,
@@ -265,7 +248,7 @@ impl Reader {
 
     /// What a glued line's prefix lends the piece being read: a rank or a
     /// time of the line's prefix (see `read_line`), or nothing.
-    fn lent(&self) -> Lent {
+    pub(super) fn lent(&self) -> Lent {
         self.lines.glued_prefix.filter(|p| *p != (None, None))
     }
 
@@ -279,34 +262,52 @@ impl Reader {
     /// report) is then a function of its text and what is lent to it; the
     /// prefix it leaves for a glued line is restored.
     fn count_echoed(&mut self, raw: &[u8]) -> bool {
+        match self.echoed(raw) {
+            Some((which, block, thread)) => {
+                self.count_echo(which, block, thread);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The echo `raw` repeats, as [`Reader::count_echoed`] finds it (`None`:
+    /// the last; `Some(i)`: the earlier one at `i`), and its block and
+    /// thread; nothing changed.
+    pub(super) fn echoed(&self, raw: &[u8]) -> Option<(Option<usize>, [u32; 3], [u32; 3])> {
         let lent = self.lent();
-        let g = &mut self.groups;
+        let g = &self.groups;
         let last = g.echo.as_ref().filter(|e| e.lent == lent);
-        let (e, block, thread) = if let Some((b, t)) = last.and_then(|e| e.repeat(raw)) {
-            (g.echo.as_ref(), b, t)
-        } else {
-            let Some((i, (b, t))) = g
-                .earlier
-                .iter()
-                .enumerate()
-                .rev()
-                .filter(|(_, e)| e.lent == lent)
-                .find_map(|(i, e)| Some((i, e.repeat(raw)?)))
-            else {
-                return false;
-            };
+        if let Some((b, t)) = last.and_then(|e| e.repeat(raw)) {
+            return Some((None, b, t));
+        }
+        g.earlier
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, e)| e.lent == lent)
+            .find_map(|(i, e)| {
+                let (b, t) = e.repeat(raw)?;
+                Some((Some(i), b, t))
+            })
+    }
+
+    /// Counts a repeat of the echo `which` (see [`Reader::echoed`]), which
+    /// becomes the last.
+    pub(super) fn count_echo(&mut self, which: Option<usize>, block: [u32; 3], thread: [u32; 3]) {
+        let g = &mut self.groups;
+        if let Some(i) = which {
             let e = g.earlier.remove(i);
             if let Some(last) = g.echo.replace(e) {
                 g.earlier.push(last);
             }
-            (g.echo.as_ref(), b, t)
-        };
-        let Some((group, rank, prefix)) = e.map(|e| (e.group, e.rank, e.prefix)) else {
-            return false;
+        }
+        let Some((group, rank, prefix)) = g.echo.as_ref().map(|e| (e.group, e.rank, e.prefix))
+        else {
+            return;
         };
         self.lines.last_prefix = prefix;
         self.count(group, rank, Some(block), Some(thread));
-        true
     }
 
     pub(super) fn pos(&self) -> Pos {
@@ -369,63 +370,6 @@ impl Reader {
             if !said {
                 self.quiet_lines.insert(t);
             }
-        }
-    }
-}
-
-/// What [`glued`] looks for first: every assertion marker holds it.
-static MARKER: device_line::Searcher = device_line::searcher!(b"ssertion ");
-
-/// A line that [`Reader::take_glued`] reads in pieces, where its first
-/// assertion ends, and the walk that found it (to go on with): plain text
-/// (no carriage return, escape, or escaped line break, which are cleaned
-/// from the whole line first) holding a second assertion after the first.
-fn glued<'a>(
-    raw: &'a [u8],
-    known: Option<Known<'a>>,
-) -> Option<(&'a str, usize, device_line::Ends)> {
-    // Most lines hold no assertion and stop at the first search.
-    let marker = MARKER.find(raw)?;
-    if MARKER.find(&raw[marker + 9..]).is_none() || !cleaned_alike(raw) {
-        return None;
-    }
-    let (line, rocm) = match known {
-        Some(k) => (k.text, k.rocm),
-        None => (std::str::from_utf8(raw).ok()?, device_line::has_rocm(raw)),
-    };
-    let mut ends = device_line::Ends::knowing(rocm);
-    let first = ends.next(line, 0)?;
-    MARKER.find(&raw[first..])?;
-    Some((line, first, ends))
-}
-
-/// Whether `raw` holds nothing that cleaning takes out of a whole line (a
-/// carriage return, an escape, an escaped line break, `^M`, `ESC[`): two
-/// scans instead of one per needle.
-fn cleaned_alike(raw: &[u8]) -> bool {
-    memchr::memchr2(b'\r', 0x1b, raw).is_none()
-        && memchr::memchr3_iter(b'\\', b'^', b'E', raw).all(|i| {
-            !matches!(
-                &raw[i..],
-                [b'\\', b'n', ..] | [b'^', b'M', ..] | [b'E', b'S', b'C', b'[', ..]
-            )
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::cleaned_alike;
-
-    proptest::proptest! {
-        /// The two scans find what a search for each needle finds.
-        #[test]
-        fn cleaned_alike_is_a_search_for_each_needle(
-            raw in proptest::collection::vec(proptest::sample::select(
-                b"\\n^MESC[\r\x1bxE ".to_vec()), 0..24),
-        ) {
-            let has = |n: &[u8]| raw.windows(n.len()).any(|w| w == n);
-            let each = !has(b"\r") && !has(b"\x1b") && !has(b"\\n") && !has(b"^M") && !has(b"ESC[");
-            proptest::prop_assert_eq!(cleaned_alike(&raw), each);
         }
     }
 }
