@@ -4,17 +4,16 @@
 //! blocks, ranks), whatever the templates switch to midway and whatever
 //! text follows the last.
 
-use devassert_core::Catalog;
-use devassert_log::{AssertGroup, Facts, LogAnalyzer};
+mod common;
+
+use common::facts_in_chunks;
+use devassert_log::{AssertGroup, Facts};
 
 const INDEX: &str = "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1422: indexSelectLargeIndex: block: [B,0,0], thread: [T,0,0] Assertion `srcIndex < srcSelectDimSize` failed.";
 const GATHER: &str = "/pytorch/aten/src/ATen/native/cuda/IndexKernelUtils.cu:16: vectorized_gather_kernel: block: [B,0,0], thread: [T,0,0] Assertion `ind >=0 && ind < ind_dim_size && \"vectorized gather kernel index out of bounds\"` failed.";
 
 fn facts(text: &str) -> Facts {
-    let mut a = LogAnalyzer::new(Catalog::builtin());
-    a.begin_input("log");
-    a.feed(text.as_bytes());
-    a.facts()
+    facts_in_chunks(text, usize::MAX)
 }
 
 type Counts = (Option<String>, String, String, u64, usize, usize, Vec<i64>);
@@ -152,15 +151,6 @@ fn full(f: &Facts) -> Full {
         .collect();
     v.sort();
     v
-}
-
-fn facts_in_chunks(text: &str, chunk: usize) -> Facts {
-    let mut a = LogAnalyzer::new(Catalog::builtin());
-    a.begin_input("log");
-    for c in text.as_bytes().chunks(chunk) {
-        a.feed(c);
-    }
-    a.facts()
 }
 
 /// Glued lines whose every piece repeats one thread line to the line's

@@ -4,6 +4,9 @@
 //! place, and a repeated row that says something else (a launch-blocking
 //! hint, a host error) must still say it.
 
+mod common;
+
+use common::facts_in_chunks as facts;
 use devassert_core::Catalog;
 use devassert_log::{Facts, LogAnalyzer};
 
@@ -17,15 +20,6 @@ fn handled(i: usize) -> String {
          obj = json.loads(line)  # CUDA_LAUNCH_BLOCKING=1 made no difference\n\
          ValueError: bad row {i}\n"
     )
-}
-
-fn facts(text: &str, chunk: usize) -> Facts {
-    let mut a = LogAnalyzer::new(Catalog::builtin());
-    a.begin_input("log");
-    for c in text.as_bytes().chunks(chunk) {
-        a.feed(c);
-    }
-    a.facts()
 }
 
 #[test]

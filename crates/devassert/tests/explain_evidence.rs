@@ -6,22 +6,11 @@ mod common;
 use serde_json::Value;
 
 fn causes(log: &str) -> (Vec<String>, Vec<String>) {
-    let out = common::bin()
-        .args(["explain", "--format", "json", "--no-source", "-"])
-        .write_stdin(log)
-        .output()
-        .expect("run devassert");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-    let f = &v["findings"][0];
-    let ids = f["causes"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|c| c["id"].as_str())
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
+    let f = common::explain_first(log);
+    let ids = common::cause_ids(&f)
+        .into_iter()
+        .map(String::from)
+        .collect();
     let fixes = f["fixes"]
         .as_array()
         .map(|a| {
@@ -184,17 +173,6 @@ fn th_invalid_index_in_gather_is_a_gather_scatter_failure() {
     );
 }
 
-/// The JSON finding explain gives for `log`.
-fn finding(log: &str) -> Value {
-    let out = common::bin()
-        .args(["explain", "--format", "json", "--no-source", "-"])
-        .write_stdin(log)
-        .output()
-        .expect("run devassert");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-    v["findings"][0].clone()
-}
-
 /// A memory checker's report names the kernel that read out of bounds: a
 /// real one (corpus 164, split tune5: compute-sanitizer on ctc_loss, no
 /// traceback) is an illegal access in ctc_loss, not "no failure found";
@@ -205,7 +183,7 @@ fn a_memory_checker_names_the_faulting_kernel_and_its_op() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real/164.log"),
     )
     .expect("corpus log 164");
-    let f = finding(&log);
+    let f = common::explain_first(&log);
     assert_eq!(f["rule"], "DA003", "{f}");
     assert_eq!(f["op_family"], "ctc_loss", "{f}");
     assert_eq!(
@@ -229,14 +207,14 @@ fn the_checkers_kernel_wins_over_the_line_where_the_error_surfaced() {
         =========     by thread (0,0,0) in block (5,0,0)\n\
         Traceback (most recent call last):\n  File \"rec.py\", line 40, in <module>\n    loss = F.cross_entropy(scores, target)\n\
         RuntimeError: CUDA error: unspecified launch failure\n";
-    let f = finding(log);
+    let f = common::explain_first(log);
     assert_eq!(f["op_family"], "embedding_bag", "{f}");
     assert_eq!(
         f["evidence"]["kernel"], "EmbeddingBag_updateOutputKernel_max",
         "{f}"
     );
     // A kernel no guess knows (a Triton kernel) is named, and the op stays unknown.
-    let g = finding(
+    let g = common::explain_first(
         "========= Invalid __global__ write of size 16 bytes\n\
          =========     at 0x1c0 in /srv/kernels/moe.py:175:fused_moe_kernel\n",
     );

@@ -101,16 +101,6 @@ fn a_stack_listed_innermost_first_gives_the_innermost_frame() {
     assert_eq!(place["function"], "forward", "{f}");
 }
 
-/// The whole report (findings and fallout).
-fn report(log: &str) -> Value {
-    let out = common::bin()
-        .args(["explain", "--format", "json", "--no-source", "-"])
-        .write_stdin(log)
-        .output()
-        .expect("run devassert");
-    serde_json::from_slice(&out.stdout).expect("json")
-}
-
 #[test]
 fn nccls_rank_tag_names_the_rank_that_timed_out() {
     // torch 1.13 under torchrun: no launcher prefix, only NCCL's own `[Rank 1]`.
@@ -133,7 +123,7 @@ terminate called after throwing an instance of 'std::runtime_error'
   what():  [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2045, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800394 milliseconds before timing out.
 ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 1 (pid: 41237) of binary: /opt/conda/bin/python
 "#;
-    let v = report(log);
+    let v = common::explain_json(log);
     assert_eq!(v["findings"][0]["rule"], "DA101", "{v}");
     let timeout = v["fallout"]
         .as_array()

@@ -18,16 +18,20 @@ pub fn bin() -> assert_cmd::Command {
     cmd
 }
 
-/// The first finding of `explain --format json` on `log`, read from stdin
-/// (source lines left out).
-pub fn explain_first(log: &str) -> serde_json::Value {
+/// The report of `explain --format json` on `log`, read from stdin (source
+/// lines left out).
+pub fn explain_json(log: &str) -> serde_json::Value {
     let out = bin()
         .args(["explain", "--format", "json", "--no-source", "-"])
         .write_stdin(log)
         .output()
         .expect("run devassert");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    v["findings"][0].clone()
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// The first finding of `explain --format json` on `log`.
+pub fn explain_first(log: &str) -> serde_json::Value {
+    explain_json(log)["findings"][0].clone()
 }
 
 /// A finding's cause ids, in rank order.
