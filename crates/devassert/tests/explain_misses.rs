@@ -7,7 +7,6 @@
 mod common;
 
 use common::{cause_ids, explain_first as first};
-use serde_json::Value;
 
 #[test]
 fn an_error_line_in_a_one_line_code_block_is_read() {
