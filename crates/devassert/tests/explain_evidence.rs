@@ -224,3 +224,22 @@ fn the_checkers_kernel_wins_over_the_line_where_the_error_surfaced() {
     assert!(g["evidence"]["op_guess"].is_null(), "{g}");
     assert!(!g.to_string().contains("compute-sanitizer"), "{g}");
 }
+
+/// A checker's frame is untrusted text: a kernel name of megabytes is
+/// shown clipped, in the evidence and in the op guess alike.
+#[test]
+fn a_checkers_kernel_name_of_any_length_is_shown_clipped() {
+    let name = format!(
+        "EmbeddingBag_updateOutputKernel_sum_{}",
+        "x".repeat(2_000_000)
+    );
+    let log = format!(
+        "========= Invalid __global__ read of size 4 bytes\n=========     at 0x2b0 in {name}\n"
+    );
+    let f = common::explain_first(&log);
+    let head: String = f.to_string().chars().take(2000).collect();
+    assert_eq!(f["op_family"], "embedding_bag", "{head}");
+    let kernel = f["evidence"]["kernel"].as_str().unwrap_or_default();
+    assert_eq!(kernel, &name[..300]);
+    assert!(f["evidence"]["op_guess"].as_str().unwrap_or_default().len() < 500);
+}

@@ -35,10 +35,14 @@ pub(super) fn op_guess<'c>(
     })
 }
 
+/// The most of a memory checker's kernel name shown, as of a kernel
+/// line's (`reader/groups.rs`): the frame is untrusted text of any length.
+const MAX_KERNEL: usize = 300;
+
 /// A kernel's bare name from a memory checker's frame text:
 /// `void at::native::<unnamed>::ctc_loss_log_alpha_gpu_kernel<float, long>(T1 *, …)+0x11d0`
-/// → `ctc_loss_log_alpha_gpu_kernel`.
-pub(super) fn kernel_name(frame: &str) -> &str {
+/// → `ctc_loss_log_alpha_gpu_kernel`, at most [`MAX_KERNEL`] characters.
+pub(super) fn kernel_name(frame: &str) -> String {
     let mut s = frame.split('(').next().unwrap_or(frame).trim_end();
     // Drop the template arguments at the end, nested ones included.
     if s.ends_with('>') {
@@ -58,12 +62,8 @@ pub(super) fn kernel_name(frame: &str) -> &str {
         }
     }
     let start = s.rfind([':', ' ', '/']).map_or(0, |i| i + 1);
-    let name = &s[start..];
-    if name.is_empty() {
-        frame
-    } else {
-        name
-    }
+    let name = Some(&s[start..]).filter(|n| !n.is_empty()).unwrap_or(frame);
+    crate::text::clip(name, MAX_KERNEL)
 }
 
 /// The code line above the error line at `error` whose frame line the log
@@ -260,5 +260,11 @@ mod tests {
         ] {
             assert_eq!(kernel_name(frame), name, "{frame}");
         }
+    }
+
+    #[test]
+    fn a_kernel_name_of_any_length_is_shown_clipped() {
+        let long = format!("void {}<float>(float *)+0x10", "k".repeat(10_000));
+        assert_eq!(kernel_name(&long), "k".repeat(super::MAX_KERNEL));
     }
 }
