@@ -241,15 +241,16 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
     }
     // A failure without a kernel line: the traceback's op says which kernel it likely was.
     let mut rank_rule = rule;
+    // The faulting kernel of a memory checker's report, if the log is one.
+    let checker_kernel = catalog.device_kernel(&facts.hits);
     if matches!(
         root,
         Root::NoKernelLine(_) | Root::IllegalAccess(_) | Root::RocmAbort(_)
     ) {
-        let kernel = catalog.device_kernel(&facts.hits);
-        if let Some(k) = kernel.filter(|_| matches!(root, Root::IllegalAccess(_))) {
+        if let Some(k) = checker_kernel.filter(|_| matches!(root, Root::IllegalAccess(_))) {
             evidence.insert("kernel".into(), json!(kernel_name(k)));
         }
-        if let Some((guess, from)) = op_guess(catalog, tb, code_above, kernel) {
+        if let Some((guess, from)) = op_guess(catalog, tb, code_above, checker_kernel) {
             f.op_family = guess.op_family;
             rank_rule = guess;
             evidence.insert(
@@ -274,7 +275,7 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
     for x in std::mem::take(&mut f.fixes) {
         devassert_core::catalog::push_fix(&mut fixes, &x);
     }
-    if catalog.device_kernel(&facts.hits).is_some() {
+    if checker_kernel.is_some() {
         // The log is a memory checker's report already.
         let rerun = |x: &String| !x.contains("compute-sanitizer");
         fixes.retain(rerun);
