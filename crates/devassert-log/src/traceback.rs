@@ -208,7 +208,7 @@ impl Builder {
     /// Feed one cleaned line (launcher prefix removed, indentation kept).
     pub fn step(&mut self, text: &str) -> Step {
         let t = text.trim();
-        let indented = text.starts_with(' ') || text.starts_with('\t');
+        let indented = is_indented(text);
         match self.state {
             State::Frames => {
                 // Python's header is none of IPython's lines (their header
@@ -240,11 +240,8 @@ impl Builder {
                     return Step::More;
                 }
                 if indented {
-                    // The code line of the last frame; caret lines (3.11+) and
-                    // `[Previous line repeated …]` carry nothing.
-                    let decoration = t.bytes().all(|b| matches!(b, b'^' | b'~' | b' '))
-                        || t.starts_with("[Previous line repeated");
-                    return self.code_line(t, decoration);
+                    // The code line of the last frame, or decoration.
+                    return self.code_line(t, is_decoration(t));
                 }
                 self.exception_line(t)
             }
@@ -354,7 +351,7 @@ impl Builder {
         if t.is_empty() || ipython::is_rule(t) {
             return Step::More;
         }
-        let indented = text.starts_with(' ') || text.starts_with('\t');
+        let indented = is_indented(text);
         let context = ipython::context_line(text) || ipython::is_skip_note(t);
         if self.want_code && indented && !context {
             // `%xmode Plain` shows the code under its frame, as Python does.
@@ -389,7 +386,7 @@ impl RowStep {
         let t = text.trim();
         let start = text.len() - text.trim_start().len();
         let trimmed = (start, start + t.len());
-        let indented = text.starts_with(' ') || text.starts_with('\t');
+        let indented = is_indented(text);
         // What sends `step` down another way whatever the state: IPython's
         // lines, a reversed header or a banner, a chain marker.
         let other = ipython::starts(t)
@@ -409,8 +406,7 @@ impl RowStep {
             Kind::Empty
         } else if indented {
             Kind::Indented {
-                decoration: t.bytes().all(|b| matches!(b, b'^' | b'~' | b' '))
-                    || t.starts_with("[Previous line repeated"),
+                decoration: is_decoration(t),
             }
         } else {
             Kind::Other
@@ -481,6 +477,17 @@ impl Builder {
         }
         Step::More
     }
+}
+
+/// Whether a line of the frames is indented (a code line or its carets).
+fn is_indented(text: &str) -> bool {
+    text.starts_with(' ') || text.starts_with('\t')
+}
+
+/// Whether an indented line (trimmed) carries nothing: caret lines
+/// (3.11+) and `[Previous line repeated …]`.
+fn is_decoration(t: &str) -> bool {
+    t.bytes().all(|b| matches!(b, b'^' | b'~' | b' ')) || t.starts_with("[Previous line repeated")
 }
 
 /// The strings of tracebacks the reader dropped, refilled by the next
