@@ -169,23 +169,14 @@ pub fn cut(cur: &str, in_traceback: bool) -> Option<Kind> {
 /// being read (a code row is only waited on inside one). `marked`: whether
 /// it holds a device marker ([`has_marker`]; the reader knows already).
 pub fn cut_marked(cur: &str, in_traceback: bool, marked: bool) -> Option<Kind> {
-    cut_walked(cur, in_traceback, marked.then(device_line::Ends::default))
-}
-
-/// [`cut_marked`], `marked` giving the walk of the row's assertions
-/// (`device_line::Ends::knowing`) when it holds a device marker.
-pub fn cut_walked(
-    cur: &str,
-    in_traceback: bool,
-    marked: Option<device_line::Ends>,
-) -> Option<Kind> {
-    let last = marked.map(|ends| device_line::parse_last_with(cur, ends));
+    let last = marked.then(|| device_line::parse_last_with(cur, device_line::Ends::default()));
     cut_after(cur, in_traceback, last)
 }
 
-/// [`cut_walked`] once the walk is done: `last` is the row's last
-/// assertion occurrence (`device_line::parse_last`) when it holds a device
-/// marker, found by that walk or by one shown to end where it does.
+/// [`cut_marked`] once the row's assertions are walked: `last` is the
+/// row's last assertion occurrence (`device_line::parse_last_with`) when it
+/// holds a device marker, found by that walk or by one shown to end where
+/// it does (`reader::glued`).
 pub fn cut_after(
     cur: &str,
     in_traceback: bool,

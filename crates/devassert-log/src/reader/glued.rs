@@ -4,7 +4,7 @@
 //!
 //! Whether a row was cut by a terminal depends on its last assertion
 //! occurrence, which that check finds by walking every occurrence of the
-//! row (`device_line::Ends`, `unwrap::cut_walked`): on a glued line, a
+//! row (`device_line::Ends`, then `unwrap::cut_after`): on a glued line, a
 //! second walk beside the pieces' (a quarter of such a line's time). A
 //! line whose first piece repeats an echo (a thread line counted from its
 //! coordinates, see `route`) and whose every later piece repeats that same
