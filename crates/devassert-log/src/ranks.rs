@@ -80,6 +80,19 @@ impl RankSet {
         self.count += 1;
     }
 
+    /// [`RankSet::insert`] for each of `n` lines of rank `r`: a rank that
+    /// does not fit leaves every one of them untracked.
+    pub fn insert_lines(&mut self, r: i64, n: u64, budget: &mut RankBudget) {
+        if n == 0 {
+            return;
+        }
+        let untracked = self.untracked;
+        self.insert(r, budget);
+        if self.untracked > untracked {
+            self.untracked += n - 1;
+        }
+    }
+
     fn has_bit(&self, r: i64) -> bool {
         !self.bits.is_empty()
             && self

@@ -142,7 +142,7 @@ fn full(f: &Facts) -> Full {
         .groups
         .iter()
         .map(|g| {
-            let mut triples: Vec<_> = g.triples.iter().copied().collect();
+            let mut triples: Vec<_> = g.triples.iter().collect();
             let mut blocks: Vec<_> = g.blocks.iter().copied().collect();
             triples.sort();
             blocks.sort();
