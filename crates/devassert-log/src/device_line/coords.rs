@@ -134,7 +134,21 @@ pub fn numbers_at(raw: &[u8], at: usize) -> Option<(usize, [u32; 3])> {
 #[derive(Clone, Copy)]
 pub struct LastSpan<'a> {
     rest: &'a [u8],
+    /// `rest`'s bytes as a little-endian word, where it is at most 8 bytes,
+    /// and the mask of them: compared in a few instructions, not a call.
+    word: u64,
+    mask: u64,
     numbers: [u32; 3],
+}
+
+impl LastSpan<'_> {
+    /// Whether `hay` starts with `rest`.
+    fn goes_on(&self, hay: &[u8]) -> bool {
+        match hay.first_chunk::<8>() {
+            Some(h) if self.rest.len() <= 8 => u64::from_le_bytes(*h) & self.mask == self.word,
+            _ => hay.starts_with(self.rest),
+        }
+    }
 }
 
 /// [`numbers_at`], reading a span that differs from the last one only in
@@ -147,30 +161,38 @@ pub fn numbers_like<'a>(
     at: usize,
     last: &mut Option<LastSpan<'a>>,
 ) -> Option<(usize, [u32; 3])> {
-    let (digits_end, x) = first_digits(raw, at)?;
+    let b = raw.get(at..)?;
+    let (mut n, mut x) = (0, 0u32);
+    while n < 9 && n < b.len() {
+        let d = b[n].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        x = x * 10 + u32::from(d);
+        n += 1;
+    }
     if let Some(l) = last.as_ref() {
-        if digits_end > at && raw[digits_end..].starts_with(l.rest) {
+        if n > 0 && l.goes_on(&b[n..]) {
             let [_, y, z] = l.numbers;
-            return Some((digits_end + l.rest.len() - 1, [x, y, z]));
+            return Some((at + n + l.rest.len() - 1, [x, y, z]));
         }
     }
     let (end, numbers) = numbers_at(raw, at)?;
-    let ends_digits = !raw.get(digits_end).is_some_and(u8::is_ascii_digit);
-    *last = (digits_end > at && ends_digits).then(|| LastSpan {
-        rest: &raw[digits_end..=end],
-        numbers,
+    let ends_digits = !b.get(n).is_some_and(u8::is_ascii_digit);
+    *last = (n > 0 && ends_digits).then(|| {
+        let rest = &raw[at + n..=end];
+        let mut bytes = [0u8; 8];
+        let short = rest.len().min(8);
+        bytes[..short].copy_from_slice(&rest[..short]);
+        let mask = u64::MAX >> (8 * (8 - short));
+        LastSpan {
+            rest,
+            word: u64::from_le_bytes(bytes) & mask,
+            mask,
+            numbers,
+        }
     });
     Some((end, numbers))
-}
-
-/// Where the digits at `at` end, at most nine of them, and their number.
-fn first_digits(raw: &[u8], at: usize) -> Option<(usize, u32)> {
-    let b = raw.get(at..)?;
-    let n = b.iter().take(9).take_while(|d| d.is_ascii_digit()).count();
-    let x = b[..n]
-        .iter()
-        .fold(0u32, |x, d| x * 10 + u32::from(d - b'0'));
-    Some((at + n, x))
 }
 
 /// [`numbers_at`] byte by byte, whatever the span holds.

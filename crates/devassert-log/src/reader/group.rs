@@ -182,11 +182,19 @@ impl Echo {
         if at >= raw.len() || !raw[at..].starts_with(head) {
             return None;
         }
-        // The last block's and thread's numbers: most repeats differ from
-        // the last in their thread's x alone.
-        let (mut last_block, mut last_thread) = (None, None);
+        // The last block's numbers with their `]` (most repeats are of
+        // it), and the last thread's (most differ from it in x alone).
+        let (mut last_block, mut last_thread): (Option<(&[u8], [u32; 3])>, _) = (None, None);
         loop {
-            let (b_end, block) = device_line::numbers_like(raw, at + head.len(), &mut last_block)?;
+            let b_at = at + head.len();
+            let (b_end, block) = match last_block {
+                Some((span, b)) if raw[b_at..].starts_with(span) => (b_at + span.len() - 1, b),
+                _ => {
+                    let (b_end, b) = device_line::numbers_at(raw, b_at)?;
+                    last_block = Some((&raw[b_at..=b_end], b));
+                    (b_end, b)
+                }
+            };
             if !raw[b_end..].starts_with(mid) {
                 return None;
             }
