@@ -227,18 +227,32 @@ fn glued_lines_of_one_echo_count_as_lines_read_whole() {
     assert!(whole.groups.iter().any(|g| g.printf_message.is_some()));
 }
 
-/// A stretch of one glued row: threads of one template and block going
-/// up, down or staying from `x` (runs that restart, reverse or repeat).
-type Stretch = (bool, u32, u32, u32, u8);
+/// A stretch of one glued row: threads of one template (0: INDEX, 1:
+/// GATHER, 2: a relative path, whose `.` after the last piece's `failed.`
+/// would be debris) and block going up, down or staying from x (or from
+/// where the last stretch ended: a run that goes on in another block),
+/// with thread y.
+type Stretch = (u8, u32, Option<u32>, u32, u8, u32);
 
 fn stretch() -> impl proptest::strategy::Strategy<Value = Stretch> {
     use proptest::prelude::*;
     let x = prop_oneof![0u32..3, 61u32..66, 126u32..130, Just(u32::MAX - 40)];
-    (proptest::bool::weighted(0.2), 0u32..3, x, 1u32..70, 0u8..3)
+    let template = prop_oneof![6 => Just(0u8), 2 => Just(1u8), 1 => Just(2u8)];
+    (
+        template,
+        0u32..3,
+        proptest::option::of(x),
+        1u32..70,
+        0u8..3,
+        0u32..2,
+    )
 }
 
-fn stretch_pieces(&(gather, b, x, n, dir): &Stretch) -> String {
-    let tmpl = if gather { GATHER } else { INDEX };
+/// The pieces of a stretch; `next`: the x after the last stretch's last.
+fn stretch_pieces(&(tmpl, b, x, n, dir, y): &Stretch, next: &mut u32) -> String {
+    const DOT: &str = "./k.cu:7: f: block: [B,0,0], thread: [T,0,0] Assertion `x` failed.";
+    let tmpl = [INDEX, GATHER, DOT][usize::from(tmpl.min(2))];
+    let x = x.unwrap_or(*next);
     (0..n)
         .map(|i| {
             let t = match dir {
@@ -246,8 +260,9 @@ fn stretch_pieces(&(gather, b, x, n, dir): &Stretch) -> String {
                 1 => x.saturating_sub(i),
                 _ => x,
             };
+            *next = t.saturating_add(1);
             tmpl.replace("[B,", &format!("[{b},"))
-                .replace("[T,", &format!("[{t},"))
+                .replace("[T,0,", &format!("[{t},{y},"))
         })
         .collect()
 }
@@ -255,8 +270,8 @@ fn stretch_pieces(&(gather, b, x, n, dir): &Stretch) -> String {
 proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config::with_cases(48))]
 
-    /// Glued rows of one or two templates whose threads run up, run down,
-    /// restart or repeat, across the 64-thread chunks of a group's thread
+    /// Glued rows of one to three templates whose threads run up, run down,
+    /// restart, repeat or go on in another block or y, across the 64-thread chunks of a group's thread
     /// set and up to u32's end, some behind a rank prefix, count (lines,
     /// threads, blocks, ranks: every triple) as the same rows each read
     /// with an error line after it (no piece counted from an echo), fed
@@ -269,11 +284,14 @@ proptest::proptest! {
             1..8),
     ) {
         let error = "RuntimeError: CUDA error: device-side assert triggered";
-        let row = |(prefix, s): &(&str, Vec<Stretch>)| {
-            format!("{prefix}{}\n", s.iter().map(stretch_pieces).collect::<String>())
+        let mut next = 0;
+        let mut row = |(prefix, s): &(&str, Vec<Stretch>)| {
+            let pieces: String = s.iter().map(|s| stretch_pieces(s, &mut next)).collect();
+            format!("{prefix}{pieces}\n")
         };
-        let log: String = rows.iter().map(row).collect();
-        let apart: String = rows.iter().map(|r| row(r) + error + "\n").collect();
+        let rows: Vec<String> = rows.iter().map(&mut row).collect();
+        let log: String = rows.concat();
+        let apart: String = rows.iter().map(|r| format!("{r}{error}\n")).collect();
         let read_whole = full(&facts(&apart));
         proptest::prop_assert_eq!(&full(&facts(&log)), &read_whole);
         proptest::prop_assert_eq!(&full(&facts_in_chunks(&log, 97)), &read_whole);

@@ -85,7 +85,8 @@ impl Reader {
 
     /// Reads a planned glued line ([`Reader::plan_glued`]) as
     /// [`Reader::take_line_knowing`] would: its first piece counted from
-    /// its echo, which becomes the last, the others from theirs.
+    /// its echo, which becomes the last, the others run by run (threads
+    /// going on along x in one block: see `Run`).
     pub(super) fn take_planned(&mut self, raw: &[u8], plan: Planned) {
         self.lines.line_no += 1;
         #[cfg(feature = "test-hooks")]

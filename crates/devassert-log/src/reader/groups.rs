@@ -1,7 +1,8 @@
 //! Device assertion lines -> assertion groups: one group per (kernel,
 //! assertion, source), with its lines, ranks, blocks and threads counted.
 //! A failing kernel prints one line per thread: a line that repeats the
-//! last but for its block and thread is counted without being parsed.
+//! last but for its block and thread is counted without being parsed, and
+//! a glued line's repeats run by run (`thread_set`).
 
 use super::group::AssertGroup;
 use super::state::Reader;
