@@ -18,7 +18,7 @@ use crate::text::last_token_start;
 use coords::coordinates;
 use memchr::memmem::Finder;
 
-pub use coords::{coordinate_spans, numbers_at, without_coordinates};
+pub use coords::{coordinate_spans, numbers_at, numbers_like, without_coordinates};
 #[cfg(test)]
 use coords::{number_bytes, numbers_span};
 pub use dangling::{continues_path, dangling_path};

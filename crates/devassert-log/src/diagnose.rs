@@ -106,7 +106,7 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
                 }
                 rank_evidence(&mut evidence, &g.ranks);
                 evidence.insert("count".into(), json!(g.lines));
-                if g.triples_capped {
+                if g.triples.capped() {
                     evidence.insert(
                         "note".into(),
                         json!("more distinct threads than counted; the counts are lower bounds"),

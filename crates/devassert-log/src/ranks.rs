@@ -80,6 +80,19 @@ impl RankSet {
         self.count += 1;
     }
 
+    /// [`RankSet::insert`] for each of `n` lines of rank `r`: a rank that
+    /// does not fit leaves every one of them untracked.
+    pub fn insert_lines(&mut self, r: i64, n: u64, budget: &mut RankBudget) {
+        if n == 0 {
+            return;
+        }
+        let untracked = self.untracked;
+        self.insert(r, budget);
+        if self.untracked > untracked {
+            self.untracked += n - 1;
+        }
+    }
+
     fn has_bit(&self, r: i64) -> bool {
         !self.bits.is_empty()
             && self
@@ -184,6 +197,32 @@ impl FromIterator<i64> for RankSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `n` lines of one rank at once count as `n` lines one by one: in the
+    /// ranges, in the bitmap, and untracked once both are full.
+    #[test]
+    fn lines_of_one_rank_count_as_each_line() {
+        let full = |budget: &mut RankBudget| {
+            let mut s = RankSet::default();
+            for r in 0..MAX_RANGES as i64 {
+                s.insert(r * 2, budget);
+            }
+            s
+        };
+        for r in [1, 5_000, -7, BITMAP_RANKS + 3] {
+            for n in [1, 2, 9] {
+                let (mut b1, mut b2) = (RankBudget::default(), RankBudget::default());
+                let (mut each, mut at_once) = (full(&mut b1), full(&mut b2));
+                for _ in 0..n {
+                    each.insert(r, &mut b1);
+                }
+                at_once.insert_lines(r, n, &mut b2);
+                assert_eq!(at_once, each, "rank {r}, {n} lines");
+                assert_eq!(at_once.untracked(), each.untracked());
+            }
+        }
+        assert_eq!(full(&mut RankBudget::default()).untracked(), 0);
+    }
 
     #[test]
     fn ranges_merge_and_count() {

@@ -142,7 +142,7 @@ fn full(f: &Facts) -> Full {
         .groups
         .iter()
         .map(|g| {
-            let mut triples: Vec<_> = g.triples.iter().copied().collect();
+            let mut triples: Vec<_> = g.triples.iter().collect();
             let mut blocks: Vec<_> = g.blocks.iter().copied().collect();
             triples.sort();
             blocks.sort();
@@ -225,4 +225,107 @@ fn glued_lines_of_one_echo_count_as_lines_read_whole() {
     // The printf pieces join the first template's group, with their message.
     assert_eq!(whole.groups.len(), 2, "{:?}", summary(&whole));
     assert!(whole.groups.iter().any(|g| g.printf_message.is_some()));
+}
+
+/// A stretch of one glued row: threads of one template (0: INDEX, 1:
+/// GATHER, 2: a relative path, whose `.` after the last piece's `failed.`
+/// would be debris) and block going up, down or staying from x (or from
+/// where the last stretch ended: a run that goes on in another block),
+/// with thread y.
+type Stretch = (u8, u32, Option<u32>, u32, u8, u32);
+
+fn stretch() -> impl proptest::strategy::Strategy<Value = Stretch> {
+    use proptest::prelude::*;
+    let x = prop_oneof![0u32..3, 61u32..66, 126u32..130, Just(u32::MAX - 40)];
+    let template = prop_oneof![6 => Just(0u8), 2 => Just(1u8), 1 => Just(2u8)];
+    (
+        template,
+        0u32..3,
+        proptest::option::of(x),
+        1u32..70,
+        0u8..3,
+        0u32..2,
+    )
+}
+
+/// The pieces of a stretch; `next`: the x after the last stretch's last.
+fn stretch_pieces(&(tmpl, b, x, n, dir, y): &Stretch, next: &mut u32) -> String {
+    const DOT: &str = "./k.cu:7: f: block: [B,0,0], thread: [T,0,0] Assertion `x` failed.";
+    let tmpl = [INDEX, GATHER, DOT][usize::from(tmpl.min(2))];
+    let x = x.unwrap_or(*next);
+    (0..n)
+        .map(|i| {
+            let t = match dir {
+                0 => x.saturating_add(i),
+                1 => x.saturating_sub(i),
+                _ => x,
+            };
+            *next = t.saturating_add(1);
+            tmpl.replace("[B,", &format!("[{b},"))
+                .replace("[T,0,", &format!("[{t},{y},"))
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(48))]
+
+    /// Glued rows of one to three templates whose threads run up, run down,
+    /// restart, repeat or go on in another block or y, across the 64-thread chunks of a group's thread
+    /// set and up to u32's end, some behind a rank prefix, count (lines,
+    /// threads, blocks, ranks: every triple) as the same rows each read
+    /// with an error line after it (no piece counted from an echo), fed
+    /// whole and in chunks.
+    #[test]
+    fn glued_runs_count_as_rows_read_whole(
+        rows in proptest::collection::vec(
+            (proptest::sample::select(vec!["", "", "[rank1]: ", "[rank3]:"]),
+             proptest::collection::vec(stretch(), 1..4)),
+            1..8),
+    ) {
+        let error = "RuntimeError: CUDA error: device-side assert triggered";
+        let mut next = 0;
+        let mut row = |(prefix, s): &(&str, Vec<Stretch>)| {
+            let pieces: String = s.iter().map(|s| stretch_pieces(s, &mut next)).collect();
+            format!("{prefix}{pieces}\n")
+        };
+        let rows: Vec<String> = rows.iter().map(&mut row).collect();
+        let log: String = rows.concat();
+        let apart: String = rows.iter().map(|r| format!("{r}{error}\n")).collect();
+        let read_whole = full(&facts(&apart));
+        proptest::prop_assert_eq!(&full(&facts(&log)), &read_whole);
+        proptest::prop_assert_eq!(&full(&facts_in_chunks(&log, 97)), &read_whole);
+    }
+}
+
+/// Glued rows whose runs pass a group's cap of distinct threads midway: the
+/// threads held, the count and the cap's note are those of the same rows
+/// read whole.
+#[test]
+fn glued_runs_past_the_cap_count_as_rows_read_whole() {
+    const SHORT: &str = "k.cu:1: f: block: [B,0,0], thread: [T,0,0] Assertion `x` failed.";
+    let row = |b: u32| -> String {
+        (0..100)
+            .map(|t| {
+                SHORT
+                    .replace("[B,", &format!("[{b},"))
+                    .replace("[T,", &format!("[{},", t + b % 7))
+            })
+            .collect::<String>()
+            + "\n"
+    };
+    // 700 rows of 100 threads: past 65,536 distinct threads in the 656th.
+    let log: String = (0..700).map(row).collect();
+    let error = "RuntimeError: CUDA error: device-side assert triggered\n";
+    let apart: String = (0..700).map(|b| row(b) + error).collect();
+    let (glued, whole) = (facts(&log), facts(&apart));
+    assert_eq!(full(&glued), full(&whole));
+    let capped = |f: &Facts| {
+        f.groups
+            .iter()
+            .map(|g| g.triples.capped())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(capped(&glued), vec![true]);
+    assert_eq!(capped(&glued), capped(&whole));
 }

@@ -9,13 +9,16 @@ use std::ops::Range;
 
 /// The last `block: [..]` / `global id: [..]` and the `thread:`/`local id:` after it.
 pub(super) fn coordinates(head: &str) -> (Option<usize>, Option<[u32; 3]>, Option<[u32; 3]>) {
-    let (start, word) = match (head.rfind("block: ["), head.rfind("global id: [")) {
+    let (start, word) = match (
+        rfind_bracketed(head, "block: ["),
+        rfind_bracketed(head, "global id: ["),
+    ) {
         (Some(a), Some(b)) if b > a => (b, "global id: ["),
         (Some(a), _) => (a, "block: ["),
         (None, Some(b)) => (b, "global id: ["),
         (None, None) => {
             // A torn line may keep only the thread.
-            return match head.rfind("thread: [") {
+            return match rfind_bracketed(head, "thread: [") {
                 Some(t) => (Some(t), None, triple(&head[t + "thread: [".len()..])),
                 None => (None, None, None),
             };
@@ -25,10 +28,21 @@ pub(super) fn coordinates(head: &str) -> (Option<usize>, Option<[u32; 3]>, Optio
     let after = &head[start..];
     let thread = ["thread: [", "local id: ["]
         .iter()
-        .filter_map(|w| after.rfind(w).map(|i| (i, w.len())))
+        .filter_map(|w| rfind_bracketed(after, w).map(|i| (i, w.len())))
         .max_by_key(|&(i, _)| i)
         .and_then(|(i, l)| triple(&after[i + l..]));
     (Some(start), block, thread)
+}
+
+/// `head.rfind(word)` for a `word` whose only `[` ends it: a head holds
+/// few brackets, and each is looked at instead of searching for the word
+/// (a searcher built per search was a third of parsing a thread line).
+fn rfind_bracketed(head: &str, word: &str) -> Option<usize> {
+    let b = head.as_bytes();
+    memchr::memrchr_iter(b'[', b).find_map(|i| {
+        let start = (i + 1).checked_sub(word.len())?;
+        (b.get(start..=i)? == word.as_bytes()).then_some(start)
+    })
 }
 
 fn triple(s: &str) -> Option<[u32; 3]> {
@@ -113,6 +127,72 @@ pub fn numbers_at(raw: &[u8], at: usize) -> Option<(usize, [u32; 3])> {
         }
     }
     numbers_at_walked(raw, at)
+}
+
+/// The numbers of the last span read by [`numbers_like`]: what followed its
+/// first number's digits, to its `]`, and its numbers.
+#[derive(Clone, Copy)]
+pub struct LastSpan<'a> {
+    rest: &'a [u8],
+    /// `rest`'s bytes as a little-endian word, where it is at most 8 bytes,
+    /// and the mask of them: compared in a few instructions, not a call.
+    word: u64,
+    mask: u64,
+    numbers: [u32; 3],
+}
+
+impl LastSpan<'_> {
+    /// Whether `hay` starts with `rest`.
+    fn goes_on(&self, hay: &[u8]) -> bool {
+        match hay.first_chunk::<8>() {
+            Some(h) if self.rest.len() <= 8 => u64::from_le_bytes(*h) & self.mask == self.word,
+            _ => hay.starts_with(self.rest),
+        }
+    }
+}
+
+/// [`numbers_at`], reading a span that differs from the last one only in
+/// its first number's digits (the threads of a run: `38,0,0]` after
+/// `37,0,0]`) by those digits and a compare of the rest; `last` is kept.
+/// Both spans hold one to nine digits there, so the digits end where a
+/// non-digit starts the same rest, which [`numbers_at`] reads alike.
+pub fn numbers_like<'a>(
+    raw: &'a [u8],
+    at: usize,
+    last: &mut Option<LastSpan<'a>>,
+) -> Option<(usize, [u32; 3])> {
+    let b = raw.get(at..)?;
+    let (mut n, mut x) = (0, 0u32);
+    while n < 9 && n < b.len() {
+        let d = b[n].wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        x = x * 10 + u32::from(d);
+        n += 1;
+    }
+    if let Some(l) = last.as_ref() {
+        if n > 0 && l.goes_on(&b[n..]) {
+            let [_, y, z] = l.numbers;
+            return Some((at + n + l.rest.len() - 1, [x, y, z]));
+        }
+    }
+    let (end, numbers) = numbers_at(raw, at)?;
+    let ends_digits = !b.get(n).is_some_and(u8::is_ascii_digit);
+    *last = (n > 0 && ends_digits).then(|| {
+        let rest = &raw[at + n..=end];
+        let mut bytes = [0u8; 8];
+        let short = rest.len().min(8);
+        bytes[..short].copy_from_slice(&rest[..short]);
+        let mask = u64::MAX >> (8 * (8 - short));
+        LastSpan {
+            rest,
+            word: u64::from_le_bytes(bytes) & mask,
+            mask,
+            numbers,
+        }
+    });
+    Some((end, numbers))
 }
 
 /// [`numbers_at`] byte by byte, whatever the span holds.
@@ -203,4 +283,44 @@ pub fn without_coordinates(line: &str) -> Cow<'_, str> {
     }
     out.push_str(&line[from..]);
     Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{numbers_at, numbers_like, rfind_bracketed};
+
+    proptest::proptest! {
+        /// The last occurrence of each coordinate word, as `str::rfind` finds it.
+        #[test]
+        fn rfind_bracketed_is_rfind(
+            head in proptest::collection::vec(proptest::sample::select(vec![
+                "block: [", "thread: [", "global id: [", "local id: [", "[", "k: [",
+                "d: [", "block: ", "b", "ck: [", "1,2]", " ", "\u{e9}[",
+            ]), 0..10),
+        ) {
+            let head = head.concat();
+            for w in ["block: [", "thread: [", "global id: [", "local id: ["] {
+                proptest::prop_assert_eq!(rfind_bracketed(&head, w), head.rfind(w), "{} in {:?}", w, head);
+            }
+        }
+
+        /// A span read after another, knowing the other's numbers, reads
+        /// as [`numbers_at`] reads it alone, whatever the two hold.
+        #[test]
+        fn numbers_like_is_numbers_at(
+            spans in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(
+                    b"0123456789999, ,]]x".to_vec()), 0..14),
+                1..5),
+        ) {
+            let raw: Vec<u8> = spans.concat();
+            let mut last = None;
+            let mut at = 0;
+            for s in &spans {
+                let alone = numbers_at(&raw, at);
+                proptest::prop_assert_eq!(numbers_like(&raw, at, &mut last), alone, "{:?} at {}", String::from_utf8_lossy(&raw), at);
+                at += s.len();
+            }
+        }
+    }
 }

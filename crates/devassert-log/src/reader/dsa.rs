@@ -4,6 +4,7 @@
 use super::dsa_report::{opens, DsaReport, KEYS};
 use super::group::AssertGroup;
 use super::state::Reader;
+use super::thread_set::ThreadSet;
 use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};
 use crate::text::clip;
 use std::collections::HashSet;
@@ -86,8 +87,7 @@ impl Reader {
             file,
             line,
             lines: d.failures.max(1),
-            triples: HashSet::default(),
-            triples_capped: false,
+            triples: ThreadSet::default(),
             blocks: HashSet::default(),
             last_block: None,
             ranks: d.rank.into_iter().collect(),
@@ -98,7 +98,7 @@ impl Reader {
             from_dsa: true,
         };
         if let (Some(b), Some(t)) = (d.block, d.thread) {
-            g.triples.insert((rank, b, t));
+            g.triples.insert(rank, b, t);
             g.blocks.insert((rank, b));
         }
         self.facts.groups.push(g);

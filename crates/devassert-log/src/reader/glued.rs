@@ -53,7 +53,7 @@ impl Reader {
     /// glues, and whose later pieces all repeat that echo to the line's
     /// end, with nothing open that a repeat would be read for: what
     /// [`Reader::take_glued`] would count of it, found without counting
-    /// (the later pieces' block and thread go to `glued_repeats`).
+    /// (the later pieces' blocks and threads go to `glued_runs`).
     pub(super) fn plan_glued(&mut self, raw: &[u8], known: Option<Known<'_>>) -> Option<Planned> {
         if self.groups.echo.is_none() || !self.quiet() || self.lines.glued_prefix.is_some() {
             return None;
@@ -70,14 +70,12 @@ impl Reader {
         if !e.glues || e.lent != lent {
             return None;
         }
-        g.glued_repeats.clear();
-        let (mut at, mut last) = (first, first);
-        while at < raw.len() {
-            let (block, thread, n) = e.repeat_at_start(&raw[at..])?;
-            g.glued_repeats.push((block, thread));
-            last = at;
-            at += n;
-        }
+        g.glued_runs.clear();
+        let last = if first < raw.len() {
+            e.glued_repeats(raw, first, &mut g.glued_runs)?
+        } else {
+            first
+        };
         Some(Planned {
             which,
             first: (b, t),
@@ -87,7 +85,8 @@ impl Reader {
 
     /// Reads a planned glued line ([`Reader::plan_glued`]) as
     /// [`Reader::take_line_knowing`] would: its first piece counted from
-    /// its echo, which becomes the last, the others from theirs.
+    /// its echo, which becomes the last, the others run by run (threads
+    /// going on along x in one block: see `Run`).
     pub(super) fn take_planned(&mut self, raw: &[u8], plan: Planned) {
         self.lines.line_no += 1;
         #[cfg(feature = "test-hooks")]
@@ -98,11 +97,11 @@ impl Reader {
         let Some((group, rank)) = self.groups.echo.as_ref().map(|e| (e.group, e.rank)) else {
             return;
         };
-        let repeats = std::mem::take(&mut self.groups.glued_repeats);
-        for &(block, thread) in &repeats {
-            self.count(group, rank, Some(block), Some(thread));
+        let runs = std::mem::take(&mut self.groups.glued_runs);
+        for r in &runs {
+            self.count_run(group, rank, r.block, r.first, r.n);
         }
-        self.groups.glued_repeats = repeats;
+        self.groups.glued_runs = runs;
     }
 
     /// A line of assertions printed back to back: read piece by piece, each

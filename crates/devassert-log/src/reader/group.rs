@@ -3,6 +3,7 @@
 //! the next ones may repeat (the counting is in `groups`).
 
 use super::pos::Pos;
+use super::thread_set::{CoordState, ThreadSet};
 use crate::clean::Stamp;
 use crate::device_line;
 use std::collections::{HashMap, HashSet};
@@ -16,8 +17,8 @@ pub struct AssertGroup {
     pub file: String,
     pub line: Option<u64>,
     pub lines: u64,
-    pub triples: HashSet<(i64, [u32; 3], [u32; 3]), CoordState>,
-    pub triples_capped: bool,
+    /// Distinct (rank, block, thread), up to a cap (`ThreadSet::capped`).
+    pub triples: ThreadSet,
     pub blocks: HashSet<(i64, [u32; 3]), CoordState>,
     /// The last (rank, block) counted: the lines of one block come together.
     pub last_block: Option<(i64, [u32; 3])>,
@@ -29,12 +30,6 @@ pub struct AssertGroup {
     /// From a DSA report rather than a printed line.
     pub from_dsa: bool,
 }
-
-/// Hashes the (rank, block, thread) coordinates counted for every thread
-/// line: aHash, keyed per process so that a log cannot aim its coordinates
-/// at one bucket (std's SipHash was a tenth of the time spent counting
-/// thread lines).
-pub type CoordState = ahash::RandomState;
 
 impl AssertGroup {
     pub fn source(&self) -> Option<String> {
@@ -63,14 +58,45 @@ pub(super) struct Groups {
     /// Echoes before it, most recent last, kept while every line read
     /// since was an echo too (see `Reader::take_piece`).
     pub(super) earlier: Vec<Echo>,
-    /// The block and thread of each repeat after a glued line's first
-    /// piece, found before the line is read (see `reader::glued`; kept to
-    /// reuse its allocation).
-    pub(super) glued_repeats: Vec<([u32; 3], [u32; 3])>,
+    /// The repeats after a glued line's first piece, in runs, found before
+    /// the line is read (see `reader::glued`; kept to reuse its allocation).
+    pub(super) glued_runs: Vec<Run>,
     /// Device assertions counted, and the group and rank of the last.
     pub(super) records: u64,
     /// (group, rank, whether it had block and thread).
     pub(super) last_record: Option<(usize, Option<i64>, bool)>,
+}
+
+/// Repeats of one echo one after another whose threads go on along x
+/// (37, 38, 39, … of one block and rank): counted at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Run {
+    pub(super) block: [u32; 3],
+    pub(super) first: [u32; 3],
+    pub(super) n: u32,
+}
+
+impl Run {
+    /// Whether the repeat of `block` and `thread` goes on with this run.
+    fn goes_on(&self, block: [u32; 3], thread: [u32; 3]) -> bool {
+        let [x, y, z] = self.first;
+        block == self.block
+            && x.checked_add(self.n) == Some(thread[0])
+            && [y, z] == [thread[1], thread[2]]
+    }
+
+    /// Adds the repeat of `block` and `thread` to the last run of `runs`
+    /// or starts one.
+    pub(super) fn push(runs: &mut Vec<Run>, block: [u32; 3], thread: [u32; 3]) {
+        match runs.last_mut() {
+            Some(r) if r.goes_on(block, thread) => r.n += 1,
+            _ => runs.push(Run {
+                block,
+                first: thread,
+                n: 1,
+            }),
+        }
+    }
 }
 
 /// A thread line to compare the next ones with: a failing kernel prints
@@ -86,6 +112,9 @@ pub(super) struct Echo {
     /// ends them (see `reader::glued`).
     pub(super) glues: bool,
     pub(super) raw: Vec<u8>,
+    /// Its text after the thread's numbers, then before the block's: what
+    /// lies between two repeats glued one after the other.
+    pub(super) seam: Vec<u8>,
     pub(super) block: std::ops::Range<usize>,
     pub(super) thread: std::ops::Range<usize>,
     pub(super) group: usize,
@@ -135,5 +164,53 @@ impl Echo {
             return None;
         }
         Some((block, thread, end))
+    }
+
+    /// The repeats of this line glued one after another from `at` to the
+    /// end of `raw`, as [`Echo::repeat_at_start`] finds them one by one,
+    /// pushed in runs onto `runs`; where the last starts. None where that
+    /// walk would stop before the end (`runs` then holds some).
+    pub(super) fn glued_repeats(
+        &self,
+        raw: &[u8],
+        mut at: usize,
+        runs: &mut Vec<Run>,
+    ) -> Option<usize> {
+        let head = &self.raw[..self.block.start];
+        let mid = &self.raw[self.block.end..self.thread.start];
+        let tail = &self.raw[self.thread.end..];
+        if at >= raw.len() || !raw[at..].starts_with(head) {
+            return None;
+        }
+        // The last block's numbers with their `]` (most repeats are of
+        // it), and the last thread's (most differ from it in x alone).
+        let (mut last_block, mut last_thread): (Option<(&[u8], [u32; 3])>, _) = (None, None);
+        loop {
+            let b_at = at + head.len();
+            let (b_end, block) = match last_block {
+                Some((span, b)) if raw[b_at..].starts_with(span) => (b_at + span.len() - 1, b),
+                _ => {
+                    let (b_end, b) = device_line::numbers_at(raw, b_at)?;
+                    last_block = Some((&raw[b_at..=b_end], b));
+                    (b_end, b)
+                }
+            };
+            if !raw[b_end..].starts_with(mid) {
+                return None;
+            }
+            let (t_end, thread) =
+                device_line::numbers_like(raw, b_end + mid.len(), &mut last_thread)?;
+            Run::push(runs, block, thread);
+            let end = t_end + tail.len();
+            if end >= raw.len() {
+                return (end == raw.len() && raw[t_end..].starts_with(tail)).then_some(at);
+            }
+            // This repeat's tail and the next one's head, compared at once;
+            // the next head's first byte is no debris (`.`, `*`) after it.
+            if !raw[t_end..].starts_with(&self.seam) || matches!(raw[end], b'.' | b'*') {
+                return None;
+            }
+            at = end;
+        }
     }
 }

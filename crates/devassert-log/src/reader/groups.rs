@@ -1,18 +1,18 @@
 //! Device assertion lines -> assertion groups: one group per (kernel,
 //! assertion, source), with its lines, ranks, blocks and threads counted.
 //! A failing kernel prints one line per thread: a line that repeats the
-//! last but for its block and thread is counted without being parsed.
+//! last but for its block and thread is counted without being parsed, and
+//! a glued line's repeats run by run (`thread_set`).
 
 use super::group::AssertGroup;
 use super::state::Reader;
+use super::thread_set::{ThreadSet, MAX_TRIPLES};
 use crate::clean::Stamp;
 use crate::device_line::{self, DeviceLine};
 use crate::normalize::{normalize_assertion, normalize_kernel, normalize_path};
 use crate::text::clip;
 use std::collections::HashSet;
 
-/// Distinct (rank, block, thread) triples remembered per group.
-const MAX_TRIPLES: usize = 1 << 16;
 /// Distinct assertion groups kept.
 const MAX_GROUPS: usize = 256;
 
@@ -97,19 +97,39 @@ impl Reader {
         block: Option<[u32; 3]>,
         thread: Option<[u32; 3]>,
     ) {
-        let g = &mut self.facts.groups[gi];
-        g.lines += 1;
+        match (block, thread) {
+            (Some(b), Some(t)) => self.count_run(gi, rank, b, t, 1),
+            _ => self.count_lines(gi, rank, block, 1),
+        }
+    }
+
+    /// `n` more lines of group `gi`, of threads `first`, then x + 1, … of
+    /// one block (a run, as a failing kernel prints its threads): counted
+    /// as `n` calls of [`Reader::count`] would count them.
+    pub(super) fn count_run(
+        &mut self,
+        gi: usize,
+        rank: Option<i64>,
+        block: [u32; 3],
+        first: [u32; 3],
+        n: u32,
+    ) {
+        if let Some(g) = self.facts.groups.get_mut(gi) {
+            g.triples.insert_run(rank.unwrap_or(-1), block, first, n);
+        }
+        self.count_lines(gi, rank, Some(block), n);
+    }
+
+    /// `n` more lines of group `gi`, of one rank and block: everything a
+    /// line counts but its thread.
+    fn count_lines(&mut self, gi: usize, rank: Option<i64>, block: Option<[u32; 3]>, n: u32) {
+        let Some(g) = self.facts.groups.get_mut(gi) else {
+            return;
+        };
+        g.lines += u64::from(n);
         let r = rank.unwrap_or(-1);
         if let Some(r) = rank {
-            g.ranks.insert(r, &mut self.rank_budget);
-        }
-        if let (Some(b), Some(t)) = (block, thread) {
-            if g.triples.len() < MAX_TRIPLES {
-                g.triples.insert((r, b, t));
-            } else if !g.triples_capped && !g.triples.contains(&(r, b, t)) {
-                // Once set, nothing more is learnt by looking.
-                g.triples_capped = true;
-            }
+            g.ranks.insert_lines(r, u64::from(n), &mut self.rank_budget);
         }
         if let Some(b) = block.filter(|&b| g.last_block != Some((r, b))) {
             if g.blocks.len() < MAX_TRIPLES {
@@ -143,8 +163,7 @@ impl Reader {
             file,
             line: d.line,
             lines: 0,
-            triples: HashSet::default(),
-            triples_capped: false,
+            triples: ThreadSet::default(),
             blocks: HashSet::default(),
             last_block: None,
             ranks: Default::default(),

@@ -6,8 +6,8 @@
 //! Types and the jobs that fill them are apart, so that no file reaches
 //! back to this one: `state` holds the [`Reader`] and where it is in its
 //! inputs, `kept` what it keeps ([`Facts`]), `group` an assertion group and
-//! the last thread line, `dsa_report` a DSA report, `pos` a place in the
-//! inputs. The reader's methods, by job: `route` routes each line to the
+//! the last thread line, `thread_set` a group's distinct threads,
+//! `dsa_report` a DSA report, `pos` a place in the inputs. The reader's methods, by job: `route` routes each line to the
 //! others; `lines` splits bytes into lines (the prefilter skips every line
 //! that cannot matter without looking at it further; rows a terminal cut
 //! are joined) and lines into cleaned text (`repr`: a `repr`'d error
@@ -35,6 +35,7 @@ mod quiet;
 mod repr;
 mod route;
 mod state;
+mod thread_set;
 
 pub use dsa_report::DsaReport;
 pub use group::AssertGroup;
@@ -42,3 +43,4 @@ pub use kept::{CodeAbove, CpuHit, Facts, HostEvent, InputStats};
 pub use lines::{rank_from_name, search_with, Searched, MAX_LINE};
 pub use pos::Pos;
 pub use state::Reader;
+pub use thread_set::ThreadSet;

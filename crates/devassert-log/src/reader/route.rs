@@ -226,6 +226,7 @@ impl Reader {
                     single,
                     glues,
                     raw: raw.to_vec(),
+                    seam: [&raw[t.end..], &raw[..b.start]].concat(),
                     block: b,
                     thread: t,
                     group,
