@@ -1,4 +1,5 @@
 use super::*;
+use crate::literals::pattern_requirement;
 
 #[test]
 fn a_value_at_the_end_of_a_line_is_found_without_its_newline() {
