@@ -353,17 +353,31 @@ mod tests {
 
     proptest! {
         /// `fits` says whether `new` builds, without building: empty
-        /// literals, more bytes than columns, and tables just past the limit.
+        /// literals, tables just past the limit (literals over a few bytes,
+        /// which share prefixes), and many distinct bytes.
         #[test]
         fn fits_says_whether_new_builds(
-            lits in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..40), 1..24),
+            lits in prop::collection::vec(
+                prop::collection::vec(prop::sample::select(b"abAB-\xff".to_vec()), 0..8),
+                1..24,
+            ),
+            wide in prop::collection::vec(prop::collection::vec(any::<u8>(), 1..40), 1..24),
             fold: bool,
-            max_entries in 1usize..4000,
         ) {
-            let built = LiteralDfa::new_within(&lits, fold, max_entries).is_some();
-            prop_assert_eq!(LiteralDfa::fits_within(&lits, fold, max_entries), built);
-            let built = LiteralDfa::new(&lits, fold).is_some();
-            prop_assert_eq!(LiteralDfa::fits(&lits, fold), built);
+            // The table's exact size: a row per state, a column per class.
+            let entries = |d: LiteralDfa| d.open.len() * d.stride as usize;
+            match LiteralDfa::new_within(&lits, fold, usize::MAX).map(entries) {
+                None => prop_assert!(!LiteralDfa::fits_within(&lits, fold, usize::MAX)),
+                Some(n) => {
+                    for max in [n - 1, n] {
+                        let built = LiteralDfa::new_within(&lits, fold, max).is_some();
+                        prop_assert_eq!(built, max == n);
+                        prop_assert_eq!(LiteralDfa::fits_within(&lits, fold, max), built);
+                    }
+                }
+            }
+            let built = LiteralDfa::new(&wide, fold).is_some();
+            prop_assert_eq!(LiteralDfa::fits(&wide, fold), built);
         }
 
         /// Long buffers are walked in stretches: a literal across a
