@@ -1,9 +1,10 @@
 //! Derives, for every regex of `catalog/*.toml` that the prefilter reads
 //! (`log`, `cpu_messages`, `device_frame` and the shared `[pattern]`s), the
 //! literals each match must contain (`src/literals.rs`, the same code the
-//! program runs), and embeds them keyed by the pattern: parsing a hundred
-//! regexes with regex-syntax at each start was a fifth of explaining an
-//! empty log. A pattern not found here (a catalog given at run time) is
+//! program runs), and the set of them that filters best, and embeds them
+//! keyed by the pattern: parsing a hundred regexes with regex-syntax at
+//! each start was a fifth of explaining an empty log, and choosing the
+//! best sets a sixth of what was left. A pattern not found here (a catalog given at run time) is
 //! derived at run time; the test `every_derived_requirement_is_the_run_times`
 //! checks the table against the run-time derivation.
 use std::{collections::BTreeSet, env, fs, path::PathBuf};
@@ -41,11 +42,13 @@ fn main() {
         }
     }
     let mut out = String::from(
-        "/// (pattern, the literal sets its matches hold; none: no requirement), sorted.\n\
-         pub(crate) static DERIVED: &[(&str, &[&[&[u8]]])] = &[\n",
+        "/// (pattern, the literal sets its matches hold (none: no requirement),\n\
+         /// the set that filters best), sorted.\n\
+         pub(crate) static DERIVED: &[(&str, &[&[&[u8]]], Option<usize>)] = &[\n",
     );
     for p in &patterns {
         let req = literals::pattern_requirement(p).unwrap_or_default();
+        let best = literals::best_index(&req);
         let sets: Vec<String> = req
             .iter()
             .map(|set| {
@@ -53,7 +56,7 @@ fn main() {
                 format!("&[{}]", lits.join(", "))
             })
             .collect();
-        out.push_str(&format!("    ({p:?}, &[{}]),\n", sets.join(", ")));
+        out.push_str(&format!("    ({p:?}, &[{}], {best:?}),\n", sets.join(", ")));
     }
     out.push_str("];\n");
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));

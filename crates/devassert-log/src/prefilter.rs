@@ -9,7 +9,7 @@
 
 use crate::derived_literals::requirement_of;
 use crate::line_search::{self, LineSearch, Sought};
-use crate::literals::{best_set, unmark};
+use crate::literals::unmark;
 use aho_corasick::AhoCorasick;
 use devassert_core::lazy_regex::LazyRegex;
 use devassert_core::Catalog;
@@ -123,12 +123,13 @@ impl Prefilter {
             .collect();
         let mut sets = 0;
         for regex in distinct_regexes(catalog) {
-            let Some(req) = requirement_of(regex.re.as_str()) else {
+            let Some(derived) = requirement_of(regex.re.as_str()) else {
                 unfiltered = true;
                 bare.push(regex);
                 continue;
             };
-            if let Some(best) = best_set(&req) {
+            let req = derived.sets;
+            if let Some(best) = derived.best.map(|i| &req[i]) {
                 // Folded literals stand for every casing a case-insensitive regex accepts.
                 scan.extend(best.iter().map(|l| {
                     let l = unmark(l);
