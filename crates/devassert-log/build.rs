@@ -44,7 +44,7 @@ fn main() {
     let mut out = String::from(
         "/// (pattern, the literal sets its matches hold (none: no requirement),\n\
          /// the set that filters best), sorted.\n\
-         pub(crate) static DERIVED: &[(&str, &[&[&[u8]]], Option<usize>)] = &[\n",
+         pub(crate) static DERIVED: &[Entry] = &[\n",
     );
     for p in &patterns {
         let req = literals::pattern_requirement(p).unwrap_or_default();

@@ -6,6 +6,13 @@
 
 use crate::literals::{best_index, pattern_requirement, Requirement};
 
+/// A pattern, its literal sets, and where the best of them is.
+type Entry = (
+    &'static str,
+    &'static [&'static [&'static [u8]]],
+    Option<usize>,
+);
+
 include!(concat!(env!("OUT_DIR"), "/derived_literals.rs"));
 
 /// A catalog regex's requirement, and where its best set is in it.
