@@ -16,6 +16,7 @@
 mod bigram_filter;
 mod clean;
 mod crash;
+mod derived_literals;
 mod device_line;
 pub mod diagnose;
 mod error;

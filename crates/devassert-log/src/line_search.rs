@@ -18,14 +18,22 @@ use crate::bigram_filter::{BigramFilter, Pattern};
 use crate::literal_dfa::LiteralDfa;
 use memchr::{memchr, memrchr};
 use pass::Pass;
-use searcher::{newlines, Kept, TriggerRuns};
+use searcher::{newlines, Automata, Kept, TriggerRuns};
 pub use searcher::{Line, LineSearch, Sought};
+use std::sync::OnceLock;
 
 mod pass;
 mod runs;
 mod searcher;
+mod small;
 #[cfg(test)]
 mod tests;
+
+/// Below this a buffer is searched by comparing each byte with the
+/// literals it may start (`small`), not by the DFA and filters, which took
+/// a third of explaining a short log to build (about 30 M instructions;
+/// the compares cost some 100 a byte).
+const SMALL: usize = 64 << 10;
 
 /// Below this a buffer is searched on one thread: handing it out costs more.
 const PARALLEL_MIN: usize = 512 << 10;
@@ -67,28 +75,49 @@ impl LineSearch {
             owners.last_mut().into_iter().for_each(|o| o.extend(owner));
         }
         let (literals, sought): (Vec<Vec<u8>>, Vec<Sought>) = distinct.into_iter().unzip();
-        let dfa = LiteralDfa::new(&literals, true)?;
-        let bigrams =
-            filter_patterns(&literals, &sought).and_then(|patterns| BigramFilter::new(&patterns));
-        let rest = BigramFilter::new(&literals.iter().map(|l| any_case(l)).collect::<Vec<_>>());
+        if !LiteralDfa::fits(&literals, true) {
+            return None;
+        }
         let line_ends = (0..literals.len())
             .filter(|&i| literals[i].ends_with(b"\n"))
             .collect();
-        let runs = TriggerRuns::new(
-            (0..literals.len())
-                .filter(|&i| sought[i].trigger)
-                .map(|i| literals[i].as_slice()),
-        );
         Some(LineSearch {
-            dfa,
-            bigrams,
-            rest,
             literals,
             sought,
             owners,
             line_ends,
-            runs,
+            automata: OnceLock::new(),
+            small: OnceLock::new(),
         })
+    }
+
+    /// The automata for buffers of `SMALL` bytes or more, built on first use.
+    fn automata(&self) -> &Automata {
+        self.automata.get_or_init(|| {
+            let (literals, sought) = (&self.literals, &self.sought);
+            let dfa = LiteralDfa::new(literals, true)
+                .unwrap_or_else(|| unreachable!("`new` checked that the DFA fits"));
+            let bigrams =
+                filter_patterns(literals, sought).and_then(|patterns| BigramFilter::new(&patterns));
+            let rest = BigramFilter::new(&literals.iter().map(|l| any_case(l)).collect::<Vec<_>>());
+            let runs = TriggerRuns::new(
+                (0..literals.len())
+                    .filter(|&i| sought[i].trigger)
+                    .map(|i| literals[i].as_slice()),
+            );
+            Automata {
+                dfa,
+                bigrams,
+                rest,
+                runs,
+            }
+        })
+    }
+
+    /// Whether the automata for large buffers have been built.
+    #[cfg(test)]
+    pub fn automata_built(&self) -> bool {
+        self.automata.get().is_some()
     }
 
     /// The lines of `hay` that hold a trigger word, or a catalog literal
@@ -111,16 +140,12 @@ impl LineSearch {
         M: Fn(&[u8]) -> bool + Sync,
     {
         use rayon::prelude::*;
-        let search = |piece: &[u8]| {
-            self.search_with(
-                self.bigrams.as_ref(),
-                true,
-                piece,
-                max_line,
-                retired,
-                matters,
-            )
-        };
+        if hay.len() < SMALL {
+            return self.search_small(hay, max_line, retired, matters);
+        }
+        let bigrams = self.automata().bigrams.as_ref();
+        let search =
+            |piece: &[u8]| self.search_with(bigrams, true, piece, max_line, retired, matters);
         if hay.len() < PARALLEL_MIN {
             return search(hay);
         }
@@ -149,7 +174,7 @@ impl LineSearch {
     /// The bigram filter, when one was built (it is for the catalog's literals).
     #[cfg(test)]
     pub fn bigrams(&self) -> Option<&BigramFilter> {
-        self.bigrams.as_ref()
+        self.automata().bigrams.as_ref()
     }
 
     /// The search, with the bigram filter or (`None`) the DFA over every
@@ -173,7 +198,7 @@ impl LineSearch {
                 // The filter sees whole lines: at the end of the buffer it
                 // could not see what follows a word that wants a boundary.
                 let whole = memrchr(b'\n', hay).map_or(0, |i| i + 1);
-                match self.runs.as_ref().filter(|_| runs) {
+                match self.automata().runs.as_ref().filter(|_| runs) {
                     Some(r) => r.search(&mut pass, filter, whole),
                     None => {
                         pass.lines_between(filter, 0, whole);
@@ -185,8 +210,10 @@ impl LineSearch {
             }
             None => {
                 let mut hits = Vec::new();
-                self.dfa.ends(hay, &mut hits);
-                self.keep_lines(hay, &hits, max_line, retired, matters, &mut pass.kept);
+                let dfa = &self.automata().dfa;
+                dfa.ends(hay, &mut hits);
+                let at = |state| dfa.literals(state);
+                self.keep_lines(hay, &hits, &at, max_line, retired, matters, &mut pass.kept);
             }
         }
         let kept = pass.kept;
@@ -201,11 +228,14 @@ impl LineSearch {
         self.sought[i].fold || hay[..end].ends_with(&self.literals[i])
     }
 
-    /// Keep the lines of `hits` (literal ends, in order) that matter.
-    fn keep_lines<M>(
+    /// Keep the lines of `hits` (literal ends, in order, each with what
+    /// `at` takes to the literals that end there) that matter.
+    #[allow(clippy::too_many_arguments)]
+    fn keep_lines<'s, M>(
         &self,
         hay: &[u8],
         hits: &[(usize, u32)],
+        at: &dyn Fn(u32) -> &'s [u32],
         max_line: usize,
         retired: &[u64],
         matters: &M,
@@ -225,7 +255,7 @@ impl LineSearch {
             let (mut found, mut sure, mut wanted) = (false, false, false);
             while let Some(&(e, state)) = hits.get(i).filter(|h| h.0 <= end + 1) {
                 i += 1;
-                for &id in self.dfa.literals(state) {
+                for &id in at(state) {
                     let lit = &self.sought[id as usize];
                     wanted = wanted
                         || lit.trigger

@@ -41,6 +41,51 @@ impl LiteralDfa {
     /// `fold`: ASCII letters are one byte in either case, so every literal
     /// is found in any case (the caller checks the case it wants).
     pub fn new<L: AsRef<[u8]>>(literals: &[L], fold: bool) -> Option<Self> {
+        Self::new_within(literals, fold, MAX_ENTRIES)
+    }
+
+    /// Whether `new` builds a DFA of `literals`, told without building it
+    /// (the DFA is built when a large buffer first needs it).
+    pub fn fits<L: AsRef<[u8]>>(literals: &[L], fold: bool) -> bool {
+        Self::fits_within(literals, fold, MAX_ENTRIES)
+    }
+
+    /// [`LiteralDfa::fits`] for a table of at most `max_entries`: a column
+    /// per distinct byte (folded) and one for the rest, a row per trie
+    /// node (a distinct prefix, folded, the empty one included).
+    fn fits_within<L: AsRef<[u8]>>(literals: &[L], fold: bool, max_entries: usize) -> bool {
+        let key = |l: &L| -> Vec<u8> {
+            match fold {
+                true => l.as_ref().to_ascii_lowercase(),
+                false => l.as_ref().to_vec(),
+            }
+        };
+        let mut keys: Vec<Vec<u8>> = literals.iter().map(key).collect();
+        if keys.iter().any(Vec::is_empty) {
+            return false;
+        }
+        let mut bytes = [false; 256];
+        keys.iter()
+            .flatten()
+            .for_each(|&b| bytes[usize::from(b)] = true);
+        let columns = 1 + bytes.iter().filter(|&&b| b).count();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut states = 1;
+        for (i, k) in keys.iter().enumerate() {
+            let shared = match i.checked_sub(1) {
+                Some(p) => k.iter().zip(&keys[p]).take_while(|(a, b)| a == b).count(),
+                None => 0,
+            };
+            states += k.len() - shared;
+        }
+        columns <= 256
+            && states
+                .checked_mul(columns)
+                .is_some_and(|n| n <= max_entries)
+    }
+
+    fn new_within<L: AsRef<[u8]>>(literals: &[L], fold: bool, max_entries: usize) -> Option<Self> {
         if literals.iter().any(|l| l.as_ref().is_empty()) {
             return None;
         }
@@ -81,7 +126,7 @@ impl LiteralDfa {
             ends[s].push(u32::try_from(id).ok()?);
         }
         let states = ends.len();
-        if states.checked_mul(columns)? > MAX_ENTRIES {
+        if states.checked_mul(columns)? > max_entries {
             return None;
         }
         // Breadth first: a state's failure link is shallower, so its
@@ -290,6 +335,13 @@ mod tests {
         want.sort();
         assert_eq!(found(&d, hay), want);
         assert!(LiteralDfa::new(&["inf", ""], false).is_none());
+        assert!(!LiteralDfa::fits(&["inf", ""], false));
+        // A column per distinct byte and one for the rest: 255 bytes fit, 256 do not.
+        let bytes: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        for (lits, fit) in [(&bytes[1..], true), (&bytes[..], false)] {
+            assert_eq!(LiteralDfa::new(lits, false).is_some(), fit);
+            assert_eq!(LiteralDfa::fits(lits, false), fit);
+        }
         // Folded, every literal is found in any case.
         let d = LiteralDfa::new(&lits, true).expect("small");
         let lower = hay.to_ascii_lowercase();
@@ -300,6 +352,34 @@ mod tests {
     }
 
     proptest! {
+        /// `fits` says whether `new` builds, without building: empty
+        /// literals, tables just past the limit (literals over a few bytes,
+        /// which share prefixes), and many distinct bytes.
+        #[test]
+        fn fits_says_whether_new_builds(
+            lits in prop::collection::vec(
+                prop::collection::vec(prop::sample::select(b"abAB-\xff".to_vec()), 0..8),
+                1..24,
+            ),
+            wide in prop::collection::vec(prop::collection::vec(any::<u8>(), 1..40), 1..24),
+            fold: bool,
+        ) {
+            // The table's exact size: a row per state, a column per class.
+            let entries = |d: LiteralDfa| d.open.len() * d.stride as usize;
+            match LiteralDfa::new_within(&lits, fold, usize::MAX).map(entries) {
+                None => prop_assert!(!LiteralDfa::fits_within(&lits, fold, usize::MAX)),
+                Some(n) => {
+                    for max in [n - 1, n] {
+                        let built = LiteralDfa::new_within(&lits, fold, max).is_some();
+                        prop_assert_eq!(built, max == n);
+                        prop_assert_eq!(LiteralDfa::fits_within(&lits, fold, max), built);
+                    }
+                }
+            }
+            let built = LiteralDfa::new(&wide, fold).is_some();
+            prop_assert_eq!(LiteralDfa::fits(&wide, fold), built);
+        }
+
         /// Long buffers are walked in stretches: a literal across a
         /// stretch's start is still found, once.
         #[test]

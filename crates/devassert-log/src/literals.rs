@@ -82,9 +82,14 @@ pub fn unmark(l: &[u8]) -> Literal {
 /// The set of a requirement that filters best: its shortest literal the
 /// longest, and no common word.
 pub fn best_set(req: &Requirement) -> Option<&Vec<Vec<u8>>> {
-    req.iter()
-        .filter(|s| !s.is_empty())
-        .max_by_key(|s| score(s))
+    best_index(req).map(|i| &req[i])
+}
+
+/// Where [`best_set`] is in `req`.
+pub fn best_index(req: &Requirement) -> Option<usize> {
+    (0..req.len())
+        .filter(|&i| !req[i].is_empty())
+        .max_by_key(|&i| score(&req[i]))
 }
 
 fn bare_len(l: &[u8]) -> usize {

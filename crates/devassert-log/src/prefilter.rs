@@ -7,8 +7,9 @@
 //! edit needs no change here). A line found only by them is then checked
 //! against all the literal sets its regex requires before the regexes run.
 
+use crate::derived_literals::requirement_of;
 use crate::line_search::{self, LineSearch, Sought};
-use crate::literals::{best_set, pattern_requirement, unmark};
+use crate::literals::unmark;
 use aho_corasick::AhoCorasick;
 use devassert_core::lazy_regex::LazyRegex;
 use devassert_core::Catalog;
@@ -122,12 +123,13 @@ impl Prefilter {
             .collect();
         let mut sets = 0;
         for regex in distinct_regexes(catalog) {
-            let Some(req) = pattern_requirement(regex.re.as_str()) else {
+            let Some(derived) = requirement_of(regex.re.as_str()) else {
                 unfiltered = true;
                 bare.push(regex);
                 continue;
             };
-            if let Some(best) = best_set(&req) {
+            let req = derived.sets;
+            if let Some(best) = derived.best.map(|i| &req[i]) {
                 // Folded literals stand for every casing a case-insensitive regex accepts.
                 scan.extend(best.iter().map(|l| {
                     let l = unmark(l);

@@ -44,12 +44,61 @@ const PATTERNS: &[(&str, bool)] = &[
     ),
 ];
 
-fn compiled() -> &'static [(Regex, bool)] {
-    static RE: OnceLock<Vec<(Regex, bool)>> = OnceLock::new();
-    RE.get_or_init(|| {
+/// One of `PATTERNS`, compiled the first time a text holds one of the
+/// literals its matches start with: compiling all eleven at the first
+/// evidence line was a sixth of explaining a two-line log.
+struct Pattern {
+    pattern: &'static str,
+    rows: bool,
+    /// regex-syntax's prefix literals: every match starts with one (None:
+    /// too many to list, or the pattern does not parse).
+    starts: Option<Vec<Vec<u8>>>,
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl Pattern {
+    fn new(pattern: &'static str, rows: bool) -> Self {
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        let starts = regex_syntax::parse(pattern).ok().and_then(|hir| {
+            let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+            Some(
+                seq.literals()?
+                    .iter()
+                    .map(|l| l.as_bytes().to_vec())
+                    .collect(),
+            )
+        });
+        Pattern {
+            pattern,
+            rows,
+            starts,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// The regex, when `text` may match it (None: it cannot, or the
+    /// pattern does not compile).
+    fn for_text(&self, text: &str) -> Option<&Regex> {
+        let may = self.starts.as_ref().is_none_or(|starts| {
+            starts
+                .iter()
+                .any(|l| memchr::memmem::find(text.as_bytes(), l).is_some())
+        });
+        if !may {
+            return None;
+        }
+        self.compiled
+            .get_or_init(|| Regex::new(self.pattern).ok())
+            .as_ref()
+    }
+}
+
+fn patterns() -> &'static [Pattern] {
+    static ALL: OnceLock<Vec<Pattern>> = OnceLock::new();
+    ALL.get_or_init(|| {
         PATTERNS
             .iter()
-            .filter_map(|(p, rows)| Regex::new(p).ok().map(|r| (r, *rows)))
+            .map(|&(p, rows)| Pattern::new(p, rows))
             .collect()
     })
 }
@@ -70,8 +119,11 @@ pub fn stated(text: &str) -> Stated {
     {
         return out;
     }
-    for (re, rows) in compiled() {
-        let Some(c) = re.captures(text) else { continue };
+    for p in patterns() {
+        let Some(c) = p.for_text(text).and_then(|re| re.captures(text)) else {
+            continue;
+        };
+        let rows = &p.rows;
         let num = |n: &str| c.name(n).and_then(|m| m.as_str().parse::<i64>().ok());
         if let Some(v) = num("value") {
             if !out.values.contains(&Scalar::Int(v)) {
@@ -92,6 +144,44 @@ pub fn stated(text: &str) -> Stated {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pattern is compiled only for a text that holds one of its prefix
+    /// literals, and every text it matches holds one.
+    #[test]
+    fn a_pattern_compiles_only_for_a_text_it_may_match() {
+        let texts = [
+            "IndexError: Target 10 is out of bounds.",
+            "index 5 is out of bounds for dimension 0 with size 5",
+            "RuntimeError: index out of bounds: 0 <= tmp3 < 50257",
+            "Index 1 of input takes value -1 which is not in the valid range [0, 4)",
+            "tried to access index 7 on a tensor of 3 elements",
+            "Tried to access index 10 out of table with 9 rows.",
+            "index 9 out of range for tensor of size [4",
+            "found idx to be -3",
+            "id=12 axis_dim=10",
+            "Found an invalid max index: 77",
+            "index value 151645 exceeds bounds 129280!",
+            "INDEX 12 exceeds the upper bound of 10",
+            "Value 3 Exceeds Bound 2",
+        ];
+        for &(pattern, rows) in PATTERNS {
+            let p = Pattern::new(pattern, rows);
+            assert!(
+                p.starts
+                    .as_ref()
+                    .is_some_and(|s| s.iter().all(|l| !l.is_empty())),
+                "{pattern}: no prefix literals to look for"
+            );
+            assert!(p.for_text("step 8: loss 2.1").is_none());
+            assert!(p.compiled.get().is_none(), "{pattern} compiled for nothing");
+            let re = Regex::new(pattern).expect("compiles");
+            let matched: Vec<&str> = texts.into_iter().filter(|t| re.is_match(t)).collect();
+            assert!(!matched.is_empty(), "no text for {pattern}");
+            for t in matched {
+                assert!(p.for_text(t).is_some(), "{pattern} missed {t:?}");
+            }
+        }
+    }
 
     #[test]
     fn messages_state_values() {

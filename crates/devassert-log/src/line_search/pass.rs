@@ -44,6 +44,7 @@ impl<'a, M: Fn(&[u8]) -> bool> Pass<'a, M> {
     /// part settled it.
     pub(super) fn walk(&mut self, start: usize, end: usize) -> bool {
         let s = self.search;
+        let a = s.automata();
         let line = &self.hay[start..(end + 1).min(self.hay.len())];
         let slot = Walked::slot(line);
         if let Some((kept, settled)) = self.walked.get(self.hay, slot, line) {
@@ -54,7 +55,7 @@ impl<'a, M: Fn(&[u8]) -> bool> Pass<'a, M> {
         }
         // A trigger word in the part kept settles the line.
         let settles = |at: usize, state| {
-            s.dfa
+            a.dfa
                 .literals(state)
                 .iter()
                 .any(|&id| s.sought[id as usize].trigger && s.cased(line, at, id))
@@ -69,20 +70,22 @@ impl<'a, M: Fn(&[u8]) -> bool> Pass<'a, M> {
             asked += 1;
             asked <= QUIET_ASKS
                 && walked.len() - from >= QUIET_REST
-                && s.rest
+                && a.rest
                     .as_ref()
                     .is_some_and(|f| f.next_candidate(walked, from).is_none())
         };
-        s.dfa.ends_until(walked, &mut self.hits, settles, quiet);
+        a.dfa.ends_until(walked, &mut self.hits, settles, quiet);
         let settled = self.hits.last().is_some_and(|&(at, st)| settles(at, st));
         if !settled && line.len() > self.max_line {
             self.hits.clear();
-            s.dfa.ends(line, &mut self.hits);
+            a.dfa.ends(line, &mut self.hits);
         }
         self.hits.iter_mut().for_each(|h| h.0 += start);
+        let at = |state| a.dfa.literals(state);
         s.keep_lines(
             self.hay,
             &self.hits,
+            &at,
             self.max_line,
             self.retired,
             self.matters,

@@ -7,6 +7,7 @@ use crate::bigram_filter::BigramFilter;
 use crate::literal_dfa::LiteralDfa;
 use aho_corasick::packed::Searcher;
 use memchr::memchr_iter;
+use std::sync::OnceLock;
 
 /// A line that matters, inside the buffer searched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +80,22 @@ pub(super) fn newlines(b: &[u8]) -> u64 {
 }
 
 pub struct LineSearch {
+    /// Per literal id of the automata.
+    pub(super) literals: Vec<Vec<u8>>,
+    pub(super) sought: Vec<Sought>,
+    /// Per literal id: the regexes (the caller's numbers) it stands for.
+    pub(super) owners: Vec<Vec<usize>>,
+    /// The literals that end in `\n`.
+    pub(super) line_ends: Vec<usize>,
+    /// Built for the first buffer of `SMALL` bytes or more: building them
+    /// was a third of explaining a short log, which needs none.
+    pub(super) automata: OnceLock<Automata>,
+    /// Searches a buffer shorter than `SMALL`, built on first use.
+    pub(super) small: OnceLock<SmallSearch>,
+}
+
+/// What searches a buffer of `SMALL` bytes or more.
+pub(super) struct Automata {
     /// Finds the literals in any case: a literal that is not folded is
     /// then checked byte for byte (`cased`).
     pub(super) dfa: LiteralDfa,
@@ -87,16 +104,18 @@ pub struct LineSearch {
     /// Rules out the rest of a line being walked (`Pass::walk`): every
     /// literal as the DFA finds it, in any case and whatever follows it.
     pub(super) rest: Option<BigramFilter>,
-    /// Per literal id of `dfa`.
-    pub(super) literals: Vec<Vec<u8>>,
-    pub(super) sought: Vec<Sought>,
-    /// Per literal id: the regexes (the caller's numbers) it stands for.
-    pub(super) owners: Vec<Vec<usize>>,
-    /// The literals that end in `\n`.
-    pub(super) line_ends: Vec<usize>,
     /// Finds the lines of a run that hold a trigger word without walking
     /// them (None: no SIMD here).
     pub(super) runs: Option<TriggerRuns>,
+}
+
+/// A short buffer's search (`small`): the literal ids by bucket (their
+/// first two bytes, folded, hashed), `ids[starts[k]..starts[k + 1]]` for
+/// bucket `k`, and those of one byte, `ids[singles]`.
+pub(super) struct SmallSearch {
+    pub(super) starts: Vec<u32>,
+    pub(super) ids: Vec<u32>,
+    pub(super) singles: std::ops::Range<u32>,
 }
 
 /// The trigger words for finding runs of lines that hold one (`runs`,

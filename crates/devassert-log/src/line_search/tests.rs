@@ -37,14 +37,16 @@ fn search() -> LineSearch {
     LineSearch::new(literals).expect("a search")
 }
 
-/// The lines kept by each way of searching `hay`: runs, line by line, the DFA over every byte.
-fn each_way(s: &LineSearch, hay: &[u8], max_line: usize) -> [(Vec<Line>, u64); 3] {
+/// The lines kept by each way of searching `hay`: runs, line by line, the
+/// DFA over every byte, the compares of a short buffer.
+fn each_way(s: &LineSearch, hay: &[u8], max_line: usize) -> [(Vec<Line>, u64); 4] {
     // A catalog literal's line is kept only if it also holds `!`.
     let matters = |line: &[u8]| line.contains(&b'!');
     [
         s.search_with(s.bigrams(), true, hay, max_line, &[], &matters),
         s.search_with(s.bigrams(), false, hay, max_line, &[], &matters),
         s.search_with(None, false, hay, max_line, &[], &matters),
+        s.search_small(hay, max_line, &[], &matters),
     ]
 }
 
@@ -53,11 +55,15 @@ fn kept(hay: &[u8], max_line: usize) -> Vec<u64> {
     let s = search();
     // Teddy needs SSSE3 or NEON: elsewhere runs are searched line by line.
     if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        assert!(s.runs.is_some(), "a packed searcher builds on this machine");
+        assert!(
+            s.automata().runs.is_some(),
+            "a packed searcher builds on this machine"
+        );
     }
-    let [runs, lines, every] = each_way(&s, hay, max_line);
+    let [runs, lines, every, small] = each_way(&s, hay, max_line);
     assert_eq!(runs, lines);
     assert_eq!(runs, every);
+    assert_eq!(runs, small);
     runs.0.iter().map(|l| l.before).collect()
 }
 
@@ -152,6 +158,27 @@ const PIECES: &[&str] = &[
     "xinfinity",
 ];
 
+#[test]
+fn a_short_buffer_builds_no_automata() {
+    let s = search();
+    let line = b"x/Indexing.cu:1422: Assertion `srcIndex` failed.\n";
+    let matters = |_: &[u8]| true;
+    let short = line.repeat(SMALL / line.len());
+    assert!(short.len() < SMALL);
+    let found = s.lines(&short, MAX, &[], &matters);
+    assert_eq!(found.0.len(), SMALL / line.len());
+    assert!(
+        !s.automata_built(),
+        "a short buffer is searched without them"
+    );
+    // One line more and the buffer is large: the same lines, by the automata.
+    let long = line.repeat(SMALL / line.len() + 1);
+    let found_long = s.lines(&long, MAX, &[], &matters);
+    assert!(s.automata_built());
+    assert_eq!(found_long.0[..found.0.len()], found.0[..]);
+    assert_eq!(found_long.1, found.1 + 1);
+}
+
 proptest! {
     /// Runs keep the lines that walking each line keeps, and that the DFA
     /// over every byte keeps, with lines long enough to cross the runs'
@@ -180,9 +207,10 @@ proptest! {
             hay.pop();
         }
         let s = search();
-        let [runs, lines, every] = each_way(&s, &hay, max_line);
+        let [runs, lines, every, small] = each_way(&s, &hay, max_line);
         prop_assert_eq!(&runs, &lines);
         prop_assert_eq!(&runs, &every);
+        prop_assert_eq!(&runs, &small);
     }
 }
 

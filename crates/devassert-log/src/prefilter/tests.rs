@@ -1,4 +1,5 @@
 use super::*;
+use crate::literals::pattern_requirement;
 
 #[test]
 fn a_value_at_the_end_of_a_line_is_found_without_its_newline() {
@@ -74,7 +75,8 @@ fn hay_of(lines: &[Vec<usize>], last_newline: bool) -> Vec<u8> {
 proptest::proptest! {
     /// The bigram filter only spares the DFA walks: the lines kept are
     /// those of the DFA over every byte, on text made of catalog
-    /// literals, their near misses and noise.
+    /// literals, their near misses and noise; and so are those of a short
+    /// buffer's compares.
     #[test]
     fn the_filter_keeps_what_the_full_walk_keeps(
         lines in piece_lines(),
@@ -93,6 +95,7 @@ proptest::proptest! {
                     &every
                 );
             }
+            proptest::prop_assert_eq!(&s.search_small(&hay, 64, &[], &matters), &every);
         }
     }
 
@@ -118,6 +121,10 @@ proptest::proptest! {
                 s.search_with(bigrams, runs, &hay, cut, &[], &every)
             );
         }
+        proptest::prop_assert_eq!(
+            s.search_small(&hay, cut, &retired, &sets),
+            s.search_small(&hay, cut, &[], &every)
+        );
     }
 }
 
