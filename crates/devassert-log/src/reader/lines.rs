@@ -4,47 +4,25 @@
 //! terminal cut are joined again (`unwrap`); each line is split into its
 //! segments, prefixes stripped, and a `repr`'d error into its pieces.
 
+use super::searched::{self, EveryLineHint, Searched};
 use super::state::{Before, Known, Reader, Waiting};
 use crate::clean;
-use crate::prefilter::{Line, Prefilter, RetiredView};
+use crate::prefilter::RetiredView;
 use crate::unwrap;
-use devassert_core::Catalog;
 use memchr::{memchr, memrchr};
 
 /// Longest line looked at; the rest of a longer line is dropped.
 pub const MAX_LINE: usize = 256 * 1024;
 
-/// The lines of a stretch of whole lines that may matter, found apart from
-/// the reader (so that the next stretch is searched while this one is read).
-pub struct Searched {
-    len: usize,
-    lines: Vec<Line>,
-    total: u64,
-    /// The regexes retired when it was searched (see `prefilter::retired`).
-    retired: Vec<u64>,
-}
-
-/// Search `region` (whole lines, the first starting at its first byte) for
-/// the lines a reader of `catalog` looks at, with the regexes it has
-/// `retired` by now.
-pub fn search_with(catalog: &'static Catalog, retired: &RetiredView, region: &[u8]) -> Searched {
-    search(Prefilter::shared(catalog), region, retired.snapshot())
-}
-
-fn search(pre: &Prefilter, region: &[u8], retired: Vec<u64>) -> Searched {
-    let (lines, total) = pre.lines_that_matter(region, MAX_LINE, &retired);
-    Searched {
-        len: region.len(),
-        lines,
-        total,
-        retired,
-    }
-}
-
 impl Reader {
     /// The regexes this reader has retired, as another thread's search sees them.
     pub fn retired_view(&self) -> RetiredView {
         self.retired.view()
+    }
+
+    /// Whether this reader reads every line, as another thread's search sees it.
+    pub fn every_line_hint(&self) -> EveryLineHint {
+        self.lines.every_line_hint.clone()
     }
 
     /// Feed raw bytes; chunk boundaries are arbitrary.
@@ -83,10 +61,12 @@ impl Reader {
             Some(i) => (&bytes[..=i], &bytes[i + 1..]),
             None => (&bytes[..0], bytes),
         };
+        // Searched here when a line is read that is not in every-line mode.
         let searched = searched
             .filter(|s| fresh && s.len == region.len())
-            .unwrap_or_else(|| search(self.pre, region, self.retired.bits().to_vec()));
+            .unwrap_or_else(|| Searched::later(region.len()));
         self.scan(region, searched);
+        self.lines.every_line_hint.set(self.wants_every_line());
         if !tail.is_empty() {
             self.lines.carry_started = true;
             self.extend_carry(tail);
@@ -117,18 +97,15 @@ impl Reader {
     /// Complete lines, each ending in `\n`.
     pub(super) fn scan(&mut self, region: &[u8], searched: Searched) {
         let base = self.lines.line_no;
-        let Searched {
-            lines,
-            total,
-            retired,
-            ..
-        } = searched;
+        let mut found = searched.found;
         let mut p = 0;
         let mut next = 0;
         while p < region.len() {
             // Lines an every-line stretch already took are skipped.
-            while lines.get(next).is_some_and(|l| l.start < p) {
-                next += 1;
+            if let Some(f) = &found {
+                while f.lines.get(next).is_some_and(|l| l.start < p) {
+                    next += 1;
+                }
             }
             if self.wants_every_line() {
                 self.lines.released = false;
@@ -139,31 +116,41 @@ impl Reader {
                     p = e + 1;
                     continue;
                 }
-                let found = lines.get(next).is_some_and(|l| l.start == p);
-                self.lines.plain = !found && !self.pre.looks_at_everything() && plain_row(row);
+                // Whether the search finds the row, asked of it alone when
+                // the stretch was not searched (see `searched`).
+                let unfound = || match &found {
+                    Some(f) => !f.lines.get(next).is_some_and(|l| l.start == p),
+                    None => !self.pre.line_matters(row, self.retired.bits()),
+                };
+                self.lines.plain = !self.pre.looks_at_everything() && plain_row(row) && unfound();
                 self.take_row(region, p, e);
                 self.lines.plain = false;
                 p = e + 1;
                 continue;
             }
-            let Some(l) = lines.get(next) else { break };
+            let f = found.get_or_insert_with(|| {
+                searched::search_from(self.pre, region, p, self.retired.bits())
+            });
+            let Some(l) = f.lines.get(next) else { break };
             next += 1;
             let end = l.end.min(l.start + MAX_LINE);
             // Searched before this reader retired a regex its lines met:
             // those it was passed for that alone are not read (`prefilter::retired`).
             let now = self.retired.bits();
-            if retired.as_slice() != now
+            if f.retired.as_slice() != now
                 && self
                     .pre
-                    .kept_only_by_retired(&region[l.start..end], &retired, now)
+                    .kept_only_by_retired(&region[l.start..end], &f.retired, now)
             {
                 p = l.end + 1;
                 continue;
             }
             self.lines.line_no = base + l.before;
-            self.take_row(region, l.start, end);
-            p = l.end + 1;
+            let (start, after) = (l.start, l.end + 1);
+            self.take_row(region, start, end);
+            p = after;
         }
+        let total = found.map_or_else(|| searched::newlines(region), |f| f.total);
         self.lines.line_no = base + total;
         self.copy_rows_before(region);
         unwrap::keep_last(region, &mut self.lines.earlier);

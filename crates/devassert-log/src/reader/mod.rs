@@ -34,11 +34,13 @@ mod pos;
 mod quiet;
 mod repr;
 mod route;
+mod searched;
 mod state;
 
 pub use dsa_report::DsaReport;
 pub use group::AssertGroup;
 pub use kept::{CodeAbove, CpuHit, Facts, HostEvent, InputStats};
-pub use lines::{rank_from_name, search_with, Searched, MAX_LINE};
+pub use lines::{rank_from_name, MAX_LINE};
+pub use searched::{search_with, EveryLineHint, Searched};
 pub use pos::Pos;
 pub use state::Reader;
