@@ -49,9 +49,14 @@ impl DigitGrams {
             let i = gram_bit(w);
             self.bits[i / 64] >> (i % 64) & 1 == 1
         };
-        (0..hay.len())
-            .filter(|&d| hay[d].is_ascii_digit())
-            .any(|d| (d.saturating_sub(2)..=d).any(|s| hay.get(s..s + 3).is_some_and(set)))
+        let mut from = 0;
+        while let Some(d) = crate::text::next_digit(&hay[from..]).map(|i| from + i) {
+            if (d.saturating_sub(2)..=d).any(|s| hay.get(s..s + 3).is_some_and(set)) {
+                return true;
+            }
+            from = d + 1;
+        }
+        false
     }
 }
 

@@ -116,11 +116,12 @@ impl Reader {
                     p = e + 1;
                     continue;
                 }
-                // Whether the search finds the row, asked of it alone when
-                // the stretch was not searched (see `searched`).
+                // Whether the search finds the row; when the stretch was not
+                // searched, whether its filter rules the row out (a row it
+                // lets through is read as found: see `searched`).
                 let unfound = || match &found {
                     Some(f) => !f.lines.get(next).is_some_and(|l| l.start == p),
-                    None => !self.pre.line_matters(row, self.retired.bits()),
+                    None => !self.pre.may_find(&region[p..(e + 1).min(region.len())]),
                 };
                 self.lines.plain = !self.pre.looks_at_everything() && plain_row(row) && unfound();
                 self.take_row(region, p, e);
