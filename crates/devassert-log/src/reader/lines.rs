@@ -385,8 +385,7 @@ impl Reader {
 
     pub(super) fn read_line(&mut self, raw: &[u8]) {
         let text = clean::lossy(raw);
-        for (body, mut prefix) in clean::readable(&text) {
-            let body = body.as_str();
+        clean::each_readable(&text, |body, mut prefix| {
             if let Some((rank, time)) = self.lines.glued_prefix {
                 prefix.rank = prefix.rank.or(rank);
                 prefix.time = prefix.time.or(time);
@@ -401,7 +400,7 @@ impl Reader {
             } else {
                 self.text_line(body, rank, prefix.time);
             }
-        }
+        });
     }
 }
 
