@@ -68,7 +68,18 @@ fn summary(f: &Facts) -> String {
             let mut blocks: Vec<_> = g.blocks.iter().collect();
             blocks.sort();
             let ranks = format!("{:?}", g.ranks);
-            (&g.kernel, &g.assertion, &g.file, g.line, g.lines, triples, blocks, g.last_block, g.first, ranks)
+            (
+                &g.kernel,
+                &g.assertion,
+                &g.file,
+                g.line,
+                g.lines,
+                triples,
+                blocks,
+                g.last_block,
+                g.first,
+                ranks,
+            )
         })
         .collect();
     format!(

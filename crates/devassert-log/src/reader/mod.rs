@@ -41,6 +41,6 @@ pub use dsa_report::DsaReport;
 pub use group::AssertGroup;
 pub use kept::{CodeAbove, CpuHit, Facts, HostEvent, InputStats};
 pub use lines::{rank_from_name, MAX_LINE};
-pub use searched::{search_with, EveryLineHint, Searched};
 pub use pos::Pos;
+pub use searched::{search_with, EveryLineHint, Searched};
 pub use state::Reader;

@@ -47,7 +47,11 @@ impl Searched {
 pub fn search_with(catalog: &'static Catalog, retired: &RetiredView, region: &[u8]) -> Searched {
     Searched {
         len: region.len(),
-        found: Some(search(Prefilter::shared(catalog), region, retired.snapshot())),
+        found: Some(search(
+            Prefilter::shared(catalog),
+            region,
+            retired.snapshot(),
+        )),
     }
 }
 
