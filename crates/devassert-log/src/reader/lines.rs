@@ -4,15 +4,12 @@
 //! terminal cut are joined again (`unwrap`); each line is split into its
 //! segments, prefixes stripped, and a `repr`'d error into its pieces.
 
-use super::searched::{self, EveryLineHint, Searched};
+use super::searched::{self, EveryLineHint, Searched, MAX_LINE};
 use super::state::{Before, Known, Reader, Waiting};
 use crate::clean;
 use crate::prefilter::RetiredView;
 use crate::unwrap;
 use memchr::{memchr, memrchr};
-
-/// Longest line looked at; the rest of a longer line is dropped.
-pub const MAX_LINE: usize = 256 * 1024;
 
 impl Reader {
     /// The regexes this reader has retired, as another thread's search sees them.

@@ -17,6 +17,9 @@ use memchr::memchr_iter;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// Longest line looked at; the rest of a longer line is dropped.
+pub const MAX_LINE: usize = 256 * 1024;
+
 /// The lines of a stretch of whole lines that may matter, or none yet.
 pub struct Searched {
     pub(super) len: usize,
@@ -56,7 +59,7 @@ pub fn search_with(catalog: &'static Catalog, retired: &RetiredView, region: &[u
 }
 
 fn search(pre: &Prefilter, region: &[u8], retired: Vec<u64>) -> Found {
-    let (lines, total) = pre.lines_that_matter(region, super::lines::MAX_LINE, &retired);
+    let (lines, total) = pre.lines_that_matter(region, MAX_LINE, &retired);
     Found {
         lines,
         total,
