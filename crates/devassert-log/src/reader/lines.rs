@@ -62,8 +62,13 @@ impl Reader {
         let searched = searched
             .filter(|s| fresh && s.len == region.len())
             .unwrap_or_else(|| Searched::later(region.len()));
-        self.scan(region, searched);
-        self.lines.every_line_hint.set(self.wants_every_line());
+        // A stretch read in every-line mode from its start to its end, and
+        // still in it: the next ones likely are too (a log of handled
+        // tracebacks). A row left waiting at a stretch's end is not.
+        let every = self.scan(region, searched);
+        self.lines
+            .every_line_hint
+            .set(every && self.wants_every_line());
         if !tail.is_empty() {
             self.lines.carry_started = true;
             self.extend_carry(tail);
@@ -91,8 +96,10 @@ impl Reader {
         self.lines.carry_started = true;
     }
 
-    /// Complete lines, each ending in `\n`.
-    pub(super) fn scan(&mut self, region: &[u8], searched: Searched) {
+    /// Complete lines, each ending in `\n`; whether every one was read in
+    /// every-line mode.
+    pub(super) fn scan(&mut self, region: &[u8], searched: Searched) -> bool {
+        let mut every = true;
         let base = self.lines.line_no;
         let mut found = searched.found;
         let mut p = 0;
@@ -126,6 +133,7 @@ impl Reader {
                 p = e + 1;
                 continue;
             }
+            every = false;
             let f = found.get_or_insert_with(|| {
                 searched::search_from(self.pre, region, p, self.retired.bits())
             });
@@ -152,6 +160,7 @@ impl Reader {
         self.lines.line_no = base + total;
         self.copy_rows_before(region);
         unwrap::keep_last(region, &mut self.lines.earlier);
+        every
     }
 
     /// The region a waiting row was read in ends: the rows before it are

@@ -1,11 +1,15 @@
 //! The lines of a stretch that may matter, found by the search apart from
 //! the reader (on another thread, so that the next stretch is searched
-//! while this one is read), or left for the reader to find: a reader that
+//! while this one is read), or left for the reader to find. A reader that
 //! reads every line (a traceback open on each, as in a log of handled
 //! tracebacks) uses none of what the search finds but whether a row it
-//! reads was found, and asks that of the few rows it reads in full. The
-//! search thread is told (`EveryLineHint`) whether the reader was reading
-//! every line when it last finished a stretch; a stretch it then leaves
+//! reads in full was found (a row found by none of the search's literals is
+//! read with fewer checks, `Lines::plain`); of a stretch left unsearched it
+//! asks the search's filter alone (`Prefilter::may_find`), and reads a row
+//! the filter lets through as a found one, which reads the same: the checks
+//! a plain row skips find nothing in a row the search would not keep.
+//! The search thread is told (`EveryLineHint`) whether the reader read
+//! every line of the last stretch it finished; a stretch it then leaves
 //! unsearched is searched by the reader from the first line it reads
 //! otherwise, if any: the lines found there are those the search would
 //! have found (the search reads each line alone), with the regexes retired
@@ -85,8 +89,9 @@ pub(super) fn newlines(b: &[u8]) -> u64 {
     memchr_iter(b'\n', b).count() as u64
 }
 
-/// Whether the reader read every line when it last finished a stretch: the
-/// search thread's hint that the next stretches need not be searched ahead.
+/// Whether the reader read every line of the last stretch it finished and
+/// still does: the search thread's hint that the next stretches need not
+/// be searched ahead.
 /// Only a hint: the reader reads a stretch alike searched or not.
 #[derive(Clone, Default)]
 pub struct EveryLineHint(Arc<AtomicBool>);
