@@ -124,7 +124,7 @@ impl Reader {
                 // searched, whether its filter rules the row out (a row it
                 // lets through is read as found: see `searched`).
                 let unfound = || match &found {
-                    Some(f) => !f.lines.get(next).is_some_and(|l| l.start == p),
+                    Some(f) => f.lines.get(next).is_none_or(|l| l.start != p),
                     None => !self.pre.may_find(&region[p..(e + 1).min(region.len())]),
                 };
                 self.lines.plain = !self.pre.looks_at_everything() && plain_row(row) && unfound();
