@@ -8,6 +8,10 @@
 //! share bits, and one line in seven of a log of handled JSON errors was
 //! walked for a shared bit alone.
 
+/// Windows whose bit is set but that are none of the grams, compared before
+/// a line is taken to hold one.
+const NEAR_MISSES: usize = 16;
+
 /// The bits of the table: 8 KiB.
 const GRAM_BITS: usize = 1 << 16;
 
@@ -54,17 +58,24 @@ impl DigitGrams {
         })
     }
 
-    /// Whether `hay` holds one of the grams, looked for around each digit
-    /// of it (the bit first, then the grams).
+    /// Whether `hay` holds one of the grams (or may), looked for around each
+    /// digit of it: the bit first, then the grams, up to [`NEAR_MISSES`]
+    /// windows whose bit is set for other grams; past them it may (a line
+    /// of many numbers, a progress bar's thousands, is walked once rather
+    /// than compared window by window to its end).
     pub(super) fn may_hold(&self, hay: &[u8]) -> bool {
-        let set = |w: &[u8]| {
+        let mut near = 0;
+        let mut set = |w: &[u8]| {
             let i = gram_bit(w);
-            self.bits[i / 64] >> (i % 64) & 1 == 1
-                && self.grams.binary_search(&[w[0], w[1], w[2]]).is_ok()
+            if self.bits[i / 64] >> (i % 64) & 1 == 0 {
+                return false;
+            }
+            near += 1;
+            near > NEAR_MISSES || self.grams.binary_search(&[w[0], w[1], w[2]]).is_ok()
         };
         let mut from = 0;
         while let Some(d) = crate::text::next_digit(&hay[from..]).map(|i| from + i) {
-            if (d.saturating_sub(2)..=d).any(|s| hay.get(s..s + 3).is_some_and(set)) {
+            if (d.saturating_sub(2)..=d).any(|s| hay.get(s..s + 3).is_some_and(&mut set)) {
                 return true;
             }
             from = d + 1;

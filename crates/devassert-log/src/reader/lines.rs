@@ -100,6 +100,9 @@ impl Reader {
     /// every-line mode.
     pub(super) fn scan(&mut self, region: &[u8], searched: Searched) -> bool {
         let mut every = true;
+        // Rows read in every-line mode before the stretch is searched, each
+        // up to its `\n`: the lines before where the search starts.
+        let mut rows = 0;
         let base = self.lines.line_no;
         let mut found = searched.found;
         let mut p = 0;
@@ -113,6 +116,7 @@ impl Reader {
             }
             if self.wants_every_line() {
                 self.lines.released = false;
+                rows += 1;
                 let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
                 let row = &region[p..e.min(p + MAX_LINE)];
                 // A repeated row of a traceback that the builder alone reads (see `memo`).
@@ -135,7 +139,7 @@ impl Reader {
             }
             every = false;
             let f = found.get_or_insert_with(|| {
-                searched::search_from(self.pre, region, p, self.retired.bits())
+                searched::search_from(self.pre, region, p, rows, self.retired.bits())
             });
             let Some(l) = f.lines.get(next) else { break };
             next += 1;

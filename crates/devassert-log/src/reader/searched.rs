@@ -71,10 +71,15 @@ fn search(pre: &Prefilter, region: &[u8], retired: Vec<u64>) -> Found {
     }
 }
 
-/// `region[from..]` searched (`from` at a line's start), as the lines of
-/// `region`.
-pub(super) fn search_from(pre: &Prefilter, region: &[u8], from: usize, retired: &[u64]) -> Found {
-    let before = newlines(&region[..from]);
+/// `region[from..]` searched (`from` at a line's start, `before` lines
+/// before it), as the lines of `region`.
+pub(super) fn search_from(
+    pre: &Prefilter,
+    region: &[u8],
+    from: usize,
+    before: u64,
+    retired: &[u64],
+) -> Found {
     let mut found = search(pre, &region[from..], retired.to_vec());
     for l in &mut found.lines {
         l.start += from;
