@@ -64,6 +64,24 @@ pub fn readable(raw: &str) -> Vec<(String, Prefix)> {
         .collect()
 }
 
+/// [`readable`], each segment's body and prefix handed to `f` in turn; a
+/// line of one segment (most: no carriage return, no `^M`) without the
+/// copies `readable` makes (two allocations a line read whole).
+pub fn each_readable(raw: &str, mut f: impl FnMut(&str, Prefix)) {
+    if raw.contains('\r') || CARET_M.find(raw.as_bytes()).is_some() {
+        for (body, prefix) in readable(raw) {
+            f(&body, prefix);
+        }
+        return;
+    }
+    // `segments`' one segment, as `readable` strips it.
+    let s = tidy(raw);
+    if !s.trim().is_empty() {
+        let (body, prefix) = strip_prefixes(&s);
+        f(body, prefix);
+    }
+}
+
 /// Escapes and markdown debris off one segment (no carriage returns in it).
 fn tidy(seg: &str) -> Cow<'_, str> {
     let s = strip_escapes(seg);

@@ -255,6 +255,7 @@ fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
     use std::sync::mpsc::{channel, sync_channel};
     let catalog = a.catalog;
     let retired = a.reader.retired_view();
+    let every_line = a.reader.every_line_hint();
     let (read_tx, read_rx) = sync_channel::<Block>(1);
     // The reader's work comes in bursts (thousands of thread lines), the
     // search's evenly: the search may run up to four buffers ahead.
@@ -267,14 +268,15 @@ fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
             catch(|| {
                 for (mut buf, len) in read_rx {
                     // Only whole lines are made ASCII and searched ahead; the
-                    // reader takes the rest itself.
+                    // reader takes the rest itself. A reader reading every
+                    // line searches what it needs itself (`reader::searched`).
                     let found = (len > 0 && buf[len - 1] == b'\n').then(|| {
                         let n = spaces::normalize_in_place(&mut buf[..len]);
-                        (
-                            n,
-                            len - n,
-                            reader::search_with(catalog, &retired, &buf[..n]),
-                        )
+                        let searched = match every_line.get() {
+                            true => reader::Searched::later(n),
+                            false => reader::search_with(catalog, &retired, &buf[..n]),
+                        };
+                        (n, len - n, searched)
                     });
                     if found_tx.send(((buf, len), found)).is_err() {
                         return;

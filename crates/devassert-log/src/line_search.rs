@@ -171,6 +171,15 @@ impl LineSearch {
         (lines, total)
     }
 
+    /// Whether `line` (one line, its `\n` included) may hold a literal:
+    /// false only where the bigram filter rules the whole line out, so
+    /// that the search keeps no line there.
+    pub fn may_find(&self, line: &[u8]) -> bool {
+        self.bigrams
+            .as_ref()
+            .is_none_or(|f| f.next_candidate(line, 0).is_some())
+    }
+
     /// The bigram filter, when one was built (it is for the catalog's literals).
     #[cfg(test)]
     pub fn bigrams(&self) -> Option<&BigramFilter> {

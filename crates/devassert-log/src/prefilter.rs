@@ -235,6 +235,17 @@ impl Prefilter {
         }
     }
 
+    /// Whether the search may find `line` (one line, its `\n` included):
+    /// false only where it finds none of its literals there, so finds no
+    /// line; true may be a line it finds none in, which a reader then reads
+    /// as it reads a found one (a cheaper answer than the search's own).
+    pub fn may_find(&self, line: &[u8]) -> bool {
+        match self.search.as_ref().filter(|_| !self.unfiltered) {
+            Some(search) => search.may_find(line),
+            None => true,
+        }
+    }
+
     /// No regex is retired yet: bits for a reader of this prefilter.
     pub fn retired(&self) -> Retired {
         Retired::new(self.patterns.len())

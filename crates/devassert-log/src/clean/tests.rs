@@ -179,3 +179,18 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    /// A line's segments handed over one by one, a line of one segment
+    /// without copies, are `readable`'s.
+    #[test]
+    fn each_readable_is_readable(parts in proptest::collection::vec(proptest::sample::select(vec![
+        "[rank3]: ", "2024-05-01 12:34:56,789 - WARNING - loader - ", "RuntimeError: x", "\r", "^M",
+        "\x1b[31m", "ESC[0m", "```", "> ", "`", "  ", "File \"a.py\", line 3", "\\n", "[1,0]<stderr>:", "é",
+    ]), 0..12)) {
+        let line = parts.concat();
+        let mut each = Vec::new();
+        each_readable(&line, |body, prefix| each.push((body.to_string(), prefix)));
+        proptest::prop_assert_eq!(each, readable(&line));
+    }
+}

@@ -62,41 +62,60 @@ impl Reader {
             }
             return;
         }
-        for _ in 0..2 {
-            // One lookup for the builder of every line read while one is open.
-            let step = match self.tracebacks.builders.get_mut(&rank) {
-                Some(b) => feed(b),
-                None => {
-                    if !traceback::starts(t) {
-                        return;
-                    }
-                    if self.tracebacks.builders.len() >= MAX_OPEN_TRACEBACKS {
-                        if traceback::is_header(t) {
-                            self.facts.tracebacks_dropped += 1;
-                        }
-                        return;
-                    }
-                    let chained = self.tracebacks.chain_pending.remove(&rank);
-                    let mut b = Builder::new(self.lines.input, self.lines.line_no, rank, chained)
-                        .with_spare(std::mem::take(&mut self.tracebacks.spare));
-                    let done = feed(&mut b);
-                    self.tracebacks.builders.insert(rank, b);
-                    done
+        // One lookup for the builder of every line read while one is open.
+        let step = match self.tracebacks.builders.get_mut(&rank) {
+            Some(b) => feed(b),
+            None => {
+                if !traceback::starts(t) {
+                    return;
                 }
-            };
-            match step {
-                Step::More | Step::Ignored => return,
-                Step::Done(tb, refeed) => {
-                    self.tracebacks.builders.remove(&rank);
-                    if !tb.frames.is_empty() {
-                        self.push_traceback(tb);
+                if self.tracebacks.builders.len() >= MAX_OPEN_TRACEBACKS {
+                    if traceback::is_header(t) {
+                        self.facts.tracebacks_dropped += 1;
                     }
-                    if !refeed {
-                        return;
-                    }
+                    return;
                 }
+                let mut b = self.new_builder(rank);
+                let done = feed(&mut b);
+                self.tracebacks.builders.insert(rank, b);
+                done
+            }
+        };
+        let Step::Done(tb, refeed) = step else {
+            return;
+        };
+        // A line that ends one traceback and starts the next (a header after
+        // a handled one) starts it in the finished builder's place: the map
+        // is not asked to remove and insert the rank again.
+        let again = refeed && traceback::starts(t);
+        if !again {
+            self.tracebacks.builders.remove(&rank);
+        }
+        if !tb.frames.is_empty() {
+            self.push_traceback(tb);
+        }
+        if !again {
+            return;
+        }
+        let b = self.new_builder(rank);
+        let Some(open) = self.tracebacks.builders.get_mut(&rank) else {
+            return;
+        };
+        *open = b;
+        if let Step::Done(tb, _) = feed(open) {
+            self.tracebacks.builders.remove(&rank);
+            if !tb.frames.is_empty() {
+                self.push_traceback(tb);
             }
         }
+    }
+
+    /// A builder for `rank`'s next traceback, starting at this line.
+    fn new_builder(&mut self, rank: Option<i64>) -> Builder {
+        let pending = &mut self.tracebacks.chain_pending;
+        let chained = !pending.is_empty() && pending.remove(&rank);
+        Builder::new(self.lines.input, self.lines.line_no, rank, chained)
+            .with_spare(std::mem::take(&mut self.tracebacks.spare))
     }
 
     /// Keeps the first half of `MAX_TRACEBACKS` and the latest of the rest:

@@ -4,47 +4,22 @@
 //! terminal cut are joined again (`unwrap`); each line is split into its
 //! segments, prefixes stripped, and a `repr`'d error into its pieces.
 
+use super::searched::{self, EveryLineHint, Searched, MAX_LINE};
 use super::state::{Before, Known, Reader, Waiting};
 use crate::clean;
-use crate::prefilter::{Line, Prefilter, RetiredView};
+use crate::prefilter::RetiredView;
 use crate::unwrap;
-use devassert_core::Catalog;
 use memchr::{memchr, memrchr};
-
-/// Longest line looked at; the rest of a longer line is dropped.
-pub const MAX_LINE: usize = 256 * 1024;
-
-/// The lines of a stretch of whole lines that may matter, found apart from
-/// the reader (so that the next stretch is searched while this one is read).
-pub struct Searched {
-    len: usize,
-    lines: Vec<Line>,
-    total: u64,
-    /// The regexes retired when it was searched (see `prefilter::retired`).
-    retired: Vec<u64>,
-}
-
-/// Search `region` (whole lines, the first starting at its first byte) for
-/// the lines a reader of `catalog` looks at, with the regexes it has
-/// `retired` by now.
-pub fn search_with(catalog: &'static Catalog, retired: &RetiredView, region: &[u8]) -> Searched {
-    search(Prefilter::shared(catalog), region, retired.snapshot())
-}
-
-fn search(pre: &Prefilter, region: &[u8], retired: Vec<u64>) -> Searched {
-    let (lines, total) = pre.lines_that_matter(region, MAX_LINE, &retired);
-    Searched {
-        len: region.len(),
-        lines,
-        total,
-        retired,
-    }
-}
 
 impl Reader {
     /// The regexes this reader has retired, as another thread's search sees them.
     pub fn retired_view(&self) -> RetiredView {
         self.retired.view()
+    }
+
+    /// Whether this reader reads every line, as another thread's search sees it.
+    pub fn every_line_hint(&self) -> EveryLineHint {
+        self.lines.every_line_hint.clone()
     }
 
     /// Feed raw bytes; chunk boundaries are arbitrary.
@@ -83,10 +58,17 @@ impl Reader {
             Some(i) => (&bytes[..=i], &bytes[i + 1..]),
             None => (&bytes[..0], bytes),
         };
+        // Searched here when a line is read that is not in every-line mode.
         let searched = searched
             .filter(|s| fresh && s.len == region.len())
-            .unwrap_or_else(|| search(self.pre, region, self.retired.bits().to_vec()));
-        self.scan(region, searched);
+            .unwrap_or_else(|| Searched::later(region.len()));
+        // A stretch read in every-line mode from its start to its end, and
+        // still in it: the next ones likely are too (a log of handled
+        // tracebacks). A row left waiting at a stretch's end is not.
+        let every = self.scan(region, searched);
+        self.lines
+            .every_line_hint
+            .set(every && self.wants_every_line());
         if !tail.is_empty() {
             self.lines.carry_started = true;
             self.extend_carry(tail);
@@ -114,24 +96,27 @@ impl Reader {
         self.lines.carry_started = true;
     }
 
-    /// Complete lines, each ending in `\n`.
-    pub(super) fn scan(&mut self, region: &[u8], searched: Searched) {
+    /// Complete lines, each ending in `\n`; whether every one was read in
+    /// every-line mode.
+    pub(super) fn scan(&mut self, region: &[u8], searched: Searched) -> bool {
+        let mut every = true;
+        // Rows read in every-line mode before the stretch is searched, each
+        // up to its `\n`: the lines before where the search starts.
+        let mut rows = 0;
         let base = self.lines.line_no;
-        let Searched {
-            lines,
-            total,
-            retired,
-            ..
-        } = searched;
+        let mut found = searched.found;
         let mut p = 0;
         let mut next = 0;
         while p < region.len() {
             // Lines an every-line stretch already took are skipped.
-            while lines.get(next).is_some_and(|l| l.start < p) {
-                next += 1;
+            if let Some(f) = &found {
+                while f.lines.get(next).is_some_and(|l| l.start < p) {
+                    next += 1;
+                }
             }
             if self.wants_every_line() {
                 self.lines.released = false;
+                rows += 1;
                 let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
                 let row = &region[p..e.min(p + MAX_LINE)];
                 // A repeated row of a traceback that the builder alone reads (see `memo`).
@@ -139,34 +124,47 @@ impl Reader {
                     p = e + 1;
                     continue;
                 }
-                let found = lines.get(next).is_some_and(|l| l.start == p);
-                self.lines.plain = !found && !self.pre.looks_at_everything() && plain_row(row);
+                // Whether the search finds the row; when the stretch was not
+                // searched, whether its filter rules the row out (a row it
+                // lets through is read as found: see `searched`).
+                let unfound = || match &found {
+                    Some(f) => f.lines.get(next).is_none_or(|l| l.start != p),
+                    None => !self.pre.may_find(&region[p..(e + 1).min(region.len())]),
+                };
+                self.lines.plain = !self.pre.looks_at_everything() && plain_row(row) && unfound();
                 self.take_row(region, p, e);
                 self.lines.plain = false;
                 p = e + 1;
                 continue;
             }
-            let Some(l) = lines.get(next) else { break };
+            every = false;
+            let f = found.get_or_insert_with(|| {
+                searched::search_from(self.pre, region, p, rows, self.retired.bits())
+            });
+            let Some(l) = f.lines.get(next) else { break };
             next += 1;
             let end = l.end.min(l.start + MAX_LINE);
             // Searched before this reader retired a regex its lines met:
             // those it was passed for that alone are not read (`prefilter::retired`).
             let now = self.retired.bits();
-            if retired.as_slice() != now
+            if f.retired.as_slice() != now
                 && self
                     .pre
-                    .kept_only_by_retired(&region[l.start..end], &retired, now)
+                    .kept_only_by_retired(&region[l.start..end], &f.retired, now)
             {
                 p = l.end + 1;
                 continue;
             }
             self.lines.line_no = base + l.before;
-            self.take_row(region, l.start, end);
-            p = l.end + 1;
+            let (start, after) = (l.start, l.end + 1);
+            self.take_row(region, start, end);
+            p = after;
         }
+        let total = found.map_or_else(|| searched::newlines(region), |f| f.total);
         self.lines.line_no = base + total;
         self.copy_rows_before(region);
         unwrap::keep_last(region, &mut self.lines.earlier);
+        every
     }
 
     /// The region a waiting row was read in ends: the rows before it are
@@ -397,8 +395,7 @@ impl Reader {
 
     pub(super) fn read_line(&mut self, raw: &[u8]) {
         let text = clean::lossy(raw);
-        for (body, mut prefix) in clean::readable(&text) {
-            let body = body.as_str();
+        clean::each_readable(&text, |body, mut prefix| {
             if let Some((rank, time)) = self.lines.glued_prefix {
                 prefix.rank = prefix.rank.or(rank);
                 prefix.time = prefix.time.or(time);
@@ -413,7 +410,7 @@ impl Reader {
             } else {
                 self.text_line(body, rank, prefix.time);
             }
-        }
+        });
     }
 }
 

@@ -40,40 +40,47 @@ impl Reader {
             .filter(|&n| memo.rows.get(n).is_some_and(|r| *r.raw == *raw));
         let at = match predicted {
             Some(n) => n,
-            None => match memo.known.get(raw) {
-                Some(&n) => {
-                    if let Some(l) = memo.last.and_then(|l| memo.rows.get_mut(l)) {
-                        l.next = Some(n);
+            None => {
+                // One hash for the lookup and, when it misses, the rows seen.
+                let h = memo.seen.hasher().hash_one(raw);
+                match memo.known.get(&h) {
+                    Some(&n) if memo.rows.get(n).is_some_and(|r| *r.raw == *raw) => {
+                        if let Some(l) = memo.last.and_then(|l| memo.rows.get_mut(l)) {
+                            l.next = Some(n);
+                        }
+                        n
                     }
-                    n
-                }
-                None => {
-                    memo.last = None;
-                    let h = memo.seen.hasher().hash_one(raw);
-                    if memo.seen.contains(&h) {
-                        if let Some(k) = builder_only(self.pre, raw, &mut memo.matched) {
-                            if memo.known.len() >= MAX_ROWS {
-                                memo.known.clear();
-                                memo.rows.clear();
+                    // Another row of the same hash: read as any row.
+                    Some(_) => {
+                        memo.last = None;
+                        return false;
+                    }
+                    None => {
+                        memo.last = None;
+                        if memo.seen.contains(&h) {
+                            if let Some(k) = builder_only(self.pre, raw, &mut memo.matched) {
+                                if memo.known.len() >= MAX_ROWS {
+                                    memo.known.clear();
+                                    memo.rows.clear();
+                                }
+                                memo.known.insert(h, memo.rows.len());
+                                memo.rows.push(KnownRow {
+                                    raw: raw.into(),
+                                    known: k,
+                                    next: None,
+                                });
                             }
-                            let raw: Rc<[u8]> = raw.into();
-                            memo.known.insert(Rc::clone(&raw), memo.rows.len());
-                            memo.rows.push(KnownRow {
-                                raw,
-                                known: k,
-                                next: None,
-                            });
+                        } else {
+                            if memo.seen.len() >= MAX_SEEN {
+                                memo.seen.clear();
+                            }
+                            memo.seen.insert(h);
                         }
-                    } else {
-                        if memo.seen.len() >= MAX_SEEN {
-                            memo.seen.clear();
-                        }
-                        memo.seen.insert(h);
+                        // Read as any row this time.
+                        return false;
                     }
-                    // Read as any row this time.
-                    return false;
                 }
-            },
+            }
         };
         memo.last = Some(at);
         let Some(k) = memo.rows.get(at).map(|r| &r.known) else {

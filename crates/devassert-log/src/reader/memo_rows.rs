@@ -7,8 +7,7 @@ use crate::traceback::RowStep;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-/// Rows kept at most, each at most [`MAX_ROW`] bytes (once: the map and the
-/// row share them): about 0.5 MiB.
+/// Rows kept at most, each at most [`MAX_ROW`] bytes: about 0.5 MiB.
 pub(super) const MAX_ROWS: usize = 1024;
 pub(super) const MAX_ROW: usize = 512;
 /// Rows seen once, by hash, before they are looked at.
@@ -36,8 +35,8 @@ pub(super) struct BuilderRow {
 /// traceback logged again repeats its rows in the same order, so the next
 /// row is compared with that one before it is hashed and looked up.
 pub(super) struct KnownRow {
-    /// Its bytes, the same allocation as its key in `known`.
-    pub(super) raw: Rc<[u8]>,
+    /// Its bytes (`known` holds their hash).
+    pub(super) raw: Box<[u8]>,
     pub(super) known: Known,
     /// Its index in `TracebackRows::rows`.
     pub(super) next: Option<usize>,
@@ -45,8 +44,10 @@ pub(super) struct KnownRow {
 
 #[derive(Default)]
 pub(super) struct TracebackRows {
-    /// A known row's index in `rows`, by its bytes.
-    pub(super) known: HashMap<Rc<[u8]>, usize, ahash::RandomState>,
+    /// A known row's index in `rows`, by the hash of its bytes (`seen`'s
+    /// hasher: a row is hashed once); a row of the same hash as a known
+    /// other is read as any row.
+    pub(super) known: HashMap<u64, usize, ahash::RandomState>,
     pub(super) rows: Vec<KnownRow>,
     /// The known row read last, while the rows read since are none.
     pub(super) last: Option<usize>,

@@ -34,13 +34,15 @@ mod pos;
 mod quiet;
 mod repr;
 mod route;
+mod searched;
 mod state;
 mod thread_set;
 
 pub use dsa_report::DsaReport;
 pub use group::AssertGroup;
 pub use kept::{CodeAbove, CpuHit, Facts, HostEvent, InputStats};
-pub use lines::{rank_from_name, search_with, Searched, MAX_LINE};
+pub use lines::rank_from_name;
 pub use pos::Pos;
+pub use searched::{search_with, EveryLineHint, Searched, MAX_LINE};
 pub use state::Reader;
 pub use thread_set::ThreadSet;

@@ -6,9 +6,10 @@
 use super::glued::MARKER;
 use super::group::{Echo, Lent, EARLIER};
 use super::kept::{Facts, InputStats};
-use super::lines::{rank_from_name, MAX_LINE};
+use super::lines::rank_from_name;
 use super::notebook::notebook_place;
 use super::pos::Pos;
+use super::searched::MAX_LINE;
 use super::state::{Known, Reader};
 use crate::clean::Stamp;
 use crate::device_line;
