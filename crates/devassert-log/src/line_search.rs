@@ -173,10 +173,12 @@ impl LineSearch {
 
     /// Whether `line` (one line, its `\n` included) may hold a literal:
     /// false only where the bigram filter rules the whole line out, so
-    /// that the search keeps no line there.
+    /// that the search keeps no line there. Nothing is built for it: with
+    /// no filter built yet (a log of short buffers), every line may.
     pub fn may_find(&self, line: &[u8]) -> bool {
-        self.bigrams
-            .as_ref()
+        self.automata
+            .get()
+            .and_then(|a| a.bigrams.as_ref())
             .is_none_or(|f| f.next_candidate(line, 0).is_some())
     }
 
