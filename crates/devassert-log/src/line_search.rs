@@ -18,7 +18,8 @@ use crate::bigram_filter::{BigramFilter, Pattern};
 use crate::literal_dfa::LiteralDfa;
 use memchr::{memchr, memrchr};
 use pass::Pass;
-use searcher::{newlines, Automata, Kept, TriggerRuns};
+pub(crate) use searcher::newlines;
+use searcher::{Automata, Kept, TriggerRuns};
 pub use searcher::{Line, LineSearch, Sought};
 use std::sync::OnceLock;
 

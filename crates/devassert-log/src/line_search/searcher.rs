@@ -75,7 +75,8 @@ impl Kept {
     }
 }
 
-pub(super) fn newlines(b: &[u8]) -> u64 {
+/// How many lines end in `b`.
+pub(crate) fn newlines(b: &[u8]) -> u64 {
     memchr_iter(b'\n', b).count() as u64
 }
 

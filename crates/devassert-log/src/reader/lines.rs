@@ -160,7 +160,7 @@ impl Reader {
             self.take_row(region, start, end);
             p = after;
         }
-        let total = found.map_or_else(|| searched::newlines(region), |f| f.total);
+        let total = found.map_or_else(|| crate::line_search::newlines(region), |f| f.total);
         self.lines.line_no = base + total;
         self.copy_rows_before(region);
         unwrap::keep_last(region, &mut self.lines.earlier);

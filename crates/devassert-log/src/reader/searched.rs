@@ -17,7 +17,6 @@
 
 use crate::prefilter::{Line, Prefilter, RetiredView};
 use devassert_core::Catalog;
-use memchr::memchr_iter;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -88,10 +87,6 @@ pub(super) fn search_from(
     }
     found.total += before;
     found
-}
-
-pub(super) fn newlines(b: &[u8]) -> u64 {
-    memchr_iter(b'\n', b).count() as u64
 }
 
 /// Whether the reader read every line of the last stretch it finished and
