@@ -27,16 +27,24 @@ pub fn lossy(raw: &[u8]) -> Cow<'_, str> {
 
 /// The segments a raw line shows: split at carriage returns (real ones and the
 /// pasted `^M` caret form), each with escapes and markdown debris removed.
-/// Empty segments are dropped.
+/// Empty segments are dropped. (The reader takes them one by one: [`each_readable`].)
+#[cfg(test)]
 pub fn segments(raw: &str) -> Vec<Cow<'_, str>> {
     let mut out = Vec::new();
+    each_segment(raw, |s| out.push(s));
+    out
+}
+
+/// [`segments`], each handed to `f` in turn (a line of one segment, the
+/// most common, borrowed where `tidy` changes nothing).
+fn each_segment<'a>(raw: &'a str, mut f: impl FnMut(Cow<'a, str>)) {
     let has_caret = CARET_M.find(raw.as_bytes()).is_some();
     if !raw.contains('\r') && !has_caret {
         let s = tidy(raw);
         if !s.trim().is_empty() {
-            out.push(s);
+            f(s);
         }
-        return out;
+        return;
     }
     let owned: Cow<'_, str> = if has_caret {
         Cow::Owned(raw.replace("^M", "\r"))
@@ -46,40 +54,26 @@ pub fn segments(raw: &str) -> Vec<Cow<'_, str>> {
     for seg in owned.split('\r') {
         let s = tidy(seg);
         if !s.trim().is_empty() {
-            out.push(Cow::Owned(s.into_owned()));
+            f(Cow::Owned(s.into_owned()));
         }
     }
-    out
 }
 
 /// What a reader reads of one raw line: each of its segments with the
 /// launcher and logging prefixes off, and what those said.
 pub fn readable(raw: &str) -> Vec<(String, Prefix)> {
-    segments(raw)
-        .iter()
-        .map(|seg| {
-            let (body, prefix) = strip_prefixes(seg);
-            (body.to_string(), prefix)
-        })
-        .collect()
+    let mut out = Vec::new();
+    each_readable(raw, |body, prefix| out.push((body.to_string(), prefix)));
+    out
 }
 
-/// [`readable`], each segment's body and prefix handed to `f` in turn; a
-/// line of one segment (most: no carriage return, no `^M`) without the
-/// copies `readable` makes (two allocations a line read whole).
+/// [`readable`], each segment's body and prefix handed to `f` in turn,
+/// without its copies (two allocations a line read whole).
 pub fn each_readable(raw: &str, mut f: impl FnMut(&str, Prefix)) {
-    if raw.contains('\r') || CARET_M.find(raw.as_bytes()).is_some() {
-        for (body, prefix) in readable(raw) {
-            f(&body, prefix);
-        }
-        return;
-    }
-    // `segments`' one segment, as `readable` strips it.
-    let s = tidy(raw);
-    if !s.trim().is_empty() {
-        let (body, prefix) = strip_prefixes(&s);
+    each_segment(raw, |seg| {
+        let (body, prefix) = strip_prefixes(&seg);
         f(body, prefix);
-    }
+    });
 }
 
 /// Escapes and markdown debris off one segment (no carriage returns in it).
