@@ -6,8 +6,10 @@
 //! general ones, each step once, with the values the finding knows filled
 //! into suggested commands and notebook advice for a notebook's traceback.
 
+use crate::facts::blend::cites;
 use crate::finding::{Cause, Finding, Report};
 use crate::place::{Bound, Scalar};
+use crate::vocabulary::OpFamily;
 use serde_json::Value;
 
 /// What the command knows beyond the finding.
@@ -123,6 +125,16 @@ pub fn next_steps(f: &Finding, ctx: &Context<'_>) -> Vec<String> {
     if f.evidence.contains_key("generated_code") {
         if let Some(x) = f.fixes.first() {
             steps.push(x.clone());
+        }
+    }
+    // A finding that cannot name its op (no kernel line) and whose causes
+    // nothing in the log bears on: they are guesses by how common each is,
+    // and the rule's own steps, which find the op, come first.
+    let guessed = f.op_family == OpFamily::Unknown
+        && !f.causes.iter().any(|c| c.established || cites(&c.why));
+    if guessed {
+        for x in &f.fixes {
+            steps.push(fill(x, f, ctx));
         }
     }
     for c in contenders(&f.causes) {
@@ -316,7 +328,6 @@ fn bound_high(b: Option<&Bound>) -> Option<i64> {
 mod tests {
     use super::*;
     use crate::place::SourceLocation;
-    use crate::vocabulary::OpFamily;
     use serde_json::json;
 
     fn cause(id: &str, confidence: f64, fixes: &[&str]) -> Cause {

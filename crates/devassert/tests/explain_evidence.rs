@@ -243,3 +243,30 @@ fn a_checkers_kernel_name_of_any_length_is_shown_clipped() {
     assert_eq!(kernel, &name[..300]);
     assert!(f["evidence"]["op_guess"].as_str().unwrap_or_default().len() < 500);
 }
+
+#[test]
+fn a_log_without_its_kernel_line_ranks_the_common_causes_and_leads_with_finding_the_op() {
+    // Only the host error: the op is not named, so the causes are the common
+    // ones by how often each is the cause, "none of these" last, and the
+    // first step is the rerun that names the op, not a guess's check.
+    let f = common::explain_first("RuntimeError: CUDA error: device-side assert triggered\n");
+    assert_eq!(f["rule"], "DA001", "{f:#}");
+    let ids = common::cause_ids(&f);
+    assert_eq!(
+        ids[..3],
+        [
+            "label_ge_num_classes",
+            "seq_len_gt_max_positions",
+            "token_id_ge_vocab"
+        ],
+        "{ids:?}"
+    );
+    assert_eq!(ids.last(), Some(&"unknown"), "{ids:?}");
+    let first = f["fixes"][0].as_str().unwrap_or_default();
+    assert!(first.contains("devassert run --"), "{f:#}");
+    // A frame that bears on a cause still moves it up.
+    let log = "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    out = model.embeddings.position_embeddings(pos)\nRuntimeError: CUDA error: device-side assert triggered\n";
+    let framed = common::explain_first(log);
+    let ids = common::cause_ids(&framed);
+    assert_eq!(ids[0], "seq_len_gt_max_positions", "{ids:?}");
+}

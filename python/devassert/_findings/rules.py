@@ -18,13 +18,13 @@ RULES = {
         "fixes": ["rerun under `devassert run -- python train.py ...` (keeps stdout, where CUDA prints the assertion lines, and installs the guard; `--blocking` adds CUDA_LAUNCH_BLOCKING=1 for an op the guard does not check)", "or rerun with `CUDA_LAUNCH_BLOCKING=1` and capture both stdout and stderr (`python train.py > log.txt 2>&1`)", "or run the failing batch on CPU: the same op raises a readable IndexError / RuntimeError with the value"],
         "values": None,
         "causes": {
-            "unknown": {"why": "the log does not say which kernel failed; the evidence below only guesses from the traceback", "fixes": ["rerun under `devassert run -- python train.py ...` to capture the assertion line and stop at the real op"]},
-            "ignore_label_not_ignored": {"why": "a label map with 255 / -1 borders reached a loss or F.one_hot", "fixes": ["map void labels to ignore_index (e.g. `mask[mask == 255] = -100`) or pass `ignore_index=255`"]},
             "label_ge_num_classes": {"why": "a class label >= the number of classes reached cross_entropy / nll_loss / one_hot", "fixes": ["check `target.max() < logits.size(1)`; labels must be 0..C-1"]},
-            "token_id_ge_vocab": {"why": "a token id >= the embedding size reached nn.Embedding", "fixes": ["check `input_ids.max() < model.get_input_embeddings().num_embeddings`"]},
             "seq_len_gt_max_positions": {"why": "a sequence longer than max_position_embeddings reached the position embedding", "fixes": ["truncate inputs to `model.config.max_position_embeddings` less the position offset (RoBERTa-style: `padding_idx + 1`, so 514 → 512) (tokenizer `truncation=True, max_length=...`)"]},
+            "token_id_ge_vocab": {"why": "a token id >= the embedding size reached nn.Embedding", "fixes": ["check `input_ids.max() < model.get_input_embeddings().num_embeddings`"]},
+            "ignore_label_not_ignored": {"why": "a label map with 255 / -1 borders reached a loss or F.one_hot", "fixes": ["map void labels to ignore_index (e.g. `mask[mask == 255] = -100`) or pass `ignore_index=255`"]},
             "bce_on_logits": {"why": "raw logits (outside [0, 1]) were given to BCELoss / F.binary_cross_entropy", "fixes": ["use `BCEWithLogitsLoss` / `F.binary_cross_entropy_with_logits` on logits"]},
             "nan_inf_probs": {"why": "NaN / inf / negative probabilities reached torch.multinomial", "fixes": ["check logits for NaN/inf before sampling; avoid temperature 0"]},
+            "unknown": {"why": "none of the above: the log does not say which kernel failed, so the causes above are guesses from the traceback or, where it says nothing, from how common each is", "fixes": ["rerun under `devassert run -- python train.py ...` to capture the assertion line and stop at the real op"]},
         },
     },
     "DA002": {

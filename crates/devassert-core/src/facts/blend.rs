@@ -49,7 +49,7 @@ pub const CHECKED_OUT_BY_PRIOR: &str =
     "(ranked by its prior; its fixes, applied to the facts the log states, would not make them valid: none shown)";
 
 /// Whether `why` already cites the log's evidence.
-fn cites(why: &str) -> bool {
+pub(crate) fn cites(why: &str) -> bool {
     why.contains("(evidence:") || why.contains("(facts:") || why.ends_with(CHECKED_OUT_BY_PRIOR)
 }
 
