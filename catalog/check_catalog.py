@@ -50,6 +50,7 @@ FIXED = {
     "DA002": ("rocm-kernel-abort", "unknown"),
     "DA003": ("illegal-memory-access", "unknown"),
     "DA004": ("unrecognised-device-assert", "unknown"),
+    "DA005": ("traceback-without-error-line", "unknown"),
     "DA101": ("embedding-index-out-of-range", "index_select"),
     "DA102": ("embedding-bag-index-out-of-range", "embedding_bag"),
     "DA103": ("embedding-bag-offsets-invalid", "embedding_bag"),

@@ -122,7 +122,9 @@ pub fn next_steps(f: &Finding, ctx: &Context<'_>) -> Vec<String> {
     // A compiled kernel's assert: the step Inductor's reader puts first
     // (the eager op it found, or how to get the generated code) leads, since
     // it is what tells the op and the causes apart.
-    if f.evidence.contains_key("generated_code") {
+    // A log cut before its error line: getting that line leads, as it is
+    // what tells whether any cause below applies at all.
+    if f.evidence.contains_key("generated_code") || f.evidence.contains_key("error_line_missing") {
         if let Some(x) = f.fixes.first() {
             steps.push(x.clone());
         }

@@ -154,6 +154,12 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
                 }
                 (rule, None, e.ranks.clone(), None)
             }
+            Root::CutTraceback(_) => (
+                catalog.get(ids::TRACEBACK_WITHOUT_ERROR_LINE.as_str())?,
+                None,
+                RankSet::default(),
+                None,
+            ),
             Root::Cpu(i) => {
                 let hit = &facts.cpu[*i];
                 let rule = catalog.get(&hit.rule)?;
@@ -167,12 +173,16 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
                 )
             }
         };
-    let tb = pick_traceback(facts, &ranks, cpu_text);
+    let tb = match root {
+        Root::CutTraceback(tb) => Some(*tb),
+        _ => pick_traceback(facts, &ranks, cpu_text),
+    };
     // The error line's code when the log cut its frame line: the innermost frame's.
     let error_at = match root {
         Root::Cpu(i) => facts.cpu.get(*i).map(|h| h.pos),
         Root::NoKernelLine(e) | Root::RocmAbort(e) | Root::IllegalAccess(e) => Some(e.first),
         Root::Assert(_) => facts.device_error.as_ref().map(|e| e.first),
+        Root::CutTraceback(_) => None,
     };
     let code_above = code_above(facts, error_at);
     let rule = cpu_text
@@ -240,12 +250,18 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
         }
     }
     // A failure without a kernel line: the traceback's op says which kernel it likely was.
-    let mut rank_rule = rule;
+    // A cut traceback's causes, where its frames name no op, are those of a
+    // device-side assert without its kernel line (its rule only says what
+    // the log lacks).
+    let mut rank_rule = match root {
+        Root::CutTraceback(_) => catalog.get(fallback::NO_KERNEL_LINE).unwrap_or(rule),
+        _ => rule,
+    };
     // The faulting kernel of a memory checker's report, if the log is one.
     let checker_kernel = catalog.device_kernel(&facts.hits);
     if matches!(
         root,
-        Root::NoKernelLine(_) | Root::IllegalAccess(_) | Root::RocmAbort(_)
+        Root::NoKernelLine(_) | Root::IllegalAccess(_) | Root::RocmAbort(_) | Root::CutTraceback(_)
     ) {
         if let Some(k) = checker_kernel.filter(|_| matches!(root, Root::IllegalAccess(_))) {
             evidence.insert("kernel".into(), json!(kernel_name(k)));
@@ -257,6 +273,9 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
                 "op_guess".into(),
                 json!(format!("{} {} ({from})", guess.id, guess.name)),
             );
+        }
+        if matches!(root, Root::CutTraceback(_)) {
+            evidence.insert("error_line_missing".into(), json!(true));
         }
         if matches!(root, Root::NoKernelLine(_)) {
             let how = if facts.notebook.is_some() {
@@ -272,6 +291,11 @@ fn finding(facts: &Facts, catalog: &Catalog, root: &Root<'_>) -> Option<Finding>
     let ranked = catalog.rank(rank_rule, &frames, assertion.as_deref(), &facts.hits);
     f.causes = ranked.causes;
     let mut fixes = ranked.fixes;
+    if matches!(root, Root::CutTraceback(_)) {
+        // Getting the error line comes before what the causes' rule advises.
+        let own = std::mem::take(&mut f.fixes);
+        f.fixes = std::mem::replace(&mut fixes, own);
+    }
     for x in std::mem::take(&mut f.fixes) {
         devassert_core::catalog::push_fix(&mut fixes, &x);
     }

@@ -130,3 +130,42 @@ ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_
         .unwrap_or_else(|| panic!("no NCCL timeout in the fallout: {v}"));
     assert_eq!(timeout["ranks"], serde_json::json!([1]), "{v}");
 }
+
+/// A traceback's frames, the last one the position embedding's.
+const FRAMES: &str = "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 41, in <module>\n    logits = model(input_ids)\n  File \"/opt/venv/lib/python3.11/site-packages/transformers/models/bert/modeling_bert.py\", line 212, in forward\n    position_embeddings = self.position_embeddings(position_ids)\n";
+
+#[test]
+fn a_log_cut_inside_a_traceback_says_so_and_asks_for_the_error_line() {
+    let report = common::explain_json(FRAMES);
+    assert_eq!(report["exit_code"], 0, "nothing says a failure: {report:#}");
+    let f = &report["findings"][0];
+    assert_eq!(f["rule"], "DA005", "{report:#}");
+    assert_eq!(f["severity"], "note", "{f:#}");
+    assert_eq!(f["noticed_at"]["line"], 41, "the user's frame: {f:#}");
+    // The frames bear on the causes as they do without a kernel line.
+    assert_eq!(cause_ids(f)[0], "seq_len_gt_max_positions", "{f:#}");
+    let first_step = f["fixes"][0].as_str().unwrap_or_default();
+    assert!(first_step.contains("the whole output"), "{f:#}");
+}
+
+#[test]
+fn a_traceback_with_its_error_line_or_followed_by_one_is_not_cut() {
+    let whole = format!("{FRAMES}KeyError: 'labels'\n");
+    assert_eq!(
+        common::explain_json(&whole)["findings"],
+        serde_json::json!([])
+    );
+    // A cut traceback earlier in the log, then a whole one: the log's last
+    // traceback has its error line.
+    let later = format!("{FRAMES}step 9\n{whole}");
+    assert_eq!(
+        common::explain_json(&later)["findings"],
+        serde_json::json!([])
+    );
+    // faulthandler's stack has no error line by design.
+    let dump = "Fatal Python error: Aborted\n\nCurrent thread 0x00007f3a (most recent call first):\n  File \"/home/u/train.py\", line 12 in step\n  File \"/home/u/train.py\", line 30 in <module>\n";
+    assert_eq!(
+        common::explain_json(dump)["findings"],
+        serde_json::json!([])
+    );
+}

@@ -70,6 +70,16 @@ RULES = {
             "nan_in_input": {"why": "the assertion rejects NaN / inf values", "fixes": ["check the input for NaN / inf (`torch.isfinite(x).all()`)"]},
         },
     },
+    "DA005": {
+        "name": "traceback-without-error-line",
+        "op_family": "unknown",
+        "summary": "the log ends inside a Python traceback, before its error line, so the error is not known",
+        "fixes": ["paste or capture the whole output: the error is the traceback's last line (`RuntimeError: CUDA error: device-side assert triggered`, `IndexError: …`), and the kernel's assertion lines go to stdout", "rerun under `devassert run -- python train.py ...` (keeps both streams and installs the guard)"],
+        "values": None,
+        "causes": {
+            "unknown": {"why": "the error line is missing, so the causes are guesses from the traceback's frames", "fixes": []},
+        },
+    },
     "DA101": {
         "name": "embedding-index-out-of-range",
         "op_family": "index_select",

@@ -4,6 +4,7 @@
 
 use crate::errors::HostKind;
 use crate::reader::{AssertGroup, Facts, HostEvent, Pos};
+use crate::traceback::Traceback;
 
 /// How the root failure showed itself.
 pub(super) enum Root<'a> {
@@ -14,6 +15,9 @@ pub(super) enum Root<'a> {
     RocmAbort(&'a HostEvent),
     IllegalAccess(&'a HostEvent),
     Cpu(usize),
+    /// Nothing else, and the log ends inside a traceback: its frames, no
+    /// error line (a paste or a tail cut short).
+    CutTraceback(&'a Traceback),
 }
 
 /// Assertion groups, earliest first: by their timestamps when every group has
@@ -59,7 +63,20 @@ pub(super) fn roots<'a>(facts: &'a Facts, order: &[usize]) -> Vec<Root<'a>> {
     if out.is_empty() && !facts.cpu.is_empty() {
         out.push(Root::Cpu(0));
     }
+    if out.is_empty() {
+        out.extend(cut_traceback(facts).map(Root::CutTraceback));
+    }
     out
+}
+
+/// The log's last traceback, when it has frames but no error line. A stack
+/// dumped innermost first (faulthandler's) has none by design: not cut.
+fn cut_traceback(facts: &Facts) -> Option<&Traceback> {
+    facts
+        .tracebacks
+        .iter()
+        .max_by_key(|t| (t.input, t.line))
+        .filter(|t| t.exception.is_none() && !t.frames.is_empty() && !t.innermost_first)
 }
 
 pub(super) fn rocm_abort(facts: &Facts) -> Option<&HostEvent> {
@@ -73,5 +90,6 @@ pub(super) fn first_input(root: &Root<'_>, facts: &Facts) -> usize {
         Root::Assert(g) => g.first.input,
         Root::NoKernelLine(e) | Root::RocmAbort(e) | Root::IllegalAccess(e) => e.first.input,
         Root::Cpu(i) => facts.cpu[*i].pos.input,
+        Root::CutTraceback(tb) => tb.input,
     }
 }
