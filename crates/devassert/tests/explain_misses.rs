@@ -169,3 +169,20 @@ fn a_traceback_with_its_error_line_or_followed_by_one_is_not_cut() {
         serde_json::json!([])
     );
 }
+
+#[test]
+fn colabs_folded_frames_line_is_no_error_line() {
+    // Colab folds library frames into `N frames`; the error comes after them.
+    let cell = "---------------------------------------------------------------------------\n\
+                IndexError                                Traceback (most recent call last)\n\
+                <ipython-input-7-3f2a> in <module>()\n      1 batch = tok(text)\n\
+                ----> 2 out = model(**batch)\n\n11 frames\n";
+    let cut = first(cell);
+    assert_eq!(cut["rule"], "DA005", "{cut:#}");
+    assert_eq!(cut["noticed_at"]["line"], 2, "{cut:#}");
+    let whole = first(&format!(
+        "{cell}/usr/local/lib/python3.7/dist-packages/torch/nn/functional.py in embedding(input, weight)\n\
+         IndexError: index out of range in self\n"
+    ));
+    assert_eq!(whole["rule"], "DA101", "{whole:#}");
+}

@@ -108,9 +108,17 @@ pub fn context_line(text: &str) -> bool {
     n > 0 && text.len() > t.len() && (t.len() == n || t.as_bytes()[n] == b' ')
 }
 
-/// `[... skipping hidden 1 frame]`, `[... skipping similar frames: f at line 3 (97 times)]`.
+/// `[... skipping hidden 1 frame]`, `[... skipping similar frames: f at line 3 (97 times)]`,
+/// and Colab's `11 frames` (the library frames it folds away).
 pub fn is_skip_note(t: &str) -> bool {
-    t.starts_with("[... skipping")
+    t.starts_with("[... skipping") || is_folded_frames(t)
+}
+
+/// Colab's `11 frames` line: not the exception line, which comes after it.
+fn is_folded_frames(t: &str) -> bool {
+    t.strip_suffix(" frames")
+        .or_else(|| t.strip_suffix(" frame"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn frame(file: String, line: u64, function: &str) -> Frame {
@@ -327,6 +335,15 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn colabs_folded_frames_are_a_skip_note() {
+        assert!(is_skip_note("11 frames"));
+        assert!(is_skip_note("1 frame"));
+        assert!(!is_skip_note("frames"));
+        assert!(!is_skip_note("IndexError: 11 frames"));
+        assert!(!is_skip_note("x1 frames"));
     }
 
     #[test]
