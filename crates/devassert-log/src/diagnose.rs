@@ -12,7 +12,7 @@ mod root;
 
 use crate::errors::HostKind;
 use crate::ranks::RankSet;
-use crate::reader::Facts;
+use crate::reader::{AssertGroup, Facts};
 use crate::traceback::Traceback;
 use crate::values;
 use devassert_core::catalog::fallback;
@@ -36,7 +36,10 @@ pub fn diagnose(facts: &Facts, catalog: &Catalog) -> Report {
         // No rule to tie a finding to (a catalog built without rule files).
         return report;
     }
-    let order = group_order(facts);
+    let order: Vec<usize> = group_order(facts)
+        .into_iter()
+        .filter(|&i| owned(catalog, &facts.groups[i]))
+        .collect();
     let roots = roots(facts, &order);
     for root in &roots {
         if let Some(f) = finding(facts, catalog, root) {
@@ -48,6 +51,20 @@ pub fn diagnose(facts: &Facts, catalog: &Catalog) -> Report {
     }
     report.exit_code = devassert_core::exit_code(&report.findings, false);
     report
+}
+
+/// Whether a group is a device assertion: a bare one (its assertion alone,
+/// no path, no coordinates) only when a rule's own assertion owns it, not
+/// prose that says "Assertion `x` failed".
+fn owned(catalog: &Catalog, g: &AssertGroup) -> bool {
+    !g.bare
+        || catalog
+            .match_assert_any_file(&DeviceAssert {
+                file: "",
+                kernel: None,
+                assertion: &g.assertion,
+            })
+            .is_some()
 }
 
 fn inputs(facts: &Facts) -> Vec<InputSummary> {

@@ -186,3 +186,25 @@ fn colabs_folded_frames_line_is_no_error_line() {
     ));
     assert_eq!(whole["rule"], "DA101", "{whole:#}");
 }
+
+#[test]
+fn an_assertion_pasted_alone_is_the_rule_whose_assertion_it_is() {
+    // No path, kernel or coordinates: the assertion text alone names the op.
+    let bare = "Assertion `t >= 0 && t < n_classes` failed\n";
+    let f = first(&bare.repeat(3));
+    assert_eq!(f["rule"], "DA201", "{f:#}");
+    assert_eq!(f["evidence"]["count"], 3, "{f:#}");
+    assert_eq!(cause_ids(&f)[0], "label_ge_num_classes", "{f:#}");
+    // An assertion no rule owns is prose, not a device line.
+    let prose = common::explain_json("Assertion `config.ready` failed\n");
+    assert_eq!(prose["findings"], serde_json::json!([]), "{prose:#}");
+    // Beside a whole device line, a bare one of another assertion is no
+    // failure of its own (a torn line's fragment).
+    let whole = "../aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [7,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n";
+    let report = common::explain_json(&format!("{bare}{whole}"));
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f["rule"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(rules, ["DA101"], "{report:#}");
+}

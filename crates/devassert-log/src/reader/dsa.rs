@@ -96,6 +96,7 @@ impl Reader {
             rocm: false,
             printf_message: None,
             from_dsa: true,
+            bare: false,
         };
         if let (Some(b), Some(t)) = (d.block, d.thread) {
             g.triples.insert(rank, b, t);

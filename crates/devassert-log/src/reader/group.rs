@@ -29,6 +29,10 @@ pub struct AssertGroup {
     pub printf_message: Option<String>,
     /// From a DSA report rather than a printed line.
     pub from_dsa: bool,
+    /// Its lines gave the assertion alone (`Assertion `t < n_classes` failed.`
+    /// pasted without its path and coordinates), in a log with no other
+    /// device line: a device assertion only if a rule's assertion owns it.
+    pub bare: bool,
 }
 
 impl AssertGroup {
@@ -65,6 +69,20 @@ pub(super) struct Groups {
     pub(super) records: u64,
     /// (group, rank, whether it had block and thread).
     pub(super) last_record: Option<(usize, Option<i64>, bool)>,
+    /// Assertions with no place and no coordinates that named no group
+    /// when read, the first few: groups of their own if the log holds no
+    /// other device line (see `Reader::bare_groups`).
+    pub(super) bare: Vec<Bare>,
+}
+
+/// An assertion read with no place and no coordinates.
+#[derive(Debug, Clone)]
+pub(super) struct Bare {
+    pub(super) assertion: String,
+    pub(super) ranks: crate::ranks::RankSet,
+    pub(super) lines: u64,
+    pub(super) first: Pos,
+    pub(super) first_time: Option<Stamp>,
 }
 
 /// Repeats of one echo one after another whose threads go on along x

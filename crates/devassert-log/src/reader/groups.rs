@@ -4,7 +4,7 @@
 //! last but for its block and thread is counted without being parsed, and
 //! a glued line's repeats run by run (`thread_set`).
 
-use super::group::AssertGroup;
+use super::group::{AssertGroup, Bare};
 use super::state::Reader;
 use super::thread_set::{ThreadSet, MAX_TRIPLES};
 use crate::clean::Stamp;
@@ -15,6 +15,8 @@ use std::collections::HashSet;
 
 /// Distinct assertion groups kept.
 const MAX_GROUPS: usize = 256;
+/// Distinct assertions with no place kept while no group names them.
+const MAX_BARE: usize = 8;
 
 impl Reader {
     pub(super) fn device_lines(&mut self, text: &str, rank: Option<i64>, time: Option<Stamp>) {
@@ -57,7 +59,10 @@ impl Reader {
             let a = normalize_assertion(d.assertion);
             match self.facts.groups.iter().position(|g| g.assertion == a) {
                 Some(i) => i,
-                None => return,
+                None => {
+                    self.keep_bare(a, rank, time);
+                    return;
+                }
             }
         } else {
             self.groups.scratch.clear();
@@ -86,6 +91,61 @@ impl Reader {
         let g = &mut self.facts.groups[gi];
         if g.printf_message.is_none() {
             g.printf_message = d.printf_message.map(|m| clip(m, 500));
+        }
+    }
+
+    /// An assertion with no place that named no group: kept (the first
+    /// [`MAX_BARE`] distinct ones) until the log is read.
+    fn keep_bare(&mut self, assertion: String, rank: Option<i64>, time: Option<Stamp>) {
+        let first = self.pos();
+        let bare = &mut self.groups.bare;
+        let b = match bare.iter().position(|b| b.assertion == assertion) {
+            Some(i) => &mut bare[i],
+            None if bare.len() < MAX_BARE => {
+                bare.push(Bare {
+                    assertion,
+                    ranks: Default::default(),
+                    lines: 0,
+                    first,
+                    first_time: time,
+                });
+                let Some(b) = bare.last_mut() else { return };
+                b
+            }
+            None => return,
+        };
+        b.lines += 1;
+        if let Some(r) = rank {
+            b.ranks.insert_lines(r, 1, &mut self.rank_budget);
+        }
+    }
+
+    /// The bare assertions as groups of their own, when the log holds no
+    /// other device line (the diagnosis keeps those a rule's assertion owns).
+    pub(super) fn bare_groups(&mut self) {
+        let bare = std::mem::take(&mut self.groups.bare);
+        if !self.facts.groups.is_empty() {
+            return;
+        }
+        for b in bare {
+            self.facts.groups.push(AssertGroup {
+                kernel: None,
+                raw_kernel: None,
+                assertion: b.assertion,
+                file: String::new(),
+                line: None,
+                lines: b.lines,
+                triples: ThreadSet::default(),
+                blocks: HashSet::default(),
+                last_block: None,
+                ranks: b.ranks,
+                first: b.first,
+                first_time: b.first_time,
+                rocm: false,
+                printf_message: None,
+                from_dsa: false,
+                bare: true,
+            });
         }
     }
 
@@ -172,6 +232,7 @@ impl Reader {
             rocm: d.rocm,
             printf_message: None,
             from_dsa: false,
+            bare: false,
         });
         self.groups.index.insert(key, i);
         Some(i)

@@ -131,6 +131,7 @@ impl Reader {
         self.ensure_input();
         self.end_input();
         self.dsa_group();
+        self.bare_groups();
         self.facts
             .tracebacks
             .extend(self.tracebacks.latest.drain(..));
