@@ -38,8 +38,10 @@ pub fn segments(raw: &str) -> Vec<Cow<'_, str>> {
 /// [`segments`], each handed to `f` in turn (a line of one segment, the
 /// most common, borrowed where `tidy` changes nothing).
 fn each_segment<'a>(raw: &'a str, mut f: impl FnMut(Cow<'a, str>)) {
-    let has_caret = CARET_M.find(raw.as_bytes()).is_some();
-    if !raw.contains('\r') && !has_caret {
+    // One scan for both ends of a segment: `^M` needs a `^`.
+    let one = memchr::memchr2(b'\r', b'^', raw.as_bytes()).is_none();
+    let has_caret = !one && CARET_M.find(raw.as_bytes()).is_some();
+    if one || (!raw.contains('\r') && !has_caret) {
         let s = tidy(raw);
         if !s.trim().is_empty() {
             f(s);

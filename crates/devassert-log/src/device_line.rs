@@ -22,7 +22,7 @@ pub use coords::{coordinate_spans, numbers_at, numbers_like, without_coordinates
 #[cfg(test)]
 use coords::{number_bytes, numbers_span};
 pub use dangling::{continues_path, dangling_path};
-pub(crate) use finder::{searcher, Searcher};
+pub(crate) use finder::{gated, searcher, Gated, GatedSearcher, Searcher};
 
 /// One assertion occurrence, borrowed from the line.
 #[derive(Debug, Clone, PartialEq, Eq)]

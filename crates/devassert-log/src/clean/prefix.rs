@@ -58,6 +58,9 @@ pub(super) fn parse_prefixes(mut s: &str) -> (&str, Prefix) {
     let mut p = Prefix::default();
     for _ in 0..6 {
         let t = s.trim_start();
+        if !may_start_prefix(t) {
+            break;
+        }
         if let Some((rest, rank)) = bracket_rank(t) {
             p.rank = p.rank.or(rank);
             s = rest;
@@ -92,6 +95,17 @@ pub(super) fn parse_prefixes(mut s: &str) -> (&str, Prefix) {
     (s, p)
 }
 
+/// Whether a prefix below may start `t` (the line trimmed): each needs its
+/// first byte to be one of these (`tee_prefix` reads the untrimmed line, but
+/// needs a digit first, so the two agree), and most lines, which start with
+/// none, are then not asked of each.
+fn may_start_prefix(t: &str) -> bool {
+    matches!(
+        t.bytes().next(),
+        Some(b'[' | b'(' | b'0'..=b'9' | b'D' | b'I' | b'W' | b'E' | b'C' | b'F')
+    )
+}
+
 /// ProcessGroupNCCL's tag on its lines: `[Rank 1] Watchdog caught …`,
 /// `[PG 0 Rank 1] Timeout at NCCL work …`, `[PG ID 0 PG GUID 0(default_pg)
 /// Rank 1] Exception …`. The text keeps it (it says whose collective).
@@ -118,6 +132,23 @@ fn digits(s: &str) -> usize {
 
 fn parse_i64(s: &str) -> Option<i64> {
     s.parse().ok()
+}
+
+/// `s.parse::<u64>().ok()` for the few digits of a date or a clock (at most
+/// 19, which cannot overflow), without the general parse's cost: a leading
+/// `+` is taken as that parse takes it.
+fn small_number(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    let digits = match b {
+        [b'+', rest @ ..] if !rest.is_empty() => rest,
+        _ => b,
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0'))
+    })
 }
 
 /// The most digits a rank may have: every such number fits an `i64` (the
@@ -280,9 +311,9 @@ fn clock_micros(c: &str) -> Option<u64> {
     if b.len() < 8 || b[2] != b':' || b[5] != b':' {
         return None;
     }
-    let h: u64 = c.get(0..2)?.parse().ok()?;
-    let m: u64 = c.get(3..5)?.parse().ok()?;
-    let s: u64 = c.get(6..8)?.parse().ok()?;
+    let h = small_number(c.get(0..2)?)?;
+    let m = small_number(c.get(3..5)?)?;
+    let s = small_number(c.get(6..8)?)?;
     let mut micros = 0u64;
     if let Some(frac) = c
         .get(9..)
@@ -290,7 +321,7 @@ fn clock_micros(c: &str) -> Option<u64> {
     {
         let d = &frac[..digits(frac).min(6)];
         if !d.is_empty() {
-            micros = d.parse::<u64>().ok()? * 10u64.pow(6 - d.len() as u32);
+            micros = small_number(d)? * 10u64.pow(6 - d.len() as u32);
         }
     }
     Some(((h * 60 + m) * 60 + s) * 1_000_000 + micros)
@@ -308,14 +339,14 @@ fn datetime_prefix(t: &str) -> Option<(&str, Stamp)> {
         return None;
     }
     let (date_value, kind) = if b[4] == b'-' && b[7] == b'-' && digits(body) == 4 {
-        let y: u64 = body.get(0..4)?.parse().ok()?;
-        let mo: u64 = body.get(5..7)?.parse().ok()?;
-        let d: u64 = body.get(8..10)?.parse().ok()?;
+        let y = small_number(body.get(0..4)?)?;
+        let mo = small_number(body.get(5..7)?)?;
+        let d = small_number(body.get(8..10)?)?;
         (y * 10_000 + mo * 100 + d, 2u8)
     } else if b[2] == b'/' && b[5] == b'/' && digits(body) == 2 {
-        let mo: u64 = body.get(0..2)?.parse().ok()?;
-        let d: u64 = body.get(3..5)?.parse().ok()?;
-        let y: u64 = body.get(6..10)?.parse().ok()?;
+        let mo = small_number(body.get(0..2)?)?;
+        let d = small_number(body.get(3..5)?)?;
+        let y = small_number(body.get(6..10)?)?;
         (y * 10_000 + mo * 100 + d, 2u8)
     } else {
         return None;
@@ -364,4 +395,45 @@ fn tee_prefix(s: &str) -> Option<(&str, i64)> {
         return None;
     }
     Some((rest.strip_prefix(' ').unwrap_or(rest), parse_i64(&s[..n])?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The short parse reads what the general one reads.
+        #[test]
+        fn a_small_number_is_parsed_as_parse_parses_it(s in "[0-9+\\- a]{0,8}") {
+            prop_assert_eq!(small_number(&s), s.parse::<u64>().ok());
+        }
+
+        /// A line the first-byte check turns away is one no prefix starts:
+        /// lines of pieces of every prefix, after any indentation.
+        #[test]
+        fn no_prefix_starts_a_line_the_check_turns_away(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "[rank3]:", "[Rank 1] ", "[default0]:", "[1,0]<stderr>:", "(RayTrainWorker pid=1)",
+                "[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616]", "[E x.cpp:4]",
+                "2024-05-01 12:00:01,970 - ", "[2024-05-01 12:00:00] ", "08/13/2020 18:56:31 -",
+                "ERROR 05-14 10:22:33 [a.py:671] ", "CRITICAL [core.py:58] ", "WARNING ", "DEBUG [x.py:1] ",
+                "FATAL [y.py:2] ", "INFO a.py:3] ", "[ERROR] ", "[WARN]: ", "15: ", "3:x", "+1",
+                "x", "Traceback", " ", "\t", "(", "[", "]", ":", "7",
+            ]), 0..5),
+        ) {
+            let s: String = pieces.concat();
+            let t = s.trim_start();
+            if !may_start_prefix(t) {
+                prop_assert!(bracket_rank(t).is_none());
+                prop_assert!(mpi_prefix(t).is_none());
+                prop_assert!(worker_prefix(t).is_none());
+                prop_assert!(glog_prefix(t).is_none());
+                prop_assert!(datetime_prefix(t).is_none());
+                prop_assert!(level_prefix(t).is_none());
+                prop_assert!(bracket_level(t).is_none());
+                prop_assert!(tee_prefix(&s).is_none());
+            }
+        }
+    }
 }

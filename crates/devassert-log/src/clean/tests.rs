@@ -194,3 +194,23 @@ proptest::proptest! {
         proptest::prop_assert_eq!(each, readable(&line));
     }
 }
+
+proptest::proptest! {
+    /// A line's segments are its pieces between carriage returns, real or
+    /// `^M`, each tidied, the blank ones dropped: a line the first scan
+    /// finds neither in included (a `^` alone, an `M` alone).
+    #[test]
+    fn segments_split_at_each_return(parts in proptest::collection::vec(proptest::sample::select(vec![
+        "RuntimeError: x", "\r", "^M", "^", "M", "\x1b[31m", "ESC[0m", "```", "> ", "  ", "é", "a",
+    ]), 0..10)) {
+        let line = parts.concat();
+        let split: Vec<String> = line
+            .replace("^M", "\r")
+            .split('\r')
+            .map(|seg| tidy(seg).into_owned())
+            .filter(|s| !s.trim().is_empty())
+            .collect();
+        let each: Vec<String> = segments(&line).into_iter().map(Cow::into_owned).collect();
+        proptest::prop_assert_eq!(each, split);
+    }
+}

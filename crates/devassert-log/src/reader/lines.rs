@@ -427,10 +427,13 @@ fn plain_row(row: &[u8]) -> bool {
     static ESC: Searcher = searcher!(b"ESC[");
     static CARET_M: Searcher = searcher!(b"^M");
     static COORDS: Searcher = searcher!(b": [");
+    // Each of the three holds a `[` or a `^`: most rows hold neither and
+    // are not searched for them.
     memchr::memchr2(0x1b, b'\r', row).is_none()
-        && ESC.find(row).is_none()
-        && CARET_M.find(row).is_none()
-        && COORDS.find(row).is_none()
+        && (memchr::memchr2(b'[', b'^', row).is_none()
+            || (ESC.find(row).is_none()
+                && CARET_M.find(row).is_none()
+                && COORDS.find(row).is_none()))
 }
 
 /// A rank in a per-rank file's name: `rank3.log`, `log_rank_3.txt`,

@@ -9,6 +9,20 @@
 /// frame of a cell IPython named (`File "Cell In[12]", line 3`), cut to what
 /// identifies it.
 pub(super) fn notebook_place(t: &str) -> Option<String> {
+    // A cell's place starts the line (`Cell In[`, `Input In [`, `File
+    // "Cell In[`), and the others hold a `<` or a `_` (`<ipython-input-`,
+    // `/ipykernel_`): one scan turns away the lines that start otherwise and
+    // hold neither, as most do, instead of `place`'s two searches (the two
+    // rows of every logged traceback that never repeat are read in full).
+    let b = t.as_bytes();
+    if !matches!(b.first(), Some(b'C' | b'I' | b'F')) && memchr::memchr2(b'<', b'_', b).is_none() {
+        return None;
+    }
+    place(t)
+}
+
+/// [`notebook_place`] without its first scan.
+fn place(t: &str) -> Option<String> {
     // Python's own frame of a cell IPython named (`%devassert explain` sends these).
     let cell = t.strip_prefix("File \"").unwrap_or(t);
     if let Some(rest) = cell.strip_prefix("Cell In[") {
@@ -71,6 +85,24 @@ mod notebook_tests {
         ];
         for (line, want) in cases {
             assert_eq!(notebook_place(line).as_deref(), want, "{line}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The first scan turns away no line that names a place: lines of
+        /// pieces of places, cut anywhere, read as `place` reads them.
+        #[test]
+        fn the_scan_turns_away_no_place(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "Cell In", "[12]", "Cell In[", "In [", "Input In ", "Input In [7]", "<ipython-input-",
+                "3-ab>", "/tmp/ipykernel_", "ipykernel_", "4021/1893452.py", "File \"", " line 3",
+                ", ", "12", "x", ".py", "/", "\"",
+            ]), 0..8),
+            cut in 0usize..4,
+        ) {
+            let line: String = pieces.concat();
+            let line = line.get(cut..).unwrap_or("");
+            proptest::prop_assert_eq!(notebook_place(line), super::place(line));
         }
     }
 }

@@ -322,11 +322,11 @@ impl Reader {
 
     /// One cleaned line of text.
     pub(super) fn text_line(&mut self, text: &str, rank: Option<i64>, time: Option<Stamp>) {
-        use device_line::{searcher, Searcher};
-        static EQUALS: Searcher = searcher!(b" = ");
+        use device_line::{gated, searcher, GatedSearcher, Searcher};
+        static EQUALS: GatedSearcher = gated!(b" = ");
         static DSA: Searcher = searcher!(b"assertion failure");
-        static BLOCKING: Searcher = searcher!(b"CUDA_LAUNCH_BLOCKING");
-        static SERIALIZE: Searcher = searcher!(b"AMD_SERIALIZE_KERNEL");
+        static BLOCKING: GatedSearcher = gated!(b"CUDA_LAUNCH_BLOCKING");
+        static SERIALIZE: GatedSearcher = gated!(b"AMD_SERIALIZE_KERNEL");
         let t = text.trim();
         self.traceback_line(text, rank);
         self.device_lines(text, rank, time);

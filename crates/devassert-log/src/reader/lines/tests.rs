@@ -47,3 +47,22 @@ fn windows_paths_keep_their_backslash_n() {
     assert_eq!(p.len(), 2, "{p:?}");
     assert!(p[0].ends_with(r"native\cuda\x.cu:12"), "{p:?}");
 }
+
+proptest::proptest! {
+    /// The first scan for `[` and `^` turns away no row that one of the
+    /// three searches would find: a row is plain as searching for each
+    /// needle says.
+    #[test]
+    fn plain_row_is_each_needle_searched(parts in proptest::collection::vec(proptest::sample::select(vec![
+        "ESC[", "ESC", "[", "^M", "^", "M", ": [", ": ", "block: [1,0,0]", "\x1b", "\r", "x", " ", "é",
+    ]), 0..8)) {
+        let row = parts.concat();
+        let row = row.as_bytes();
+        let find = |needle: &[u8]| memchr::memmem::find(row, needle).is_some();
+        let searched = memchr::memchr2(0x1b, b'\r', row).is_none()
+            && !find(b"ESC[")
+            && !find(b"^M")
+            && !find(b": [");
+        proptest::prop_assert_eq!(plain_row(row), searched);
+    }
+}
