@@ -111,6 +111,9 @@ pub(super) struct Echo {
     /// line's repeats of it then end where the terminal-cut check's walk
     /// ends them (see `reader::glued`).
     pub(super) glues: bool,
+    /// Whether, `glues`, a row of its repeats alone is read without the
+    /// row's whole-row checks (`reader::glued::fills_rows`).
+    pub(super) fills_rows: bool,
     pub(super) raw: Vec<u8>,
     /// Its text after the thread's numbers, then before the block's: what
     /// lies between two repeats glued one after the other.
