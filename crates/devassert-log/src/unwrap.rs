@@ -86,7 +86,7 @@ pub fn has_marker(row: &str) -> bool {
 }
 
 /// A parsed device line that stands on its own (a place or coordinates).
-fn whole(d: &DeviceLine<'_>) -> bool {
+pub fn whole(d: &DeviceLine<'_>) -> bool {
     d.file.is_some() || d.block.is_some() || d.rocm
 }
 

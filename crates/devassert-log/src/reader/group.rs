@@ -129,6 +129,9 @@ pub(super) struct Echo {
     /// line's repeats of it then end where the terminal-cut check's walk
     /// ends them (see `reader::glued`).
     pub(super) glues: bool,
+    /// Whether, `glues`, a row of its repeats alone is read without the
+    /// row's whole-row checks (`reader::glued::fills_rows`).
+    pub(super) fills_rows: bool,
     pub(super) raw: Vec<u8>,
     /// Its text after the thread's numbers, then before the block's: what
     /// lies between two repeats glued one after the other.
@@ -200,22 +203,25 @@ impl Echo {
         if at >= raw.len() || !raw[at..].starts_with(head) {
             return None;
         }
-        // The last block's numbers with their `]` (most repeats are of
-        // it), and the last thread's (most differ from it in x alone).
+        // The last block's numbers with the text after them to the
+        // thread's (most repeats are of that block: one compare), and the
+        // last thread's (most differ from it in x alone).
         let (mut last_block, mut last_thread): (Option<(&[u8], [u32; 3])>, _) = (None, None);
         loop {
             let b_at = at + head.len();
             let (b_end, block) = match last_block {
-                Some((span, b)) if raw[b_at..].starts_with(span) => (b_at + span.len() - 1, b),
+                Some((span, b)) if raw[b_at..].starts_with(span) => {
+                    (b_at + span.len() - mid.len(), b)
+                }
                 _ => {
                     let (b_end, b) = device_line::numbers_at(raw, b_at)?;
-                    last_block = Some((&raw[b_at..=b_end], b));
+                    if !raw[b_end..].starts_with(mid) {
+                        return None;
+                    }
+                    last_block = Some((&raw[b_at..b_end + mid.len()], b));
                     (b_end, b)
                 }
             };
-            if !raw[b_end..].starts_with(mid) {
-                return None;
-            }
             let (t_end, thread) =
                 device_line::numbers_like(raw, b_end + mid.len(), &mut last_thread)?;
             Run::push(runs, block, thread);

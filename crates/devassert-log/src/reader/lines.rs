@@ -248,6 +248,21 @@ impl Reader {
         if self.take_repeat(raw) {
             return;
         }
+        // A glued row of one echo's repeats: its checks below are known
+        // (see `plan_row`): a device row, no cut path, its last piece
+        // whole, so nothing waits unless it may be a prefixed row as wide
+        // as the widest (asked below of its text). Its width is its length.
+        let w = raw.len();
+        let widest = self.lines.widest;
+        if w < widest || (w > widest && !raw.ends_with(b" ")) {
+            if let Some(plan) = self.plan_row(raw) {
+                if w > widest {
+                    (self.lines.widest, self.lines.widest_rows) = (w, 1);
+                }
+                self.take_planned(raw, plan);
+                return;
+            }
+        }
         let cur = unwrap::row(raw);
         // A plain row holds no trigger (`.cu`, `block: [`, `' failed`…) and
         // no `: [`: of the markers, only `ssertion` may be in it.

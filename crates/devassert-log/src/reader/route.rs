@@ -220,15 +220,17 @@ impl Reader {
                     .is_some_and(|i| MARKER.find(&raw[i + 1..]).is_none());
                 // A glued line's pieces may repeat it to the line's end
                 // without the terminal-cut walk (see `glued`).
-                let glues = single
-                    && std::str::from_utf8(raw)
-                        .is_ok_and(|text| device_line::closes_at_end(text, t.end));
+                let text = std::str::from_utf8(raw).ok();
+                let glues = single && text.is_some_and(|s| device_line::closes_at_end(s, t.end));
+                let seam = [&raw[t.end..], &raw[..b.start]].concat();
+                let fills_rows = glues && text.is_some_and(|s| super::glued::fills_rows(s, &seam));
                 let lent = self.lent();
                 self.groups.echo = Some(Echo {
                     single,
                     glues,
+                    fills_rows,
                     raw: raw.to_vec(),
-                    seam: [&raw[t.end..], &raw[..b.start]].concat(),
+                    seam,
                     block: b,
                     thread: t,
                     group,
