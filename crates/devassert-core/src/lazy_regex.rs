@@ -75,7 +75,7 @@ impl LazyRegex {
         if let Some(re) = self.0.unicode.get() {
             return Ok(re);
         }
-        let re = build(&self.0.pattern, true).map_err(|e| e.to_string())?;
+        let re = build(&self.0.pattern, true)?;
         Ok(self.0.unicode.get_or_init(|| re))
     }
 
@@ -128,13 +128,14 @@ impl LazyRegex {
 }
 
 /// `pattern` compiled with Unicode on or off (see the module's comment).
-fn build(pattern: &str, unicode: bool) -> Result<Regex, meta::BuildError> {
+fn build(pattern: &str, unicode: bool) -> Result<Regex, String> {
     let config = meta::Config::new().hybrid(false).auto_prefilter(false);
     let syntax = syntax::Config::new().unicode(unicode).utf8(unicode);
     meta::Builder::new()
         .configure(config.utf8_empty(unicode))
         .syntax(syntax)
         .build(pattern)
+        .map_err(|e| e.to_string())
 }
 
 impl std::fmt::Debug for LazyRegex {
