@@ -13,7 +13,8 @@
 //!   outside ASCII can match only a character outside ASCII). A Unicode
 //!   `\d{1,3}` compiles to hundreds of UTF-8 states; ASCII's is three
 //!   byte ranges.
-//! - **Other text** is matched by the pattern as written (Unicode on).
+//! - **Other text**, and any text for a pattern that writes a character
+//!   outside ASCII, is matched by the pattern as written (Unicode on).
 //!
 //! Both are built without the lazy DFA (its reverse NFA was a third of
 //! each compile) or a literal prefilter (a Teddy and Aho-Corasick build,
@@ -25,6 +26,7 @@
 use regex_automata::meta::{self, Regex};
 use regex_automata::util::syntax;
 use regex_automata::PatternID;
+use regex_syntax::hir::{Class, Hir, HirKind};
 use std::sync::{Arc, OnceLock};
 
 /// A pattern checked at load (it parses) and compiled on first use. Cheap
@@ -83,10 +85,7 @@ impl LazyRegex {
     /// the catalog tests rule out for the embedded catalog) matches nothing.
     fn for_text(&self, text: &str) -> &Regex {
         if text.is_ascii() {
-            let ascii = self
-                .0
-                .ascii
-                .get_or_init(|| build(&self.0.pattern, false).ok());
+            let ascii = self.0.ascii.get_or_init(|| ascii_build(&self.0.pattern));
             if let Some(re) = ascii {
                 return re;
             }
@@ -127,12 +126,50 @@ impl LazyRegex {
     }
 }
 
+/// The pattern for ASCII text, None where it must be the Unicode one: a
+/// character outside ASCII that the pattern writes (`(?i)\x{212A}`, the
+/// Kelvin sign) can match ASCII text (`k`) in Unicode mode, and with
+/// Unicode off it would not.
+fn ascii_build(pattern: &str) -> Option<Regex> {
+    let mut parser = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build();
+    let hir = parser.parse(pattern).ok()?;
+    if writes_outside_ascii(&hir) {
+        return None;
+    }
+    meta::Builder::new()
+        .configure(config(false))
+        .build_from_hir(&hir)
+        .ok()
+}
+
+/// Whether `hir` (parsed with Unicode off) holds a literal byte outside
+/// ASCII, or a Unicode class (a `(?u)` group).
+fn writes_outside_ascii(hir: &Hir) -> bool {
+    match hir.kind() {
+        HirKind::Literal(lit) => !lit.0.is_ascii(),
+        HirKind::Class(Class::Unicode(_)) => true,
+        HirKind::Class(Class::Bytes(_)) | HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Repetition(rep) => writes_outside_ascii(&rep.sub),
+        HirKind::Capture(cap) => writes_outside_ascii(&cap.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => subs.iter().any(writes_outside_ascii),
+    }
+}
+
+fn config(unicode: bool) -> meta::Config {
+    meta::Config::new()
+        .hybrid(false)
+        .auto_prefilter(false)
+        .utf8_empty(unicode)
+}
+
 /// `pattern` compiled with Unicode on or off (see the module's comment).
 fn build(pattern: &str, unicode: bool) -> Result<Regex, String> {
-    let config = meta::Config::new().hybrid(false).auto_prefilter(false);
     let syntax = syntax::Config::new().unicode(unicode).utf8(unicode);
     meta::Builder::new()
-        .configure(config.utf8_empty(unicode))
+        .configure(config(unicode))
         .syntax(syntax)
         .build(pattern)
         .map_err(|e| e.to_string())
@@ -179,5 +216,17 @@ mod tests {
         assert!(r.0.unicode.get().is_some());
         let k = LazyRegex::new(r"(?i)^k$").expect("parses");
         assert!(k.is_match("\u{212a}"), "the Kelvin sign folds to k");
+        // And back: written in the pattern, it matches ASCII text.
+        let written = [
+            ("(?i)^\u{212a}$", "k"),
+            (r"(?i)^\x{212A}$", "k"),
+            ("(?i)^\u{17f}$", "S"),
+            (r"(?i)^[\x{212A}]$", "K"),
+            ("(?i)^[\u{212a}x]$", "k"),
+        ];
+        for (pattern, text) in written {
+            let r = LazyRegex::new(pattern).expect("parses");
+            assert!(r.is_match(text), "{pattern:?} on {text:?}");
+        }
     }
 }
