@@ -21,7 +21,7 @@
 //! half of what was left): the lines asked about are short, and the
 //! reader asks only about lines that hold the pattern's literals. The
 //! matches are the same whatever engines run them (`regex_automata::meta`'s
-//! contract); `tests/ascii_same.rs` runs every catalog regex both ways.
+//! contract); `catalog::ascii_same` runs every catalog regex both ways.
 
 use regex_automata::meta::{self, Regex};
 use regex_automata::util::syntax;
