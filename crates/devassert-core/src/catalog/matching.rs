@@ -154,11 +154,10 @@ impl Catalog {
             return;
         };
         hits.first.entry(i).or_insert_with(|| {
-            re.captures(line)
+            re.named_captures(line)
                 .map(|c| {
-                    re.capture_names()
-                        .flatten()
-                        .filter_map(|n| c.name(n).map(|m| (n.to_string(), m.as_str().to_string())))
+                    c.into_iter()
+                        .map(|(n, text)| (n.to_string(), text.to_string()))
                         .collect()
                 })
                 .unwrap_or_default()
@@ -216,14 +215,7 @@ impl Catalog {
                 // What a matching evidence pattern captured (None: no match).
                 let caps: Option<Vec<(&str, &str)>> = match &e.kind {
                     EvidenceKind::Frame(re) => frames.iter().any(|f| re.is_match(f)).then(Vec::new),
-                    EvidenceKind::Assertion(re) => {
-                        assertion.and_then(|a| re.captures(a)).map(|c| {
-                            re.capture_names()
-                                .flatten()
-                                .filter_map(|n| c.name(n).map(|m| (n, m.as_str())))
-                                .collect()
-                        })
-                    }
+                    EvidenceKind::Assertion(re) => assertion.and_then(|a| re.named_captures(a)),
                     EvidenceKind::Log(i) => hits
                         .first
                         .get(i)

@@ -11,6 +11,8 @@
 //! Turning printed log text into the normalised form matched here is the
 //! log reader's job (`devassert-log`'s `normalize`).
 
+#[cfg(test)]
+mod ascii_same;
 mod compiled;
 pub mod fallback;
 mod files;

@@ -79,8 +79,7 @@ fn read(rows: &[LogFactRow], patterns: bool) -> Result<Vec<LogFact>, String> {
             LazyRegex::checked_by_tests(pattern)
         };
         let groups: Vec<&str> = if patterns {
-            let compiled = re.compile().map_err(|e| format!("{at}: {e}"))?;
-            compiled.capture_names().flatten().collect()
+            re.group_names().map_err(|e| format!("{at}: {e}"))?
         } else {
             Vec::new()
         };
@@ -159,13 +158,7 @@ pub fn from_frames(frames: &[&str], kind: &str, facts: &mut Facts) {
         if row.kind.as_deref().is_some_and(|k| k != kind) {
             continue;
         }
-        if let Some(c) = frames.iter().find_map(|f| row.re.captures(f)) {
-            let caps: Vec<(&str, &str)> = row
-                .re
-                .capture_names()
-                .flatten()
-                .filter_map(|n| c.name(n).map(|m| (n, m.as_str())))
-                .collect();
+        if let Some(caps) = frames.iter().find_map(|f| row.re.named_captures(f)) {
             apply(row, &caps, facts);
         }
     }
