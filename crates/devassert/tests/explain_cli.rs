@@ -264,3 +264,15 @@ fn the_crash_traceback_is_kept_after_many_handled_ones() {
         v["findings"][0]
     );
 }
+
+#[test]
+fn snapshot_cut_traceback() {
+    // A paste cut before its error line: a note (exit 0) that asks for it.
+    let out = common::bin()
+        .current_dir(common::fixtures().join("logs/own"))
+        .args(["explain", "--color", "never", "cut-traceback.log"])
+        .output()
+        .expect("run devassert");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    insta::assert_snapshot!(String::from_utf8(out.stdout).expect("utf-8 output"));
+}

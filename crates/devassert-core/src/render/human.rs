@@ -150,11 +150,13 @@ fn finding(
             p.dim("(where Python noticed it)")
         );
         snippet(out, p, n, src);
-        let _ = writeln!(
-            out,
-            "{gutter} {}",
-            p.bold("this line is where the error surfaced, not where it happened: CUDA reports kernel failures at the next synchronisation")
-        );
+        // A log cut before its error line does not say the failure was CUDA's.
+        let surfaced = if f.evidence.contains_key("error_line_missing") {
+            "the log stops inside this traceback: if its error was a device-side assert, this line is where it surfaced, not where it happened"
+        } else {
+            "this line is where the error surfaced, not where it happened: CUDA reports kernel failures at the next synchronisation"
+        };
+        let _ = writeln!(out, "{gutter} {}", p.bold(surfaced));
     }
     evidence(out, p, f);
     if let Some(line) = values_line(f) {
