@@ -144,8 +144,10 @@ pub fn next_steps(f: &Finding, ctx: &Context<'_>) -> Vec<String> {
             steps.push(fill(x, f, ctx));
         }
     }
-    for x in &f.fixes {
-        steps.push(fill(x, f, ctx));
+    if !guessed {
+        for x in &f.fixes {
+            steps.push(fill(x, f, ctx));
+        }
     }
     let unsure_place = f.location.is_none() && (f.noticed_at.is_some() || notebook);
     if unsure_place && !ctx.under_run && !steps.has_rerun {

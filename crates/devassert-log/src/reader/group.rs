@@ -36,6 +36,28 @@ pub struct AssertGroup {
 }
 
 impl AssertGroup {
+    /// A group of an assertion read alone, its first line at `first`.
+    pub(super) fn bare(assertion: String, first: Pos, first_time: Option<Stamp>) -> Self {
+        AssertGroup {
+            kernel: None,
+            raw_kernel: None,
+            assertion,
+            file: String::new(),
+            line: None,
+            lines: 0,
+            triples: ThreadSet::default(),
+            blocks: HashSet::default(),
+            last_block: None,
+            ranks: Default::default(),
+            first,
+            first_time,
+            rocm: false,
+            printf_message: None,
+            from_dsa: false,
+            bare: true,
+        }
+    }
+
     pub fn source(&self) -> Option<String> {
         if self.file.is_empty() {
             return None;
@@ -70,19 +92,9 @@ pub(super) struct Groups {
     /// (group, rank, whether it had block and thread).
     pub(super) last_record: Option<(usize, Option<i64>, bool)>,
     /// Assertions with no place and no coordinates that named no group
-    /// when read, the first few: groups of their own if the log holds no
-    /// other device line (see `Reader::bare_groups`).
-    pub(super) bare: Vec<Bare>,
-}
-
-/// An assertion read with no place and no coordinates.
-#[derive(Debug, Clone)]
-pub(super) struct Bare {
-    pub(super) assertion: String,
-    pub(super) ranks: crate::ranks::RankSet,
-    pub(super) lines: u64,
-    pub(super) first: Pos,
-    pub(super) first_time: Option<Stamp>,
+    /// when read, the first few: groups of the log if it holds no other
+    /// device line (see `Reader::bare_groups`).
+    pub(super) bare: Vec<AssertGroup>,
 }
 
 /// Repeats of one echo one after another whose threads go on along x

@@ -4,7 +4,7 @@
 //! last but for its block and thread is counted without being parsed, and
 //! a glued line's repeats run by run (`thread_set`).
 
-use super::group::{AssertGroup, Bare};
+use super::group::AssertGroup;
 use super::state::Reader;
 use super::thread_set::{ThreadSet, MAX_TRIPLES};
 use crate::clean::Stamp;
@@ -54,7 +54,7 @@ impl Reader {
 
     pub(super) fn record(&mut self, d: &DeviceLine<'_>, rank: Option<i64>, time: Option<Stamp>) {
         let rank = d.rank.or(rank);
-        let gi = if d.file.is_none() && d.block.is_none() && !d.rocm {
+        let gi = if !crate::unwrap::whole(d) {
             // A fragment of a torn line: it only counts toward a group it names.
             let a = normalize_assertion(d.assertion);
             match self.facts.groups.iter().position(|g| g.assertion == a) {
@@ -97,26 +97,20 @@ impl Reader {
     /// An assertion with no place that named no group: kept (the first
     /// [`MAX_BARE`] distinct ones) until the log is read.
     fn keep_bare(&mut self, assertion: String, rank: Option<i64>, time: Option<Stamp>) {
-        let first = self.pos();
-        let bare = &mut self.groups.bare;
-        let b = match bare.iter().position(|b| b.assertion == assertion) {
-            Some(i) => &mut bare[i],
+        let bare = &self.groups.bare;
+        let i = match bare.iter().position(|g| g.assertion == assertion) {
+            Some(i) => i,
             None if bare.len() < MAX_BARE => {
-                bare.push(Bare {
-                    assertion,
-                    ranks: Default::default(),
-                    lines: 0,
-                    first,
-                    first_time: time,
-                });
-                let Some(b) = bare.last_mut() else { return };
-                b
+                let g = AssertGroup::bare(assertion, self.pos(), time);
+                self.groups.bare.push(g);
+                self.groups.bare.len() - 1
             }
             None => return,
         };
-        b.lines += 1;
+        let g = &mut self.groups.bare[i];
+        g.lines += 1;
         if let Some(r) = rank {
-            b.ranks.insert_lines(r, 1, &mut self.rank_budget);
+            g.ranks.insert_lines(r, 1, &mut self.rank_budget);
         }
     }
 
@@ -124,28 +118,8 @@ impl Reader {
     /// other device line (the diagnosis keeps those a rule's assertion owns).
     pub(super) fn bare_groups(&mut self) {
         let bare = std::mem::take(&mut self.groups.bare);
-        if !self.facts.groups.is_empty() {
-            return;
-        }
-        for b in bare {
-            self.facts.groups.push(AssertGroup {
-                kernel: None,
-                raw_kernel: None,
-                assertion: b.assertion,
-                file: String::new(),
-                line: None,
-                lines: b.lines,
-                triples: ThreadSet::default(),
-                blocks: HashSet::default(),
-                last_block: None,
-                ranks: b.ranks,
-                first: b.first,
-                first_time: b.first_time,
-                rocm: false,
-                printf_message: None,
-                from_dsa: false,
-                bare: true,
-            });
+        if self.facts.groups.is_empty() {
+            self.facts.groups.extend(bare);
         }
     }
 
