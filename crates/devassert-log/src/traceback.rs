@@ -33,6 +33,10 @@ pub struct Traceback {
     pub frames_dropped: u64,
     /// `RuntimeError: CUDA error: device-side assert triggered`
     pub exception: Option<String>,
+    /// The exception's class IPython's header names (`IndexError     Traceback
+    /// (most recent call last)`): known even where the paste stops before
+    /// the exception line.
+    pub header_exception: Option<String>,
     /// The lines after the exception line (hints, DSA line, C++ frames).
     pub message: Vec<String>,
     pub rank: Option<i64>,
@@ -324,8 +328,10 @@ impl Builder {
     /// The frames part of an IPython traceback: frame lines, then numbered
     /// source lines of which the arrow's is the frame's line and code.
     fn ipython_frames(&mut self, text: &str, t: &str) -> Step {
-        if ipython::is_header(t) || is_header(t) {
+        let ipython_header = ipython::header_exception(t);
+        if ipython_header.is_some() || is_header(t) {
             if self.tb.frames.is_empty() {
+                self.tb.header_exception = ipython_header.map(|n| clip(n, 100));
                 return Step::More;
             }
             return Step::Done(std::mem::take(&mut self.tb), true);

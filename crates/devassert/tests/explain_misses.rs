@@ -188,6 +188,38 @@ fn colabs_folded_frames_line_is_no_error_line() {
 }
 
 #[test]
+fn a_cut_notebook_traceback_is_ranked_by_the_exception_its_header_names() {
+    // The paste stops at Colab's fold; only the header says what was raised.
+    let cell = |class: &str, code: &str| {
+        format!(
+            "---------------------------------------------------------------------------\n\
+             {class:<42}Traceback (most recent call last)\n\
+             <ipython-input-7-3f2a> in <module>()\n      1 batch = tok(text)\n\
+             ----> 2 {code}\n\n11 frames\n"
+        )
+    };
+    // PyTorch's IndexError is the CPU lookup's `index out of range in self`
+    // far more often than anything else: the embedding's causes lead.
+    let f = first(&cell("IndexError", "out = model(**batch)"));
+    assert_eq!(f["rule"], "DA005", "{f:#}");
+    assert_eq!(f["op_family"], "index_select", "{f:#}");
+    let guess = f["evidence"]["op_guess"].as_str().unwrap_or_default();
+    assert!(
+        guess.starts_with("DA101") && guess.contains("IndexError"),
+        "{f:#}"
+    );
+    assert_eq!(cause_ids(&f)[0], "seq_len_gt_max_positions", "{f:#}");
+    // A RuntimeError is every op's: no guess, the common causes by prior.
+    let f = first(&cell("RuntimeError", "out = model(**batch)"));
+    assert!(f["evidence"].get("op_guess").is_none(), "{f:#}");
+    assert_eq!(cause_ids(&f)[0], "label_ge_num_classes", "{f:#}");
+    // A frame that names an op says more than the class.
+    let f = first(&cell("IndexError", "loss = F.cross_entropy(out, y)"));
+    let guess = f["evidence"]["op_guess"].as_str().unwrap_or_default();
+    assert!(guess.starts_with("DA201"), "{f:#}");
+}
+
+#[test]
 fn an_assertion_pasted_alone_is_the_rule_whose_assertion_it_is() {
     // No path, kernel or coordinates: the assertion text alone names the op.
     let bare = "Assertion `t >= 0 && t < n_classes` failed\n";

@@ -89,6 +89,8 @@ pub struct Catalog {
     pub(super) log_patterns: Vec<LazyRegex>,
     /// In the file's order: the first that matches wins.
     pub(super) op_guesses: Vec<OpGuess>,
+    /// `(exception class, index into rules)` of `op-guesses.toml`'s `by_exception`.
+    pub(super) exception_guesses: Vec<(String, usize)>,
     /// The index in log_patterns of the op guesses' `device_frame`.
     pub(super) device_frame: Option<usize>,
     /// `(row of facts::log::rows(), its index in log_patterns)` for the

@@ -235,6 +235,7 @@ impl Catalog {
             log_patterns,
             rules,
             op_guesses: Vec::new(),
+            exception_guesses: Vec::new(),
             device_frame: None,
             log_facts: Vec::new(),
         })
@@ -269,21 +270,31 @@ impl Catalog {
         parsed: OpGuessFile,
         parse: Parse,
     ) -> Result<Catalog, CatalogError> {
+        let rule_of = |what: String, id: &str| {
+            self.rules
+                .iter()
+                .position(|r| r.id == id)
+                .ok_or_else(|| CatalogError::Invalid {
+                    file: file.into(),
+                    message: format!("{what}: no rule {id:?} in the catalog"),
+                })
+        };
         let mut guesses = Vec::with_capacity(parsed.guesses.len());
         for (n, g) in parsed.guesses.iter().enumerate() {
-            let Some(rule) = self.rules.iter().position(|r| r.id == g.rule) else {
-                return Err(CatalogError::Invalid {
-                    file: file.into(),
-                    message: format!("guess {}: no rule {:?} in the catalog", n + 1, g.rule),
-                });
-            };
+            let rule = rule_of(format!("guess {}", n + 1), &g.rule)?;
             let what = format!("guess {}: frame", n + 1);
             guesses.push(OpGuess {
                 frame: compile(parse, file, &what, &g.frame)?,
                 rule,
             });
         }
+        let mut by_exception = Vec::with_capacity(parsed.by_exception.len());
+        for (n, g) in parsed.by_exception.iter().enumerate() {
+            let rule = rule_of(format!("by_exception {}", n + 1), &g.rule)?;
+            by_exception.push((g.class.clone(), rule));
+        }
         self.op_guesses = guesses;
+        self.exception_guesses = by_exception;
         if let Some(p) = &parsed.device_frame {
             self.log_patterns
                 .push(compile(parse, file, "device_frame", p)?);
@@ -389,6 +400,21 @@ mod tests {
         );
         let typo = load("[[guess]]\nframes = 'x'\nrule = 'DA101'").unwrap_or_default();
         assert!(typo.contains("op-guesses.toml"), "{typo}");
+        let class = load("[[by_exception]]\nclass = 'IndexError'\nrule = 'DA999'");
+        assert!(class.is_some_and(|e| e.contains("by_exception 1") && e.contains("DA999")));
+    }
+
+    #[test]
+    fn an_exception_class_names_its_usual_rule_and_nothing_else() {
+        let c = Catalog::builtin();
+        let id = |t: &str| c.guess_op_by_exception(t).map(|r| r.id.as_str());
+        assert_eq!(id("IndexError"), Some("DA101"));
+        assert_eq!(
+            id("RuntimeError"),
+            None,
+            "CUDA's and every other op's class"
+        );
+        assert_eq!(id("indexerror"), None);
     }
 
     #[test]

@@ -182,6 +182,15 @@ impl Catalog {
             .map(|g| &self.rules[g.rule])
     }
 
+    /// The rule an exception's class alone most often is (`op-guesses.toml`'s
+    /// `by_exception`), for a traceback cut before its error line.
+    pub fn guess_op_by_exception(&self, class: &str) -> Option<&CompiledRule> {
+        self.exception_guesses
+            .iter()
+            .find(|(c, _)| c == class)
+            .map(|&(_, rule)| &self.rules[rule])
+    }
+
     /// Set the facts that the log's lines stated (`facts::log`'s `log`
     /// rows whose pattern matched), for values of `kind`.
     pub fn log_facts(&self, hits: &LogHits, kind: &str, facts: &mut crate::facts::Facts) {

@@ -127,6 +127,17 @@ pub(super) struct OpGuessFile {
     pub(super) device_frame: Option<String>,
     #[serde(default, rename = "guess")]
     pub(super) guesses: Vec<OpGuessSpec>,
+    /// A traceback cut before its error line whose header still names the
+    /// exception's class (IPython's): the rule that class most often is.
+    #[serde(default, rename = "by_exception")]
+    pub(super) by_exception: Vec<ExceptionGuessSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExceptionGuessSpec {
+    pub(super) class: String,
+    pub(super) rule: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -414,6 +414,10 @@ fn evidence(out: &mut String, p: &Paint, f: &Finding) {
     if let Some(msg) = s("message") {
         let _ = writeln!(out, "{gutter} error: {msg}");
     }
+    if let Some(guess) = s("op_guess") {
+        // What the causes below are ranked as, and what said so.
+        let _ = writeln!(out, "{gutter} op guessed: {guess}");
+    }
     if let Some(note) = s("note") {
         let _ = writeln!(out, "{gutter} {note}");
     }

@@ -30,9 +30,20 @@ pub(super) fn op_guess<'c>(
         let at = "the line above the error line (its frame line is not in the log)";
         return Some((rule, unconfirmed(at)));
     }
-    tb?.frames.iter().rev().find_map(|f| {
+    let tb = tb?;
+    let by_frame = tb.frames.iter().rev().find_map(|f| {
         frame_guess(catalog, f).map(|rule| (rule, unconfirmed(&format!("{}:{}", f.file, f.line))))
-    })
+    });
+    // A paste cut before its error line whose header still names the class.
+    let by_class = || {
+        let class = tb
+            .header_exception
+            .as_deref()
+            .filter(|_| tb.exception.is_none())?;
+        let rule = catalog.guess_op_by_exception(class)?;
+        Some((rule, format!("from the exception's class in the traceback's header, {class}; the error line is not in the log")))
+    };
+    by_frame.or_else(by_class)
 }
 
 /// The most of a memory checker's kernel name shown, as of a kernel

@@ -35,15 +35,19 @@ pub fn cell_of_file(file: &str) -> Option<String> {
 /// `RuntimeError                              Traceback (most recent call last)`:
 /// the exception's name, padded, before Python's header words.
 pub fn is_header(t: &str) -> bool {
-    let Some(at) = HEADER.find(t.as_bytes()) else {
-        return false;
-    };
+    header_exception(t).is_some()
+}
+
+/// The exception's name of IPython's header line (`RuntimeError` above).
+pub fn header_exception(t: &str) -> Option<&str> {
+    let at = HEADER.find(t.as_bytes())?;
     let name = t[..at].trim_end();
-    at > name.len()
+    let named = at > name.len()
         && !name.is_empty()
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
+    named.then_some(name)
 }
 
 /// Asked of every line a traceback reads: the searcher is built once.
