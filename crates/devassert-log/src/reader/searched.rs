@@ -15,6 +15,7 @@
 //! have found (the search reads each line alone), with the regexes retired
 //! by then.
 
+pub use crate::prefilter::Cores;
 use crate::prefilter::{Line, Prefilter, RetiredView};
 use devassert_core::Catalog;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,20 +50,26 @@ impl Searched {
 
 /// Search `region` (whole lines, the first starting at its first byte) for
 /// the lines a reader of `catalog` looks at, with the regexes it has
-/// `retired` by now.
-pub fn search_with(catalog: &'static Catalog, retired: &RetiredView, region: &[u8]) -> Searched {
+/// `retired` by now; a large `region` is searched on `cores`.
+pub fn search_with(
+    catalog: &'static Catalog,
+    retired: &RetiredView,
+    region: &[u8],
+    cores: Cores,
+) -> Searched {
     Searched {
         len: region.len(),
         found: Some(search(
             Prefilter::shared(catalog),
             region,
             retired.snapshot(),
+            cores,
         )),
     }
 }
 
-fn search(pre: &Prefilter, region: &[u8], retired: Vec<u64>) -> Found {
-    let (lines, total) = pre.lines_that_matter(region, MAX_LINE, &retired);
+fn search(pre: &Prefilter, region: &[u8], retired: Vec<u64>, cores: Cores) -> Found {
+    let (lines, total) = pre.lines_that_matter(region, MAX_LINE, &retired, cores);
     Found {
         lines,
         total,
@@ -79,7 +86,7 @@ pub(super) fn search_from(
     before: u64,
     retired: &[u64],
 ) -> Found {
-    let mut found = search(pre, &region[from..], retired.to_vec());
+    let mut found = search(pre, &region[from..], retired.to_vec(), Cores::All);
     for l in &mut found.lines {
         l.start += from;
         l.end += from;
