@@ -247,21 +247,12 @@ impl Stopped {
 
 /// Read `r` to its end into `a`, in three stages on their own threads: one
 /// reads buffers of whole lines, one makes their Unicode spaces ASCII and
-/// searches them, and the calling thread takes in each buffer with what
-/// the search found there. A panic of the search or the reader stops the
-/// input with an internal error.
-///
-/// A buffer is searched on every core only when the calling thread has
-/// waited for a searched buffer since the last one was searched (the
-/// search is behind); else the search keeps ahead on its own thread:
-/// waking the other cores for each buffer would only cost CPU time (on
-/// glued assertion lines, where taking a buffer in is the slower stage,
-/// half the context switches and a few percent of the CPU time).
+/// searches them (on every core), and the calling thread takes in each
+/// buffer with what the search found there. A panic of the search or the
+/// reader stops the input with an internal error.
 fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
     use devassert_core::contain::catch;
-    use reader::Cores;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::mpsc::{channel, sync_channel, TryRecvError};
+    use std::sync::mpsc::{channel, sync_channel};
     let catalog = a.catalog;
     let retired = a.reader.retired_view();
     let every_line = a.reader.every_line_hint();
@@ -271,8 +262,6 @@ fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
     type Found = Option<(usize, usize, reader::Searched)>;
     let (found_tx, found_rx) = sync_channel::<(Block, Found)>(4);
     let (spare_tx, spare_rx) = channel::<Vec<u8>>();
-    // Whether the calling thread has waited for the search.
-    let behind = &AtomicBool::new(true);
     std::thread::scope(|s| {
         let reading = s.spawn(move || read_lines(r, &read_tx, &spare_rx));
         let searching = s.spawn(move || {
@@ -283,13 +272,9 @@ fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
                     // line searches what it needs itself (`reader::searched`).
                     let found = (len > 0 && buf[len - 1] == b'\n').then(|| {
                         let n = spaces::normalize_in_place(&mut buf[..len]);
-                        let cores = match behind.swap(false, Ordering::Relaxed) {
-                            true => Cores::All,
-                            false => Cores::One,
-                        };
                         let searched = match every_line.get() {
                             true => reader::Searched::later(n),
-                            false => reader::search_with(catalog, &retired, &buf[..n], cores),
+                            false => reader::search_with(catalog, &retired, &buf[..n]),
                         };
                         (n, len - n, searched)
                     });
@@ -299,14 +284,7 @@ fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
                 }
             })
         });
-        let next = || match found_rx.try_recv() {
-            Err(TryRecvError::Empty) => {
-                behind.store(true, Ordering::Relaxed);
-                found_rx.recv().ok()
-            }
-            got => got.ok(),
-        };
-        while let Some(((buf, len), found)) = next() {
+        for ((buf, len), found) in found_rx {
             let fed = catch(|| match found {
                 Some((n, removed, f)) => a.feed_searched(&buf[..n], f, removed),
                 None => a.feed(&buf[..len]),

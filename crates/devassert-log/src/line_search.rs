@@ -43,14 +43,6 @@ const PARALLEL_MIN: usize = 512 << 10;
 /// evenly with the reader's own thread, large enough for `LiteralDfa`'s stretches.
 const PIECE: usize = 256 << 10;
 
-/// Where a large buffer is searched: cut into pieces on every core, or
-/// whole on the calling thread (see `lines`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cores {
-    All,
-    One,
-}
-
 /// Every line of `hay`, and how many it has: the search when a catalog
 /// regex needs no literal at all.
 pub fn every_line(hay: &[u8]) -> (Vec<Line>, u64) {
@@ -138,15 +130,12 @@ impl LineSearch {
     /// kept part, and not of one whose literals (found in any case, at a
     /// word boundary or not) all stand for regexes `retired` (a bitmap of
     /// the caller's numbers) alone: it must then say no for such a line.
-    /// `cores`: `One` searches a large buffer whole on this thread, as a
-    /// buffer under `PARALLEL_MIN` is; what is found is the same.
     pub fn lines<M>(
         &self,
         hay: &[u8],
         max_line: usize,
         retired: &[u64],
         matters: &M,
-        cores: Cores,
     ) -> (Vec<Line>, u64)
     where
         M: Fn(&[u8]) -> bool + Sync,
@@ -158,7 +147,7 @@ impl LineSearch {
         let bigrams = self.automata().bigrams.as_ref();
         let search =
             |piece: &[u8]| self.search_with(bigrams, true, piece, max_line, retired, matters);
-        if hay.len() < PARALLEL_MIN || cores == Cores::One {
+        if hay.len() < PARALLEL_MIN {
             return search(hay);
         }
         let mut cuts = vec![0];

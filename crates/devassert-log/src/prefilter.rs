@@ -15,7 +15,7 @@ use devassert_core::lazy_regex::LazyRegex;
 use devassert_core::Catalog;
 use std::collections::HashMap;
 
-pub use crate::line_search::{Cores, Line};
+pub use crate::line_search::Line;
 pub use retired::{Retired, RetiredView};
 pub use sets_memo::SetsMemo;
 
@@ -213,14 +213,12 @@ impl Prefilter {
     }
 
     /// The lines of `hay` that matter (each cut at `max_line` bytes, as the
-    /// reader keeps them), and how many lines `hay` has; a large `hay` is
-    /// searched on `cores`.
+    /// reader keeps them), and how many lines `hay` has.
     pub fn lines_that_matter(
         &self,
         hay: &[u8],
         max_line: usize,
         retired: &[u64],
-        cores: Cores,
     ) -> (Vec<Line>, u64) {
         // The search finds every literal where it ends, triggers among them,
         // and asks only of a line without a trigger word in its kept part:
@@ -230,13 +228,9 @@ impl Prefilter {
         // (searched) there, or one that ends the line (`\n`-ended literals
         // are looked for at the line's end too).
         match self.search.as_ref().filter(|_| !self.unfiltered) {
-            Some(search) => search.lines(
-                hay,
-                max_line,
-                retired,
-                &|line| self.catalog_sets_met(line, retired),
-                cores,
-            ),
+            Some(search) => search.lines(hay, max_line, retired, &|line| {
+                self.catalog_sets_met(line, retired)
+            }),
             None => line_search::every_line(hay),
         }
     }

@@ -6,7 +6,7 @@
 //! thread sees them) or left, the reader keeps the same.
 
 use devassert_core::Catalog;
-use devassert_log::reader::{search_with, Cores, Reader, Searched};
+use devassert_log::reader::{search_with, Reader, Searched};
 use devassert_log::Facts;
 use proptest::prelude::*;
 
@@ -123,7 +123,7 @@ fn read(log: &[u8], cuts: &[usize], how: impl Fn(usize) -> u8) -> String {
         let mut start = 0;
         ends.iter()
             .map(|&e| {
-                let s = search_with(catalog, &early, &log[start..e], Cores::All);
+                let s = search_with(catalog, &early, &log[start..e]);
                 start = e;
                 Some(s)
             })
@@ -135,7 +135,7 @@ fn read(log: &[u8], cuts: &[usize], how: impl Fn(usize) -> u8) -> String {
         let stretch = &log[start..e];
         let searched = match how(i) % 3 {
             0 => ahead,
-            1 => Some(search_with(catalog, &r.retired_view(), stretch, Cores::One)),
+            1 => Some(search_with(catalog, &r.retired_view(), stretch)),
             _ => Some(Searched::later(stretch.len())),
         };
         r.feed_searched(stretch, searched);

@@ -165,7 +165,7 @@ fn a_short_buffer_builds_no_automata() {
     let matters = |_: &[u8]| true;
     let short = line.repeat(SMALL / line.len());
     assert!(short.len() < SMALL);
-    let found = s.lines(&short, MAX, &[], &matters, Cores::All);
+    let found = s.lines(&short, MAX, &[], &matters);
     assert_eq!(found.0.len(), SMALL / line.len());
     assert!(
         !s.automata_built(),
@@ -173,56 +173,13 @@ fn a_short_buffer_builds_no_automata() {
     );
     // One line more and the buffer is large: the same lines, by the automata.
     let long = line.repeat(SMALL / line.len() + 1);
-    let found_long = s.lines(&long, MAX, &[], &matters, Cores::All);
+    let found_long = s.lines(&long, MAX, &[], &matters);
     assert!(s.automata_built());
     assert_eq!(found_long.0[..found.0.len()], found.0[..]);
     assert_eq!(found_long.1, found.1 + 1);
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
-
-    /// A buffer large enough to be cut into pieces on every core keeps
-    /// the lines it keeps searched whole on one: lines that matter placed
-    /// anywhere (at the pieces' cuts too), of any length up to past the
-    /// kept part, among filler lines, with or without a last newline.
-    #[test]
-    fn a_large_buffer_keeps_alike_on_every_core_and_on_one(
-        lines in prop::collection::vec(
-            (prop::collection::vec(0..PIECES.len(), 1..4), 0usize..PIECE / 2, 0usize..3),
-            1..12,
-        ),
-        filler in 1usize..200,
-        last_newline: bool,
-        max_line in prop_oneof![Just(64usize), Just(MAX)],
-    ) {
-        let filler_line = [b"-".repeat(filler), b"\n".to_vec()].concat();
-        let mut hay = Vec::new();
-        for (pieces, gap, pad) in &lines {
-            // Whole filler lines up to `gap` bytes before each line that matters.
-            hay.extend(filler_line.repeat(gap / filler_line.len()));
-            for &p in pieces {
-                hay.extend(std::iter::repeat_n(b'-', *pad * filler));
-                hay.extend_from_slice(PIECES[p].as_bytes());
-            }
-            hay.push(b'\n');
-        }
-        while hay.len() < PARALLEL_MIN {
-            hay.extend_from_slice(&filler_line);
-        }
-        if !last_newline {
-            hay.pop();
-        }
-        let s = search();
-        let matters = |line: &[u8]| line.contains(&b'!');
-        let all = s.lines(&hay, max_line, &[], &matters, Cores::All);
-        prop_assert_eq!(&all, &s.lines(&hay, max_line, &[], &matters, Cores::One));
-        prop_assert_eq!(&all, &each_way(&s, &hay, max_line)[0]);
-    }
-}
-
-proptest! {
-
     /// Runs keep the lines that walking each line keeps, and that the DFA
     /// over every byte keeps, with lines long enough to cross the runs'
     /// window, cut at several lengths, the last newline there or not.

@@ -13,7 +13,7 @@ fn a_value_at_the_end_of_a_line_is_found_without_its_newline() {
     assert!(m("labels: tensor([3, 7, -1  "));
     assert!(m("labels: tensor([3, -1, 7])"));
     assert!(!m("'learning_rate': -1.120e-04, 'epoch': 161.99"));
-    let (lines, n) = p.lines_that_matter(b"lr -1.2e-05\nlabels 3 -1\nok\n", MAX, &[], Cores::All);
+    let (lines, n) = p.lines_that_matter(b"lr -1.2e-05\nlabels 3 -1\nok\n", MAX, &[]);
     assert_eq!((lines.len(), n), (1, 3));
     assert_eq!(lines[0].before, 1);
 }
@@ -23,11 +23,7 @@ const MAX: usize = 1 << 18;
 #[test]
 fn every_casing_and_every_line_end_is_found() {
     let p = Prefilter::new(Catalog::builtin());
-    let found = |hay: &str| {
-        p.lines_that_matter(hay.as_bytes(), MAX, &[], Cores::All)
-            .0
-            .len()
-    };
+    let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX, &[]).0.len();
     // `(?i)…unet…|pspnet|deeplab…`: the casings model names have.
     for name in ["UNet", "PSPNet", "DeepLabV3", "Pytorch-UNet", "CityScapes"] {
         assert_eq!(found(&format!("model: {name}\n")), 1, "{name}");
@@ -49,11 +45,7 @@ fn every_casing_and_every_line_end_is_found() {
 #[test]
 fn a_literal_wanted_at_a_word_boundary_counts_only_there() {
     let p = Prefilter::new(Catalog::builtin());
-    let found = |hay: &str| {
-        p.lines_that_matter(hay.as_bytes(), MAX, &[], Cores::All)
-            .0
-            .len()
-    };
+    let found = |hay: &str| p.lines_that_matter(hay.as_bytes(), MAX, &[]).0.len();
     // `\b(nan|inf)\b` after a loss: not the `INF` of `INFO`.
     assert_eq!(found("2024-05-01 - INFO - step 8: loss 2.1\n"), 0);
     assert_eq!(found("step 8: loss inf\n"), 1);
@@ -356,12 +348,12 @@ fn a_recorded_fact_retires_its_lines_but_not_a_trigger_line() {
     assert!(p.line_matters(vocab, retired.bits()));
     // The search passes the trigger line on, not the warning.
     let hay = [warning, b"\n", trigger, b"\n", warning, b"\n"].concat();
-    let (lines, n) = p.lines_that_matter(&hay, MAX, &retired.view().snapshot(), Cores::All);
+    let (lines, n) = p.lines_that_matter(&hay, MAX, &retired.view().snapshot());
     assert_eq!((lines.len(), n), (1, 3));
     assert_eq!(lines[0].before, 1);
     // A search that ran before the fact was recorded passed both: the
     // reader drops the warning alone.
-    assert_eq!(p.lines_that_matter(&hay, MAX, &[], Cores::All).0.len(), 3);
+    assert_eq!(p.lines_that_matter(&hay, MAX, &[]).0.len(), 3);
     assert!(p.kept_only_by_retired(warning, &[], retired.bits()));
     assert!(!p.kept_only_by_retired(trigger, &[], retired.bits()));
     assert!(!p.kept_only_by_retired(vocab, &[], retired.bits()));
@@ -384,7 +376,7 @@ fn the_per_line_automata_are_built_when_a_line_asks_for_them() {
         |p: &Prefilter| [&p.catalog, &p.digit_free, &p.digit_literals].map(|kind| kind.is_built());
     assert_eq!(built(&p), [false; 3]);
     // A progress line the search passes over asks for none.
-    let (lines, _) = p.lines_that_matter(b"step 10 loss 0.5\n", MAX, &[], Cores::All);
+    let (lines, _) = p.lines_that_matter(b"step 10 loss 0.5\n", MAX, &[]);
     assert!(lines.is_empty());
     assert_eq!(built(&p), [false; 3]);
     let mut found = Vec::new();

@@ -15,7 +15,6 @@
 //! have found (the search reads each line alone), with the regexes retired
 //! by then.
 
-pub use crate::prefilter::Cores;
 use crate::prefilter::{Line, Prefilter, RetiredView};
 use devassert_core::Catalog;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,26 +49,20 @@ impl Searched {
 
 /// Search `region` (whole lines, the first starting at its first byte) for
 /// the lines a reader of `catalog` looks at, with the regexes it has
-/// `retired` by now; a large `region` is searched on `cores`.
-pub fn search_with(
-    catalog: &'static Catalog,
-    retired: &RetiredView,
-    region: &[u8],
-    cores: Cores,
-) -> Searched {
+/// `retired` by now.
+pub fn search_with(catalog: &'static Catalog, retired: &RetiredView, region: &[u8]) -> Searched {
     Searched {
         len: region.len(),
         found: Some(search(
             Prefilter::shared(catalog),
             region,
             retired.snapshot(),
-            cores,
         )),
     }
 }
 
-fn search(pre: &Prefilter, region: &[u8], retired: Vec<u64>, cores: Cores) -> Found {
-    let (lines, total) = pre.lines_that_matter(region, MAX_LINE, &retired, cores);
+fn search(pre: &Prefilter, region: &[u8], retired: Vec<u64>) -> Found {
+    let (lines, total) = pre.lines_that_matter(region, MAX_LINE, &retired);
     Found {
         lines,
         total,
@@ -86,7 +79,7 @@ pub(super) fn search_from(
     before: u64,
     retired: &[u64],
 ) -> Found {
-    let mut found = search(pre, &region[from..], retired.to_vec(), Cores::All);
+    let mut found = search(pre, &region[from..], retired.to_vec());
     for l in &mut found.lines {
         l.start += from;
         l.end += from;
