@@ -29,8 +29,8 @@ pub struct SetsMemo {
     /// The key last looked up.
     key: Vec<u8>,
     /// The sets met by the line last looked up, as the walks mark them
-    /// (kept to reuse its allocation: one a line was most of the cost of
-    /// a line whose key is known).
+    /// (kept to reuse its allocation: a bitmap was allocated and freed for
+    /// every line asked).
     sets: Vec<u64>,
 }
 
