@@ -63,7 +63,7 @@ impl Reader {
             return;
         }
         // One lookup for the builder of every line read while one is open.
-        let step = match self.tracebacks.builders.get_mut(&rank) {
+        let step = match self.tracebacks.open(rank) {
             Some(b) => feed(b),
             None => {
                 if !traceback::starts(t) {
