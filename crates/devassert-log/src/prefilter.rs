@@ -274,11 +274,12 @@ impl Prefilter {
     pub fn kept_only_by_retired(&self, line: &[u8], then: &[u64], now: &[u64]) -> bool {
         !self.unfiltered
             && !self.triggers.is_match(line)
-            && sets_memo::with_thread_memo(self.id, |memo| self.sets_seen_memo(line, memo))
-                .is_some_and(|seen| {
-                    self.required(&seen, then).next().is_some()
-                        && self.required(&seen, now).next().is_none()
+            && sets_memo::with_thread_memo(self.id, |memo| {
+                self.sets_seen_memo(line, memo).is_some_and(|seen| {
+                    self.required(seen, then).next().is_some()
+                        && self.required(seen, now).next().is_none()
                 })
+            })
     }
 
     /// Whether the line holds one of the reader's own trigger words.
@@ -289,33 +290,38 @@ impl Prefilter {
     /// The requirement sets whose literals `hay` holds, as a bitmap.
     fn sets_seen(&self, hay: &[u8]) -> Option<Vec<u64>> {
         let mut seen = vec![0u64; self.sets.div_ceil(64)];
-        let any = self.walk(&self.catalog, hay, &mut seen) | self.end_sets(hay, &mut seen);
-        any.then_some(seen)
+        self.sets_seen_into(hay, &mut seen).then_some(seen)
+    }
+
+    /// [`Prefilter::sets_seen`] marked in `seen` (no set marked yet);
+    /// whether any.
+    fn sets_seen_into(&self, hay: &[u8], seen: &mut [u64]) -> bool {
+        self.walk(&self.catalog, hay, seen) | self.end_sets(hay, seen)
     }
 
     /// [`Prefilter::sets_seen`], the sets of the digit-free literals kept
     /// in `memo` for lines that differ only in their numbers; a key seen
-    /// once is walked whole, as without the memo.
-    fn sets_seen_memo(&self, hay: &[u8], memo: &mut SetsMemo) -> Option<Vec<u64>> {
-        let mut seen = vec![0u64; self.sets.div_ceil(64)];
-        let free = match memo.look(hay) {
-            Memo::Once => return self.sets_seen(hay),
-            Memo::Known(free) => {
-                seen.copy_from_slice(free);
-                free.iter().any(|&w| w != 0)
+    /// once is walked whole, as without the memo. The sets are the memo's
+    /// (see `SetsMemo::sets`).
+    fn sets_seen_memo<'m>(&self, hay: &[u8], memo: &'m mut SetsMemo) -> Option<&'m [u64]> {
+        let free = match memo.look(hay, self.sets.div_ceil(64)) {
+            Memo::Once => {
+                let any = self.sets_seen_into(hay, memo.sets_mut());
+                return any.then(|| memo.sets());
             }
+            Memo::Known(any) => any,
             Memo::Keep => {
-                let any = self.walk(&self.digit_free, hay, &mut seen);
-                memo.keep(&seen);
+                let any = self.walk(&self.digit_free, hay, memo.sets_mut());
+                memo.keep();
                 any
             }
         };
+        let seen = memo.sets_mut();
         // The literals with a digit (a separate, costly walk) only where
         // one of them may be.
-        let digits =
-            self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, &mut seen);
-        let any = free | digits | self.end_sets(hay, &mut seen);
-        any.then_some(seen)
+        let digits = self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, seen);
+        let any = free | digits | self.end_sets(hay, seen);
+        any.then_some(&*seen)
     }
 
     /// Marks in `seen` the sets of the literals of `kind` that `hay` holds;
@@ -390,8 +396,10 @@ impl Prefilter {
     fn catalog_sets_met(&self, hay: &[u8], retired: &[u64]) -> bool {
         // Asked of every line the search finds by a catalog literal alone
         // (often the same warning again): each thread keeps its own memo.
-        sets_memo::with_thread_memo(self.id, |memo| self.sets_seen_memo(hay, memo))
-            .is_some_and(|seen| self.required(&seen, retired).next().is_some())
+        sets_memo::with_thread_memo(self.id, |memo| {
+            self.sets_seen_memo(hay, memo)
+                .is_some_and(|seen| self.required(seen, retired).next().is_some())
+        })
     }
 
     /// The catalog patterns `line` matches, of those `wanted` (a pattern
@@ -432,12 +440,16 @@ impl Prefilter {
             }
         };
         self.bare.iter().for_each(&mut try_regex);
+        let owned;
         let seen = match memo {
             Some(memo) => self.sets_seen_memo(line.as_bytes(), memo),
-            None => self.sets_seen(line.as_bytes()),
+            None => {
+                owned = self.sets_seen(line.as_bytes());
+                owned.as_deref()
+            }
         };
         if let Some(seen) = seen {
-            self.required(&seen, &[]).for_each(try_regex);
+            self.required(seen, &[]).for_each(try_regex);
         }
     }
 }

@@ -195,10 +195,18 @@ impl Builder {
         }
     }
 
-    /// Builds into the strings of `spare` (see [`Spare`]).
-    pub fn with_spare(mut self, spare: Spare) -> Self {
+    /// Builds into the strings and buffers of `spare` (see [`Spare`]).
+    pub fn with_spare(mut self, mut spare: Spare) -> Self {
+        self.tb.frames = std::mem::take(&mut spare.frame_buf);
+        self.tb.message = std::mem::take(&mut spare.message_buf);
         self.spare = spare;
         self
+    }
+
+    /// What is left of its spare (see [`Spare::reclaim`]): the builder is
+    /// done with it once its traceback is complete.
+    pub fn take_spare(&mut self) -> Spare {
+        std::mem::take(&mut self.spare)
     }
 
     pub fn has_frames(&self) -> bool {
@@ -500,21 +508,54 @@ fn is_decoration(t: &str) -> bool {
 /// builder instead of allocated again: a job that logs a handled traceback
 /// per sample makes thousands, of which the reader keeps the first and
 /// the latest few (allocating and freeing their frames was a tenth of
-/// reading them). Holds at most one traceback's worth.
+/// reading them). Holds at most one traceback's worth, and the emptied
+/// buffers of its frames and message (the next traceback's own, which
+/// were allocated and grown for each traceback too).
 #[derive(Debug, Default)]
 pub struct Spare {
     frames: Vec<Frame>,
     texts: Vec<String>,
+    /// Empty; given to the next builder's traceback as its own.
+    frame_buf: Vec<Frame>,
+    message_buf: Vec<String>,
 }
 
 impl Spare {
-    /// Keeps the strings of a dropped traceback (up to one traceback's worth).
+    /// Keeps the strings of a dropped traceback (up to one traceback's
+    /// worth), and its buffers emptied.
     pub fn keep(&mut self, tb: Traceback) {
+        let Traceback {
+            mut frames,
+            exception,
+            mut message,
+            ..
+        } = tb;
         let room = MAX_FRAMES.saturating_sub(self.frames.len());
-        self.frames.extend(tb.frames.into_iter().take(room));
+        self.frames.extend(frames.drain(..).take(room));
         let room = (MAX_FRAMES + MAX_MESSAGE_LINES + 1).saturating_sub(self.texts.len());
-        let texts = tb.exception.into_iter().chain(tb.message);
+        let texts = exception.into_iter().chain(message.drain(..));
         self.texts.extend(texts.take(room));
+        // `drain` empties them whatever `take` left.
+        self.frame_buf = frames;
+        self.message_buf = message;
+    }
+
+    /// Takes back what a finished builder left of the spare it was given
+    /// (its buffers, grown to a traceback's size, and unused strings),
+    /// where this spare holds nothing (the builder took it all): one rank's
+    /// tracebacks then allocate nothing. A spare that holds something is
+    /// kept as it is.
+    pub fn reclaim(&mut self, left: Spare) {
+        let holds = |s: &Spare| {
+            s.frames.capacity()
+                + s.texts.capacity()
+                + s.frame_buf.capacity()
+                + s.message_buf.capacity()
+                > 0
+        };
+        if !holds(self) {
+            *self = left;
+        }
     }
 
     /// The frame `parse_frame` makes of these parts, in kept strings.

@@ -385,3 +385,37 @@ fn repeated_rows_of_every_kind_build_as_read_alone() {
         assert_eq!(kept, [first, latest].concat(), "chunk {chunk}");
     }
 }
+
+/// Each rank's rows go to its own traceback, also while another rank's is
+/// the only one open (`OpenTracebacks::open` finds one rank's builder
+/// without hashing the rank).
+#[test]
+fn interleaved_ranks_build_their_own_tracebacks() {
+    let log = "[rank0]: Traceback (most recent call last):\n\
+               [rank0]:   File \"a.py\", line 1, in f\n\
+               [rank1]: Traceback (most recent call last):\n\
+               [rank1]:   File \"b.py\", line 2, in g\n\
+               [rank0]: ValueError: zero\n\
+               [rank1]: KeyError: one\n\
+               [rank0]:   File \"c.py\", line 3, in h\n";
+    for chunk in [log.len(), 7] {
+        let f = facts(log, chunk);
+        let read: Vec<_> = f
+            .tracebacks
+            .iter()
+            .map(|t| {
+                let files: Vec<_> = t.frames.iter().map(|f| f.file.as_str()).collect();
+                (t.rank, files, t.exception.as_deref())
+            })
+            .collect();
+        assert_eq!(
+            read,
+            [
+                (Some(0), vec!["a.py"], Some("ValueError: zero")),
+                (Some(1), vec!["b.py"], Some("KeyError: one")),
+                (Some(0), vec!["c.py"], None),
+            ],
+            "read by {chunk}"
+        );
+    }
+}

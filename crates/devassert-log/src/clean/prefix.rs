@@ -237,7 +237,7 @@ fn level_prefix(t: &str) -> Option<(&str, Option<Stamp>)> {
     }
     // `[file.py:123]` or `file.py:123]`
     let place = rest.strip_prefix('[').unwrap_or(rest);
-    let close = place.get(..place.len().min(120))?.find(']')?;
+    let close = memchr::memchr(b']', place.get(..place.len().min(120))?.as_bytes())?;
     let (file, line) = place[..close].rsplit_once(':')?;
     let named = !file.is_empty()
         && file.contains('.')

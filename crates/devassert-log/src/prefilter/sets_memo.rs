@@ -28,27 +28,36 @@ pub struct SetsMemo {
     seen: HashSet<u64, ahash::RandomState>,
     /// The key last looked up.
     key: Vec<u8>,
+    /// The sets met by the line last looked up, as the walks mark them
+    /// (kept to reuse its allocation: a bitmap was allocated and freed for
+    /// every line asked).
+    sets: Vec<u64>,
 }
 
 /// What the memo holds for a line.
-pub(super) enum Memo<'a> {
+pub(super) enum Memo {
     /// Its key was seen once or never (or the line is too long): walk it whole.
     Once,
     /// Its key's second sight: walk its digit-free literals and `keep` them.
     Keep,
-    /// The sets its digit-free literals meet.
-    Known(&'a [u64]),
+    /// The sets its digit-free literals meet are in `sets`; whether any.
+    Known(bool),
 }
 
 impl SetsMemo {
-    /// What is kept for `hay`'s key (each run of digits one `0`).
-    pub(super) fn look(&mut self, hay: &[u8]) -> Memo<'_> {
+    /// What is kept for `hay`'s key (each run of digits one `0`); `sets`
+    /// is then `words` long, empty (no set met) or, when `Known`, the sets
+    /// kept.
+    pub(super) fn look(&mut self, hay: &[u8], words: usize) -> Memo {
+        self.sets.clear();
+        self.sets.resize(words, 0);
         if hay.len() > MAX_KEY {
             return Memo::Once;
         }
         crate::text::shape_into(hay, &mut self.key);
         if let Some(free) = self.known.get(self.key.as_slice()) {
-            return Memo::Known(free);
+            self.sets.copy_from_slice(free);
+            return Memo::Known(free.iter().any(|&w| w != 0));
         }
         let h = self.seen.hasher().hash_one(&self.key);
         if self.seen.contains(&h) {
@@ -61,13 +70,23 @@ impl SetsMemo {
         Memo::Once
     }
 
-    /// Keeps the sets of the digit-free literals of the line last looked
-    /// up (after `Memo::Keep`).
-    pub(super) fn keep(&mut self, free: &[u64]) {
+    /// Keeps `sets` as the sets of the digit-free literals of the line last
+    /// looked up (after `Memo::Keep`, once they are walked).
+    pub(super) fn keep(&mut self) {
         if self.known.len() >= MAX_KNOWN {
             self.known.clear();
         }
-        self.known.insert(self.key.as_slice().into(), free.into());
+        self.known
+            .insert(self.key.as_slice().into(), self.sets.as_slice().into());
+    }
+
+    /// The sets of the line last looked up, for the walks to mark.
+    pub(super) fn sets_mut(&mut self) -> &mut [u64] {
+        &mut self.sets
+    }
+
+    pub(super) fn sets(&self) -> &[u64] {
+        &self.sets
     }
 }
 

@@ -63,7 +63,7 @@ impl Reader {
             return;
         }
         // One lookup for the builder of every line read while one is open.
-        let step = match self.tracebacks.builders.get_mut(&rank) {
+        let step = match self.tracebacks.open(rank) {
             Some(b) => feed(b),
             None => {
                 if !traceback::starts(t) {
@@ -88,8 +88,22 @@ impl Reader {
         // a handled one) starts it in the finished builder's place: the map
         // is not asked to remove and insert the rank again.
         let again = refeed && traceback::starts(t);
-        if !again {
-            self.tracebacks.builders.remove(&rank);
+        // What the finished builder left of its spare goes back first, so
+        // that the traceback dropped below is kept in its buffers.
+        let left = match again {
+            true => self
+                .tracebacks
+                .builders
+                .get_mut(&rank)
+                .map(Builder::take_spare),
+            false => self
+                .tracebacks
+                .builders
+                .remove(&rank)
+                .map(|mut b| b.take_spare()),
+        };
+        if let Some(left) = left {
+            self.tracebacks.spare.reclaim(left);
         }
         if !tb.frames.is_empty() {
             self.push_traceback(tb);

@@ -88,3 +88,16 @@ pub(super) struct OpenTracebacks {
     /// What the last traceback dropped from `latest` leaves the next builder.
     pub(super) spare: crate::traceback::Spare,
 }
+
+impl OpenTracebacks {
+    /// `rank`'s open builder. One rank's (a log that logs handled
+    /// tracebacks, asked at each of their rows) is found without hashing
+    /// the rank: the map's only entry, if its key is `rank`.
+    pub(super) fn open(&mut self, rank: Option<i64>) -> Option<&mut Builder> {
+        if self.builders.len() == 1 {
+            let (key, b) = self.builders.iter_mut().next()?;
+            return (*key == rank).then_some(b);
+        }
+        self.builders.get_mut(&rank)
+    }
+}

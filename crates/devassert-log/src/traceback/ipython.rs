@@ -25,10 +25,13 @@ pub fn cell_name(count: &str) -> String {
     format!("Cell In[{count}]")
 }
 
+/// How an old kernel names a cell's file: `<ipython-input-12-3f2a9c1d>`.
+const OLD_CELL: &str = "<ipython-input-";
+
 /// The cell an old IPython's file name stands for (`<ipython-input-12-3f2a…>`,
 /// which Python's own tracebacks in such a kernel name).
 pub fn cell_of_file(file: &str) -> Option<String> {
-    let rest = file.strip_prefix("<ipython-input-")?.strip_suffix('>')?;
+    let rest = file.strip_prefix(OLD_CELL)?.strip_suffix('>')?;
     Some(cell_name(digits(rest.split('-').next()?)?))
 }
 
@@ -196,6 +199,12 @@ fn input_frame(t: &str) -> Option<Frame> {
 
 /// `<ipython-input-12-3f2a9c1d> in <module>` (IPython ≤ 7, `<module>()` in the oldest).
 fn old_cell_frame(t: &str) -> Option<Frame> {
+    // The name starts the line (`cell_of_file`) and holds no `>`: asked
+    // first, most lines are not searched for the `>` (every line a
+    // traceback's message reads is asked whether it starts IPython's).
+    if !t.starts_with(OLD_CELL) {
+        return None;
+    }
     let end = t.find('>')? + 1;
     let cell = cell_of_file(&t[..end])?;
     let function = t[end..].strip_prefix(" in ")?;
@@ -245,6 +254,34 @@ fn file_frame(t: &str) -> Option<Frame> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `old_cell_frame` as it was, searching every line for its `>`.
+    fn old_cell_frame_searched(t: &str) -> Option<Frame> {
+        let end = t.find('>')? + 1;
+        let cell = cell_of_file(&t[..end])?;
+        let function = t[end..].strip_prefix(" in ")?;
+        Some(frame(cell, 0, cell_function(Some(function))))
+    }
+
+    proptest::proptest! {
+        /// The check of the line's start turns away no old cell's frame:
+        /// lines of its parts and their near misses (about one line in
+        /// twelve reads as a frame).
+        #[test]
+        fn an_old_cell_frame_is_read_as_searched(
+            pieces in (
+                proptest::sample::select(vec!["<ipython-input-", "<ipython-input-", "<ipython-", "", " <"]),
+                proptest::sample::select(vec!["12", "3-aa", "12-3f2a", "", "é"]),
+                proptest::sample::select(vec![">", ">", "", "-"]),
+                proptest::sample::select(vec![" in ", " in ", ""]),
+                proptest::sample::select(vec!["<module>", "<module>()", "f(x)", "", ">"]),
+            ),
+        ) {
+            let pieces = [pieces.0, pieces.1, pieces.2, pieces.3, pieces.4];
+            let t = pieces.concat();
+            proptest::prop_assert_eq!(old_cell_frame(&t), old_cell_frame_searched(&t), "{:?}", t);
+        }
+    }
 
     /// (file, line, function) of a frame.
     type Place<'a> = (&'a str, u64, &'a str);

@@ -385,3 +385,54 @@ proptest::proptest! {
         proptest::prop_assert_eq!(out_plain, out_known);
     }
 }
+
+/// The rows of a traceback of `frames` frames (each with its code line
+/// when `code`) and `messages` message rows, ended by an empty row.
+fn traceback_rows(i: usize, frames: usize, code: bool, messages: usize) -> Vec<String> {
+    let mut rows = vec!["Traceback (most recent call last):".to_string()];
+    for j in 0..frames {
+        rows.push(format!("  File \"f{i}_{j}.py\", line {j}, in fn{j}"));
+        if code {
+            rows.push(format!("    code({i}, {j})"));
+        }
+    }
+    rows.push(format!("ValueError: bad row {i}"));
+    rows.extend((0..messages).map(|k| format!("  message {i} {k}")));
+    rows.push(String::new());
+    rows
+}
+
+/// The traceback `rows` complete (see `traceback_rows`).
+fn built(b: &mut Builder, rows: &[String]) -> Option<Traceback> {
+    rows.iter().find_map(|r| match b.step(r) {
+        Step::Done(tb, _) => Some(tb),
+        _ => None,
+    })
+}
+
+proptest::proptest! {
+    /// Tracebacks built into the strings and buffers of dropped ones (a
+    /// `Spare` given to each builder, what it left reclaimed, the dropped
+    /// traceback kept) are those a fresh builder builds, whatever the
+    /// number of frames, code lines and message rows of each.
+    #[test]
+    fn tracebacks_built_in_spare_buffers_are_built_fresh(
+        shapes in proptest::collection::vec((1usize..7, proptest::bool::ANY, 0usize..5), 1..30),
+    ) {
+        let mut spare = Spare::default();
+        let mut latest = std::collections::VecDeque::new();
+        for (i, &(frames, code, messages)) in shapes.iter().enumerate() {
+            let rows = traceback_rows(i, frames, code, messages);
+            let fresh = built(&mut Builder::new(0, 1, None, false), &rows);
+            let mut b = Builder::new(0, 1, None, false).with_spare(std::mem::take(&mut spare));
+            let reused = built(&mut b, &rows);
+            spare.reclaim(b.take_spare());
+            proptest::prop_assert_eq!(&fresh, &reused, "traceback {}", i);
+            proptest::prop_assert!(fresh.is_some());
+            latest.extend(reused);
+            if latest.len() > 2 {
+                spare.keep(latest.pop_front().unwrap_or_default());
+            }
+        }
+    }
+}
