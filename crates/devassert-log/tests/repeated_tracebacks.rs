@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::facts_in_chunks as facts;
+use common::{facts_in_chunks as facts, summary};
 use devassert_core::Catalog;
 use devassert_log::{Facts, LogAnalyzer};
 
@@ -212,23 +212,6 @@ fn interleaved_bodies_keep_their_own_frames() {
         assert!(f.launch_blocking, "the odd body's hint is read");
         assert_eq!(f.inputs[0].lines, 6 * n as u64);
     }
-}
-
-/// What a reading kept, in an order that does not depend on hashing.
-fn summary(f: &Facts) -> String {
-    format!(
-        "{:?}\n{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}\n{:?}\n{:?}",
-        f.tracebacks,
-        f.tracebacks_dropped,
-        f.device_error,
-        f.host,
-        f.cpu,
-        f.dsa,
-        f.stated,
-        f.launch_blocking,
-        f.notebook,
-        f.inputs,
-    )
 }
 
 /// Row `i` before a traceback, all as wide as the widest: a logged line

@@ -5,9 +5,11 @@
 //! are searched ahead (with the regexes retired when the search ran, as the
 //! thread sees them) or left, the reader keeps the same.
 
+mod common;
+
+use common::summary;
 use devassert_core::Catalog;
 use devassert_log::reader::{search_with, Reader, Searched};
-use devassert_log::Facts;
 use proptest::prelude::*;
 
 /// Row kinds: handled tracebacks' rows, chained ones, logged lines with
@@ -55,50 +57,6 @@ fn row(kind: u8, n: u32) -> String {
         18 => "    ^^^^^^^^^^^^^^^^^^^^".into(),
         _ => format!("{:<90}", format!("INFO step {n} loss 0.{n}")),
     }
-}
-
-/// What a reading kept, in an order that does not depend on hashing.
-fn summary(f: &Facts) -> String {
-    let groups: Vec<_> = f
-        .groups
-        .iter()
-        .map(|g| {
-            let mut triples: Vec<_> = g.triples.iter().collect();
-            triples.sort();
-            let mut blocks: Vec<_> = g.blocks.iter().collect();
-            blocks.sort();
-            let ranks = format!("{:?}", g.ranks);
-            (
-                &g.kernel,
-                &g.assertion,
-                &g.file,
-                g.line,
-                g.lines,
-                triples,
-                blocks,
-                g.last_block,
-                g.first,
-                ranks,
-            )
-        })
-        .collect();
-    format!(
-        "{:?}\n{:?}\n{}\n{:?}\n{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}\n{:?}\n{:?}\n{:?}",
-        groups,
-        f.groups_dropped,
-        f.tracebacks.len(),
-        f.tracebacks,
-        f.tracebacks_dropped,
-        f.device_error,
-        f.host,
-        f.cpu,
-        f.dsa,
-        f.stated,
-        f.launch_blocking,
-        f.notebook,
-        f.inputs,
-        f.code_above,
-    )
 }
 
 /// `log` read in stretches of whole lines ending after the `cuts` (taken
