@@ -90,17 +90,11 @@ impl Reader {
         let again = refeed && traceback::starts(t);
         // What the finished builder left of its spare goes back first, so
         // that the traceback dropped below is kept in its buffers.
-        let left = match again {
-            true => self
-                .tracebacks
-                .builders
-                .get_mut(&rank)
-                .map(Builder::take_spare),
-            false => self
-                .tracebacks
-                .builders
-                .remove(&rank)
-                .map(|mut b| b.take_spare()),
+        let builders = &mut self.tracebacks.builders;
+        let left = if again {
+            builders.get_mut(&rank).map(Builder::take_spare)
+        } else {
+            builders.remove(&rank).map(|mut b| b.take_spare())
         };
         if let Some(left) = left {
             self.tracebacks.spare.reclaim(left);
