@@ -129,11 +129,13 @@ pub fn next_steps(f: &Finding, ctx: &Context<'_>) -> Vec<String> {
             steps.push(x.clone());
         }
     }
-    // A finding that cannot name its op (no kernel line) and whose causes
-    // nothing in the log bears on: they are guesses by how common each is,
-    // and the rule's own steps, which find the op, come first.
+    // A finding that cannot name its op (no kernel line) and whose log
+    // singles out no cause: they are guesses, by how common each is or by
+    // where the traceback runs, and the rule's own steps, which find the
+    // op, come first.
     let guessed = f.op_family == OpFamily::Unknown
-        && !f.causes.iter().any(|c| c.established || cites(&c.why));
+        && !f.causes.iter().any(|c| c.established)
+        && !singled_out(&f.causes);
     if guessed {
         for x in &f.fixes {
             steps.push(fill(x, f, ctx));
@@ -162,6 +164,26 @@ pub fn next_steps(f: &Finding, ctx: &Context<'_>) -> Vec<String> {
     }
     steps.list
 }
+
+/// Whether the log's evidence singles out the best cause: it cites some and
+/// leads the next cause by [`STANDS_OUT`]. Evidence that lifts two causes
+/// alike (a traceback in the model's forward: token ids and positions)
+/// tells where to look, not which of them it is.
+fn singled_out(causes: &[Cause]) -> bool {
+    match causes {
+        [best, rest @ ..] => {
+            cites(&best.why)
+                && rest
+                    .first()
+                    .is_none_or(|next| best.confidence >= STANDS_OUT * next.confidence)
+        }
+        [] => false,
+    }
+}
+
+/// How far the best cause must lead the next, as a ratio of their shares,
+/// for its fixes to come before the steps that find an unknown op.
+pub const STANDS_OUT: f64 = 1.5;
 
 /// Causes whose fixes are worth a step: the established ones, and the
 /// likely ones within [`CONTENDER_RATIO`] of the best cause's share, at most

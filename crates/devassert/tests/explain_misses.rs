@@ -210,13 +210,74 @@ fn a_cut_notebook_traceback_is_ranked_by_the_exception_its_header_names() {
     );
     assert_eq!(cause_ids(&f)[0], "seq_len_gt_max_positions", "{f:#}");
     // A RuntimeError is every op's: no guess, the common causes by prior.
-    let f = first(&cell("RuntimeError", "out = model(**batch)"));
+    let f = first(&cell("RuntimeError", "out = step(**batch)"));
     assert!(f["evidence"].get("op_guess").is_none(), "{f:#}");
     assert_eq!(cause_ids(&f)[0], "label_ge_num_classes", "{f:#}");
     // A frame that names an op says more than the class.
     let f = first(&cell("IndexError", "loss = F.cross_entropy(out, y)"));
     let guess = f["evidence"]["op_guess"].as_str().unwrap_or_default();
     assert!(guess.starts_with("DA201"), "{f:#}");
+}
+
+#[test]
+fn a_traceback_in_the_models_forward_ranks_the_lookups_and_one_in_a_loss_the_labels() {
+    // No kernel line: where the traceback runs says which reads failed.
+    let log = |code: &str| {
+        format!(
+            "Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n    {code}\n\
+             RuntimeError: CUDA error: device-side assert triggered\n"
+        )
+    };
+    let evidence = |f: &serde_json::Value, id: &str| -> String {
+        let c = f["causes"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["id"] == id));
+        c.and_then(|c| c["why"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    // Ids and positions are looked up in the forward pass.
+    for code in [
+        "outputs = model(input_ids)",
+        "logits = self.model(batch)[0]",
+    ] {
+        let f = first(&log(code));
+        assert_eq!(f["rule"], "DA001", "{f:#}");
+        assert_eq!(
+            cause_ids(&f)[..2],
+            ["seq_len_gt_max_positions", "token_id_ge_vocab"],
+            "{f:#}"
+        );
+        assert!(
+            evidence(&f, "token_id_ge_vocab").contains("forward pass"),
+            "{f:#}"
+        );
+        // It speaks for both alike: finding the op comes first.
+        let step = f["fixes"][0].as_str().unwrap_or_default();
+        assert!(step.contains("devassert run"), "{f:#}");
+    }
+    // Labels are read by the loss, even one fed straight from the model.
+    let f = first(&log("loss = criterion(model(x), labels)"));
+    assert_eq!(cause_ids(&f)[0], "label_ge_num_classes", "{f:#}");
+    assert!(
+        evidence(&f, "label_ge_num_classes").contains("loss call"),
+        "{f:#}"
+    );
+    // A name that only ends in `model` calls no model; nothing then moves
+    // the causes from their priors.
+    let f = first(&log("x = self.load_model(path)"));
+    assert_eq!(cause_ids(&f)[0], "label_ge_num_classes", "{f:#}");
+    assert!(
+        !evidence(&f, "token_id_ge_vocab").contains("evidence"),
+        "{f:#}"
+    );
+    // A paste cut inside a Hugging Face model's forward.
+    let cut = "Traceback (most recent call last):\n  File \"run.py\", line 9, in <module>\n    out = bert(ids)\n\
+               \x20 File \"/env/lib/python3.6/site-packages/torch/nn/modules/module.py\", line 541, in __call__\n    result = self.forward(*input, **kwargs)\n\
+               \x20 File \"/env/lib/python3.6/site-packages/transformers/modeling_bert.py\", line 735, in forward\n";
+    let f = first(cut);
+    assert_eq!(f["rule"], "DA005", "{f:#}");
+    assert_eq!(cause_ids(&f)[0], "seq_len_gt_max_positions", "{f:#}");
 }
 
 #[test]
