@@ -378,6 +378,13 @@ mod tests {
         let id = |t: &str| c.guess_op(t).map(|r| r.id.as_str());
         assert_eq!(id("out = F.embedding_bag(ids, w, offsets)"), Some("DA102"));
         assert_eq!(id("x = self.embed_tokens(input_ids)"), Some("DA101"));
+        // A module's private table and Hugging Face's embeddings module.
+        assert_eq!(
+            id("return self._encoder(self._embedding(chars), mask)"),
+            Some("DA101")
+        );
+        assert_eq!(id("out = self.embeddings(input_ids=ids)"), Some("DA101"));
+        assert_eq!(id("v = model.get_embedding(text)"), None, "no table named");
         assert_eq!(id("loss = F.one_hot(y, 10)"), Some("DA121"));
         assert_eq!(id("print(total)"), None);
         let rules = || CATALOG_FILES.iter().copied();
