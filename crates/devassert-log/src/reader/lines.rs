@@ -116,6 +116,12 @@ impl Reader {
             }
             if self.wants_every_line() {
                 self.lines.released = false;
+                // The rows after a header that repeat the last ones (see `block`).
+                if let Some((len, n)) = self.take_block(&region[p..]) {
+                    rows += n as u64;
+                    p += len;
+                    continue;
+                }
                 rows += 1;
                 let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
                 let row = &region[p..e.min(p + MAX_LINE)];
