@@ -76,12 +76,7 @@ impl Reader {
                 r.next = Some(at);
             }
             prev = at;
-            if width > lines.widest {
-                (lines.widest, lines.widest_rows) = (width, 0);
-            }
-            if width == lines.widest {
-                lines.widest_rows += 1;
-            }
+            lines.count_width(width);
         }
         #[cfg(feature = "test-hooks")]
         for row in b.bytes.split(|&c| c == b'\n') {

@@ -293,12 +293,7 @@ impl Reader {
         }
         let in_tb = !self.tracebacks.builders.is_empty();
         let width = cur.len();
-        if width > self.lines.widest {
-            (self.lines.widest, self.lines.widest_rows) = (width, 0);
-        }
-        if width == self.lines.widest {
-            self.lines.widest_rows += 1;
-        }
+        self.lines.count_width(width);
         // A row of assertions is walked twice (the cut check, its pieces):
         // ROCm's marker is searched once for both.
         let rocm = device.then(|| crate::device_line::has_rocm(cur.as_bytes()));

@@ -36,12 +36,7 @@ impl Reader {
             return false;
         };
         let (width, rank, time, row) = (k.width, k.rank, k.time, Rc::clone(&k.row));
-        if width > self.lines.widest {
-            (self.lines.widest, self.lines.widest_rows) = (width, 0);
-        }
-        if width == self.lines.widest {
-            self.lines.widest_rows += 1;
-        }
+        self.lines.count_width(width);
         self.lines.line_no += 1;
         #[cfg(feature = "test-hooks")]
         crate::crash::injected_panic(raw);
