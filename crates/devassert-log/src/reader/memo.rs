@@ -36,16 +36,17 @@ impl Reader {
             return false;
         };
         let (width, rank, time, row) = (k.width, k.rank, k.time, Rc::clone(&k.row));
+        // A header ends the block being recorded before it is counted and
+        // steps, and may start one.
+        let header = row.step.is_header();
+        if header {
+            self.end_recording();
+        }
         self.lines.count_width(width);
         self.lines.line_no += 1;
         #[cfg(feature = "test-hooks")]
         crate::crash::injected_panic(raw);
         self.lines.last_prefix = (rank, time);
-        // A header ends the block being recorded before it steps, and may start one.
-        let header = row.step.is_header();
-        if header {
-            self.end_recording();
-        }
         self.traceback_line_known(&row.text, rank.or(self.lines.input_rank), Some(&row.step));
         self.record_known_row(raw, at, header);
         true
