@@ -6,10 +6,12 @@
 //! the builder's step and its step of a known row (`known`) share the
 //! builder's private state and must read a line alike, side by side.
 
+mod body;
 mod frame;
 mod ipython;
 mod known;
 
+pub use body::Body;
 pub use frame::Frame;
 pub use known::RowStep;
 
@@ -387,6 +389,11 @@ impl RowStep {
     /// `text.trim()`, for the `text` this was made of.
     pub fn trimmed<'a>(&self, text: &'a str) -> &'a str {
         text.get(self.trimmed.0..self.trimmed.1).unwrap_or("")
+    }
+
+    /// Whether the line is Python's header (not a reversed one).
+    pub fn is_header(&self) -> bool {
+        matches!(self.kind, Kind::Header)
     }
 
     /// Whether the line is known to be no chain marker (it is read by

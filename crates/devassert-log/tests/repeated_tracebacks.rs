@@ -402,3 +402,148 @@ fn interleaved_ranks_build_their_own_tracebacks() {
         );
     }
 }
+
+/// The rows after a header, of one of five bodies: the shape's four
+/// frames with code rows; two of them with carets and a blank row; the
+/// first again with its last code row changed (the same rows up to
+/// there); a code row with a launch-blocking hint (not a builder-only
+/// row); a chain marker inside (ends the traceback).
+fn block_body(body: usize) -> &'static [&'static str] {
+    const SHAPE: &[&str] = &[
+        "  File \"/home/ml/gpt2-ft/data.py\", line 88, in __getitem__",
+        "    return self.decode(self.rows[i])",
+        "  File \"/home/ml/gpt2-ft/data.py\", line 61, in decode",
+        "    obj = json.loads(line)",
+        "  File \"/usr/lib/python3.11/json/__init__.py\", line 346, in loads",
+        "    return _default_decoder.decode(s)",
+        "  File \"/usr/lib/python3.11/json/decoder.py\", line 340, in decode",
+        "    raise JSONDecodeError(\"Extra data\", s, end)",
+    ];
+    const CARETS: &[&str] = &[
+        "  File \"/home/ml/train.py\", line 12, in <module>",
+        "    main()",
+        "    ^^^^^^",
+        "",
+        "  File \"/home/ml/train.py\", line 9 in main",
+    ];
+    const CHANGED: &[&str] = &[
+        "  File \"/home/ml/gpt2-ft/data.py\", line 88, in __getitem__",
+        "    return self.decode(self.rows[i])",
+        "  File \"/home/ml/gpt2-ft/data.py\", line 61, in decode",
+        "    obj = json.loads(line, strict=False)",
+    ];
+    const HINT: &[&str] = &[
+        "  File \"/home/ml/gpt2-ft/data.py\", line 88, in __getitem__",
+        "    x = f()  # CUDA_LAUNCH_BLOCKING=1 made no difference",
+    ];
+    const CHAIN: &[&str] = &[
+        "  File \"/home/ml/gpt2-ft/data.py\", line 88, in __getitem__",
+        "During handling of the above exception, another exception occurred:",
+        "  File \"/home/ml/gpt2-ft/data.py\", line 90, in __getitem__",
+    ];
+    [SHAPE, CARETS, CHANGED, HINT, CHAIN][body % 5]
+}
+
+/// Traceback `i`: a row before it (none, a logged line, a rank's), its
+/// header (a rank's prefix on it and its rows, or none), the rows of
+/// `body` (one row of them of another rank, or none), its exception line
+/// (unique, or the same each time) and message rows.
+fn block_traceback(i: usize, t: (usize, usize, usize, bool, usize, usize)) -> String {
+    let (before, prefix, body, unique, other_rank, messages) = t;
+    let p = ["", "[rank0]: ", "[rank1]: "][prefix % 3];
+    let mut s = match before % 3 {
+        0 => String::new(),
+        1 => format!(
+            "2024-05-01 12:{:02}:{:02},{:03} - WARNING - loader - skipping sample {}\n",
+            i / 60 % 60,
+            i % 60,
+            i % 1000,
+            i * 7919
+        ),
+        _ => format!("{p}step {i} done\n"),
+    };
+    s.push_str(&format!("{p}Traceback (most recent call last):\n"));
+    for (j, row) in block_body(body).iter().enumerate() {
+        let q = if other_rank == j + 1 { "[rank3]: " } else { p };
+        s.push_str(&format!("{q}{row}\n"));
+    }
+    if unique {
+        s.push_str(&format!("{p}ValueError: bad row {i}\n"));
+    } else {
+        s.push_str(&format!("{p}ValueError: bad row\n"));
+    }
+    for k in 0..messages {
+        s.push_str(&format!("{p}  note {k}\n"));
+    }
+    s
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// Rows after a header that repeat the last ones byte for byte are
+    /// read at once (`reader/block.rs`) in a buffer that holds them all;
+    /// a byte at a time every row is read alone. Both must keep the same,
+    /// whatever the bodies, prefixes, ranks, exception and message rows
+    /// and the buffers' sizes.
+    #[test]
+    fn repeated_blocks_read_as_their_rows(
+        tbs in proptest::collection::vec(
+            (0usize..3, 0usize..3, 0usize..5, proptest::bool::ANY, 0usize..6, 0usize..3),
+            1..60,
+        ),
+        same in 0usize..4,
+        chunk in 64usize..5000,
+    ) {
+        // Runs of the same traceback, as a log of handled ones has them.
+        let log: String = tbs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &t)| {
+                let n = if same == 0 { 1 } else { 1 + (t.2 + same) % 6 };
+                (0..n).map(move |k| block_traceback(i * 8 + k, t))
+            })
+            .collect();
+        let alone = summary(&facts(&log, 1));
+        for c in [log.len(), chunk] {
+            proptest::prop_assert_eq!(&summary(&facts(&log, c)), &alone, "chunk {}", c);
+        }
+    }
+}
+
+/// A block read at once at a second input's start (`reader/block.rs`:
+/// the known rows, the last block and the header read last are kept, the
+/// widest row is counted anew), then a prefixed row as wide as the
+/// block's widest and the row after it: read as when every row is read
+/// alone.
+#[test]
+fn a_block_read_at_an_inputs_start_reads_as_its_rows() {
+    let cut = "2024-05-01 12:59:59,999 - ERROR   - trainer - step 42424: the loss went up to";
+    // A code row as wide, that the builder alone reads (no cut seen in it).
+    let code = format!("    obj = json.loads(line{})", ", x".repeat(17));
+    assert_eq!(code.len(), cut.len());
+    let block = |i: usize| {
+        format!(
+            "Traceback (most recent call last):\n  \
+             File \"/home/ml/data.py\", line 61, in decode\n\
+             {code}\n\
+             ValueError: bad row {i}\n"
+        )
+    };
+    // The first input ends with a header: the last row read as a known one.
+    let first: String =
+        (0..4).map(block).collect::<String>() + "Traceback (most recent call last):\n";
+    let second = format!("{}{cut}\nnan at batch 7\n", block(10));
+    let read = |chunk: usize| {
+        let mut a = LogAnalyzer::new(Catalog::builtin());
+        for (name, text) in [("one", &first), ("two", &second)] {
+            a.begin_input(name);
+            for c in text.as_bytes().chunks(chunk) {
+                a.feed(c);
+            }
+        }
+        summary(&a.facts())
+    };
+    let alone = read(1);
+    assert!(!alone.contains("\"nan at batch 7\""), "{alone}");
+    assert_eq!(read(usize::MAX), alone);
+}

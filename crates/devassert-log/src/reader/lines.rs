@@ -116,6 +116,12 @@ impl Reader {
             }
             if self.wants_every_line() {
                 self.lines.released = false;
+                // The rows after a header that repeat the last ones (see `block`).
+                if let Some((len, n)) = self.take_block(&region[p..]) {
+                    rows += n as u64;
+                    p += len;
+                    continue;
+                }
                 rows += 1;
                 let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
                 let row = &region[p..e.min(p + MAX_LINE)];
@@ -287,12 +293,7 @@ impl Reader {
         }
         let in_tb = !self.tracebacks.builders.is_empty();
         let width = cur.len();
-        if width > self.lines.widest {
-            (self.lines.widest, self.lines.widest_rows) = (width, 0);
-        }
-        if width == self.lines.widest {
-            self.lines.widest_rows += 1;
-        }
+        self.lines.count_width(width);
         // A row of assertions is walked twice (the cut check, its pieces):
         // ROCm's marker is searched once for both.
         let rocm = device.then(|| crate::device_line::has_rocm(cur.as_bytes()));

@@ -27,9 +27,38 @@ impl Reader {
     /// `text_line` would have done with it. Asked once per row, before
     /// `take_row` (a row is counted as seen when asked).
     pub(super) fn take_known_row(&mut self, raw: &[u8]) -> bool {
+        let Some(at) = self.known_index(raw) else {
+            // Read otherwise: a block being recorded ends before it (see `block`).
+            self.end_recording();
+            return false;
+        };
+        let Some(k) = self.traceback_rows.rows.get(at).map(|r| &r.known) else {
+            return false;
+        };
+        let (width, rank, time, row) = (k.width, k.rank, k.time, Rc::clone(&k.row));
+        // A header ends the block being recorded before it is counted and
+        // steps, and may start one.
+        let header = row.step.is_header();
+        if header {
+            self.end_recording();
+        }
+        self.lines.count_width(width);
+        self.lines.line_no += 1;
+        #[cfg(feature = "test-hooks")]
+        crate::crash::injected_panic(raw);
+        self.lines.last_prefix = (rank, time);
+        self.traceback_line_known(&row.text, rank.or(self.lines.input_rank), Some(&row.step));
+        self.record_known_row(raw, at, header);
+        true
+    }
+
+    /// The known row `raw` is (its index in `TracebackRows::rows`), as
+    /// `take_known_row` asks; a row seen the second time that only the
+    /// builder reads becomes one for its next repeats.
+    fn known_index(&mut self, raw: &[u8]) -> Option<usize> {
         if !self.only_tracebacks_open() || raw.len() > MAX_ROW {
             self.traceback_rows.last = None;
-            return false;
+            return None;
         }
         let memo = &mut self.traceback_rows;
         // The row that followed the last one before, compared whole: the
@@ -53,7 +82,7 @@ impl Reader {
                     // Another row of the same hash: read as any row.
                     Some(_) => {
                         memo.last = None;
-                        return false;
+                        return None;
                     }
                     None => {
                         memo.last = None;
@@ -62,6 +91,7 @@ impl Reader {
                                 if memo.known.len() >= MAX_ROWS {
                                     memo.known.clear();
                                     memo.rows.clear();
+                                    memo.generation += 1;
                                 }
                                 memo.known.insert(h, memo.rows.len());
                                 memo.rows.push(KnownRow {
@@ -77,34 +107,19 @@ impl Reader {
                             memo.seen.insert(h);
                         }
                         // Read as any row this time.
-                        return false;
+                        return None;
                     }
                 }
             }
         };
         memo.last = Some(at);
-        let Some(k) = memo.rows.get(at).map(|r| &r.known) else {
-            return false;
-        };
-        let (width, rank, time, row) = (k.width, k.rank, k.time, Rc::clone(&k.row));
-        if width > self.lines.widest {
-            (self.lines.widest, self.lines.widest_rows) = (width, 0);
-        }
-        if width == self.lines.widest {
-            self.lines.widest_rows += 1;
-        }
-        self.lines.line_no += 1;
-        #[cfg(feature = "test-hooks")]
-        crate::crash::injected_panic(raw);
-        self.lines.last_prefix = (rank, time);
-        self.traceback_line_known(&row.text, rank.or(self.lines.input_rank), Some(&row.step));
-        true
+        Some(at)
     }
 
     /// A traceback is open, and no dangling path, DSA report, last thread
     /// line, glued line or waiting row is: the builder is all a row is read
     /// for.
-    fn only_tracebacks_open(&self) -> bool {
+    pub(super) fn only_tracebacks_open(&self) -> bool {
         !self.tracebacks.builders.is_empty()
             && self.groups.pending_path.is_none()
             && self.groups.echo.is_none()

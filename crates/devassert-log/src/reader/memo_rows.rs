@@ -54,4 +54,9 @@ pub(super) struct TracebackRows {
     pub(super) seen: HashSet<u64, ahash::RandomState>,
     /// The catalog patterns a row matched (kept to reuse its allocation).
     pub(super) matched: Vec<Target>,
+    /// How many times `known` and `rows` were cleared: a row's index
+    /// names the same row while this stays.
+    pub(super) generation: u64,
+    /// The rows after a header, read at once when repeated (see `block`).
+    pub(super) blocks: super::block::Blocks,
 }

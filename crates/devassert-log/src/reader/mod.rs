@@ -18,6 +18,7 @@
 //! line above an error line whose frame line was cut; `notebook` finds a
 //! notebook's cell.
 
+mod block;
 mod code_above;
 mod dsa;
 mod dsa_report;

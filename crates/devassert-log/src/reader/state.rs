@@ -106,6 +106,18 @@ pub(super) struct Lines {
     pub(super) every_line_hint: super::searched::EveryLineHint,
 }
 
+impl Lines {
+    /// A row `width` wide was read: the widest so far, and how many.
+    pub(super) fn count_width(&mut self, width: usize) {
+        if width > self.widest {
+            (self.widest, self.widest_rows) = (width, 0);
+        }
+        if width == self.widest {
+            self.widest_rows += 1;
+        }
+    }
+}
+
 /// A cut row (or rows joined so far) waiting for the next.
 pub(super) struct Waiting {
     pub(super) kind: unwrap::Kind,

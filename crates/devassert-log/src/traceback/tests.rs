@@ -436,3 +436,50 @@ proptest::proptest! {
         }
     }
 }
+
+proptest::proptest! {
+    /// What rows leave in a builder fresh from a header, saved
+    /// (`Builder::body`) and put in place in another fresh builder that
+    /// builds in a dropped traceback's strings (`put_body`), is what the
+    /// rows leave: the two hold the same and step every row after alike.
+    #[test]
+    fn a_body_put_in_place_is_what_its_rows_leave(
+        picks in proptest::collection::vec(0..KINDS.len(), 0..14),
+        after in proptest::collection::vec(0..KINDS.len(), 0..14),
+        dropped in 0usize..5,
+    ) {
+        let header = KINDS[0];
+        let mut stepped = Builder::new(0, 1, None, false);
+        let _ = stepped.step(header);
+        proptest::prop_assert!(stepped.is_fresh());
+        // The rows up to one that ends the traceback: a block holds no such row.
+        let mut saved = Builder::new(0, 1, None, false);
+        let _ = saved.step(header);
+        for &i in &picks {
+            if let Step::Done(..) = saved.step(KINDS[i]) {
+                break;
+            }
+            let _ = stepped.step(KINDS[i]);
+        }
+        let mut spare = Spare::default();
+        if dropped > 0 {
+            let rows = traceback_rows(7, dropped, dropped % 2 == 0, dropped - 1);
+            if let Some(tb) = built(&mut Builder::new(0, 1, None, false), &rows) {
+                spare.keep(tb);
+            }
+        }
+        let mut put = Builder::new(0, 1, None, false).with_spare(spare);
+        let _ = put.step(header);
+        proptest::prop_assert!(put.is_fresh());
+        put.put_body(&stepped.body());
+        proptest::prop_assert_eq!(format!("{:?}", put.body()), format!("{:?}", stepped.body()));
+        for &i in &after {
+            let (a, b) = (outcome(stepped.step(KINDS[i])), outcome(put.step(KINDS[i])));
+            proptest::prop_assert_eq!(&a, &b, "line {:?}", KINDS[i]);
+            if a.0 == 2 {
+                return Ok(());
+            }
+        }
+        proptest::prop_assert_eq!(stepped.finish(), put.finish());
+    }
+}
