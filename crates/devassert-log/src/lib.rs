@@ -245,44 +245,42 @@ impl Stopped {
     }
 }
 
-/// Read `r` to its end into `a`, in three stages on their own threads: one
-/// reads buffers of whole lines, one makes their Unicode spaces ASCII and
-/// searches them (on every core), and the calling thread takes in each
-/// buffer with what the search found there. A panic of the search or the
-/// reader stops the input with an internal error.
+/// Read `r` to its end into `a`, in two stages: a thread reads buffers of
+/// whole lines, makes their Unicode spaces ASCII and searches them, and the
+/// calling thread takes in each buffer with what the search found there.
+/// The search runs on the reading thread alone, not spread over the cores:
+/// each handoff to other threads woke them and they spun before sleeping
+/// again, which cost more CPU time than the reads (shapes.md, 2026-12-07
+/// 22:00). A panic of the search or the reading stops the input with an
+/// internal error.
 fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
     use devassert_core::contain::catch;
     use std::sync::mpsc::{channel, sync_channel};
     let catalog = a.catalog;
     let retired = a.reader.retired_view();
     let every_line = a.reader.every_line_hint();
-    let (read_tx, read_rx) = sync_channel::<Block>(1);
+    // Only whole lines are made ASCII and searched ahead; the reader takes
+    // the rest itself. A reader reading every line searches what it needs
+    // itself (`reader::searched`).
+    let search = move |(mut buf, len): Block| {
+        let found = (len > 0 && buf[len - 1] == b'\n').then(|| {
+            let n = spaces::normalize_in_place(&mut buf[..len]);
+            let searched = match every_line.get() {
+                true => reader::Searched::later(n),
+                false => reader::search_with(catalog, &retired, &buf[..n]),
+            };
+            (n, len - n, searched)
+        });
+        ((buf, len), found)
+    };
     // The reader's work comes in bursts (thousands of thread lines), the
     // search's evenly: the search may run up to four buffers ahead.
     type Found = Option<(usize, usize, reader::Searched)>;
     let (found_tx, found_rx) = sync_channel::<(Block, Found)>(4);
     let (spare_tx, spare_rx) = channel::<Vec<u8>>();
     std::thread::scope(|s| {
-        let reading = s.spawn(move || read_lines(r, &read_tx, &spare_rx));
-        let searching = s.spawn(move || {
-            catch(|| {
-                for (mut buf, len) in read_rx {
-                    // Only whole lines are made ASCII and searched ahead; the
-                    // reader takes the rest itself. A reader reading every
-                    // line searches what it needs itself (`reader::searched`).
-                    let found = (len > 0 && buf[len - 1] == b'\n').then(|| {
-                        let n = spaces::normalize_in_place(&mut buf[..len]);
-                        let searched = match every_line.get() {
-                            true => reader::Searched::later(n),
-                            false => reader::search_with(catalog, &retired, &buf[..n]),
-                        };
-                        (n, len - n, searched)
-                    });
-                    if found_tx.send(((buf, len), found)).is_err() {
-                        return;
-                    }
-                }
-            })
+        let reading = s.spawn(move || {
+            catch(|| read_lines(r, &mut |b| found_tx.send(search(b)).is_ok(), &spare_rx))
         });
         for ((buf, len), found) in found_rx {
             let fed = catch(|| match found {
@@ -290,33 +288,30 @@ fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
                 None => a.feed(&buf[..len]),
             });
             if let Err(p) = fed {
-                // The channel closes: the search and the reading stop.
+                // The channel closes: the reading and its search stop.
                 return Err(Stopped::Internal(a.crashed(p)));
             }
             let _ = spare_tx.send(buf);
         }
-        let searched = searching
+        match reading
             .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        if let Err(p) = searched {
-            return Err(Stopped::Internal(InternalError::new(
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        {
+            Ok(read) => read.map_err(Stopped::Io),
+            Err(p) => Err(Stopped::Internal(InternalError::new(
                 a.reader.position().0,
                 None,
                 p,
-            )));
+            ))),
         }
-        reading
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            .map_err(Stopped::Io)
     })
 }
 
-/// Read `r` into buffers that end at a line's end; the partial line after
-/// it starts the next buffer.
+/// Read `r` into buffers that end at a line's end, each handed to `out`
+/// (false: stop reading); the partial line after it starts the next buffer.
 fn read_lines(
     r: &mut (dyn Read + Send),
-    out: &std::sync::mpsc::SyncSender<Block>,
+    out: &mut dyn FnMut(Block) -> bool,
     spare: &std::sync::mpsc::Receiver<Vec<u8>>,
 ) -> std::io::Result<()> {
     let mut buf = vec![0u8; CHUNK];
@@ -330,7 +325,7 @@ fn read_lines(
         have += n;
         if n == 0 {
             if have > 0 {
-                let _ = out.send((buf, have));
+                out((buf, have));
             }
             return Ok(());
         }
@@ -341,7 +336,7 @@ fn read_lines(
         };
         let mut next = spare.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
         next[..have - cut].copy_from_slice(&buf[cut..have]);
-        if out.send((buf, cut)).is_err() {
+        if !out((buf, cut)) {
             return Ok(());
         }
         (buf, have) = (next, have - cut);

@@ -153,10 +153,10 @@ proptest! {
     }
 }
 
-/// A buffer large enough to be searched on several threads reports the same
-/// as small chunks searched on one, line numbers included.
+/// A buffer large enough for the search's automata reports the same as
+/// small chunks searched by compares, line numbers included.
 #[test]
-fn parallel_search_equals_small_chunks() {
+fn large_buffer_search_equals_small_chunks() {
     let mut data = Vec::new();
     let progress =
         "[rank1]:{'loss': 2.1, 'grad_norm': 0.3, 'learning_rate': 5e-05, 'epoch': 0.1}\n";
@@ -174,9 +174,9 @@ fn parallel_search_equals_small_chunks() {
     assert_eq!(report(&[&data]), report(&small));
 }
 
-/// A file is read ahead on other threads in buffers of whole lines; lines
-/// longer than a buffer, a last line without its newline and buffers that
-/// end mid-line give the report that small chunks give.
+/// A file is read and searched ahead on another thread in buffers of whole
+/// lines; lines longer than a buffer, a last line without its newline and
+/// buffers that end mid-line give the report that small chunks give.
 #[test]
 fn reading_a_file_ahead_equals_small_chunks() {
     let mut data = Vec::new();
