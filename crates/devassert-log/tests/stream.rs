@@ -279,3 +279,77 @@ fn the_code_above_a_cut_frame_is_read_whatever_the_chunking() {
     let bytes: Vec<&[u8]> = data.chunks(1).collect();
     assert_eq!(whole, report(&bytes));
 }
+
+/// A piece of a log for `a_file_read_ahead_equals_small_chunks_anywhere`.
+#[derive(Debug, Clone)]
+enum Piece {
+    /// Progress lines, about this many bytes.
+    Progress(usize),
+    /// One line of glued thread reports (about this many bytes), with or
+    /// without a newline after it.
+    Glued(usize, bool),
+    /// One line of filler this long (longer than a read buffer or not).
+    Long(usize),
+    /// A burst of thread lines.
+    Threads(u32),
+    /// A line with a Unicode space in it.
+    Spaced,
+}
+
+fn piece_text(p: &Piece) -> String {
+    match *p {
+        Piece::Progress(n) => "step 12: loss 0.3 lr 5e-05\n".repeat(n / 27 + 1),
+        Piece::Glued(n, newline) => {
+            let one = burst(&[(0, true, 3, 7)]);
+            let one = one.trim_start_matches("[rank0]:").trim_end();
+            let mut s = one.repeat(n / one.len() + 1);
+            if newline {
+                s.push('\n');
+            }
+            s
+        }
+        Piece::Long(n) => "x".repeat(n) + "\n",
+        Piece::Threads(n) => burst(&(0..n).map(|t| (1, false, 2, t)).collect::<Vec<_>>()),
+        Piece::Spaced => {
+            "RuntimeError:\u{a0}CUDA error:\u{3000}device-side assert triggered\n".into()
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    /// A file is read and searched ahead in buffers of whole lines (a few
+    /// hundred KiB): lines of any length around a buffer's size, glued
+    /// reports, Unicode spaces, thread bursts, with or without a last
+    /// newline, give the report that small chunks fed one by one give.
+    #[test]
+    fn a_file_read_ahead_equals_small_chunks_anywhere(
+        pieces in proptest::collection::vec(prop_oneof![
+            (1usize..400_000).prop_map(Piece::Progress),
+            ((1usize..600_000), any::<bool>()).prop_map(|(n, nl)| Piece::Glued(n, nl)),
+            (1usize..1_200_000).prop_map(Piece::Long),
+            (1u32..200).prop_map(Piece::Threads),
+            Just(Piece::Spaced),
+        ], 1..6),
+        last_newline in any::<bool>(),
+    ) {
+        let mut data: Vec<u8> = pieces.iter().flat_map(|p| piece_text(p).into_bytes()).collect();
+        data.extend_from_slice(&fixture("own/multirank-fallout-first.log"));
+        if !last_newline {
+            data.extend_from_slice(b"[rank0]: labels tensor([3, 7, -1");
+        }
+        let path = std::env::temp_dir().join(format!("devassert-ahead-any-{}.log", std::process::id()));
+        std::fs::write(&path, &data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let read = devassert_log::explain_paths(std::slice::from_ref(&path), Catalog::builtin());
+        let _ = std::fs::remove_file(&path);
+        let read = serde_json::to_string(&read.unwrap_or_else(|e| panic!("{e}"))).unwrap_or_default();
+        let mut a = LogAnalyzer::new(Catalog::builtin());
+        a.begin_input(&path.to_string_lossy());
+        for c in data.chunks(64 * 1024) {
+            a.feed(c);
+        }
+        let chunked = serde_json::to_string(&a.finish()).unwrap_or_default();
+        prop_assert_eq!(read, chunked);
+    }
+}
