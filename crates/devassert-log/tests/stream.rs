@@ -174,6 +174,22 @@ fn large_buffer_search_equals_small_chunks() {
     assert_eq!(report(&[&data]), report(&small));
 }
 
+/// The report of `data` written to a file and explained from it (read
+/// ahead in buffers), and the report of it fed in chunks of 64 KiB.
+fn read_ahead_and_chunked(data: &[u8], name: &str) -> (String, String) {
+    let path = std::env::temp_dir().join(format!("devassert-{name}-{}.log", std::process::id()));
+    std::fs::write(&path, data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let read = devassert_log::explain_paths(std::slice::from_ref(&path), Catalog::builtin());
+    let _ = std::fs::remove_file(&path);
+    let read = serde_json::to_string(&read.unwrap_or_else(|e| panic!("{e}"))).unwrap_or_default();
+    let mut a = LogAnalyzer::new(Catalog::builtin());
+    a.begin_input(&path.to_string_lossy());
+    for c in data.chunks(64 * 1024) {
+        a.feed(c);
+    }
+    (read, serde_json::to_string(&a.finish()).unwrap_or_default())
+}
+
 /// A file is read and searched ahead on another thread in buffers of whole
 /// lines; lines longer than a buffer, a last line without its newline and
 /// buffers that end mid-line give the report that small chunks give.
@@ -189,17 +205,7 @@ fn reading_a_file_ahead_equals_small_chunks() {
     data.extend_from_slice(burst(&[(0, false, 3, 1), (0, true, 1, 2)]).as_bytes());
     data.extend_from_slice(&fixture("own/multirank-fallout-first.log"));
     data.extend_from_slice(b"[rank0]: labels tensor([3, 7, -1");
-    let path = std::env::temp_dir().join(format!("devassert-ahead-{}.log", std::process::id()));
-    std::fs::write(&path, &data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let read = devassert_log::explain_paths(std::slice::from_ref(&path), Catalog::builtin());
-    let _ = std::fs::remove_file(&path);
-    let read = serde_json::to_string(&read.unwrap_or_else(|e| panic!("{e}"))).unwrap_or_default();
-    let mut a = LogAnalyzer::new(Catalog::builtin());
-    a.begin_input(&path.to_string_lossy());
-    for c in data.chunks(64 * 1024) {
-        a.feed(c);
-    }
-    let chunked = serde_json::to_string(&a.finish()).unwrap_or_default();
+    let (read, chunked) = read_ahead_and_chunked(&data, "ahead");
     assert!(read.contains("DA1"), "{read}");
     assert_eq!(read, chunked);
 }
@@ -339,17 +345,7 @@ proptest! {
         if !last_newline {
             data.extend_from_slice(b"[rank0]: labels tensor([3, 7, -1");
         }
-        let path = std::env::temp_dir().join(format!("devassert-ahead-any-{}.log", std::process::id()));
-        std::fs::write(&path, &data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let read = devassert_log::explain_paths(std::slice::from_ref(&path), Catalog::builtin());
-        let _ = std::fs::remove_file(&path);
-        let read = serde_json::to_string(&read.unwrap_or_else(|e| panic!("{e}"))).unwrap_or_default();
-        let mut a = LogAnalyzer::new(Catalog::builtin());
-        a.begin_input(&path.to_string_lossy());
-        for c in data.chunks(64 * 1024) {
-            a.feed(c);
-        }
-        let chunked = serde_json::to_string(&a.finish()).unwrap_or_default();
+        let (read, chunked) = read_ahead_and_chunked(&data, "ahead-any");
         prop_assert_eq!(read, chunked);
     }
 }
