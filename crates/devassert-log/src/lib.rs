@@ -161,7 +161,7 @@ impl LogAnalyzer {
 /// Read buffer size: large enough for throughput, small enough to keep memory
 /// flat and, with the few buffers in flight (`pump`), to be in a core's cache
 /// still when the reader takes it in after the search: 512 KiB against 1 MiB
-/// took about 3 % off glued's CPU time (shapes.md, 2026-12-07 21:00).
+/// took about 3 % off glued's CPU time (shapes.md, 2026-12-07 21:15).
 const CHUNK: usize = 512 << 10;
 
 /// Read files / folders (recursively, sorted) / "-" (stdin) as one crash.
@@ -252,9 +252,9 @@ impl Stopped {
 /// whole lines, makes their Unicode spaces ASCII and searches them, and the
 /// calling thread takes in each buffer with what the search found there.
 /// The search runs on the reading thread alone, not spread over the cores:
-/// each handoff to other threads woke them and they spun before sleeping
-/// again, which cost more CPU time than the reads (shapes.md, 2026-12-07
-/// 22:00). A panic of the search or the reading stops the input with an
+/// each buffer handed to rayon's workers woke them, and they spun before
+/// sleeping again, about a tenth of glued's CPU time (shapes.md, 2026-12-07
+/// 21:15). A panic of the search or the reading stops the input with an
 /// internal error.
 fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
     use devassert_core::contain::catch;
