@@ -174,9 +174,9 @@ fn large_buffer_search_equals_small_chunks() {
     assert_eq!(report(&[&data]), report(&small));
 }
 
-/// The report of `data` written to a file and explained from it (read
-/// ahead in buffers), and the report of it fed in chunks of 64 KiB.
-fn read_ahead_and_chunked(data: &[u8], name: &str) -> (String, String) {
+/// The report of `data` written to a file and explained from it (read in
+/// buffers), and the report of it fed in chunks of 64 KiB.
+fn read_in_buffers_and_chunked(data: &[u8], name: &str) -> (String, String) {
     let path = std::env::temp_dir().join(format!("devassert-{name}-{}.log", std::process::id()));
     std::fs::write(&path, data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let read = devassert_log::explain_paths(std::slice::from_ref(&path), Catalog::builtin());
@@ -190,8 +190,8 @@ fn read_ahead_and_chunked(data: &[u8], name: &str) -> (String, String) {
     (read, serde_json::to_string(&a.finish()).unwrap_or_default())
 }
 
-/// A file is read and searched ahead on another thread in buffers of whole
-/// lines; lines longer than a buffer, a last line without its newline and
+/// A file is read, searched and taken in by buffers of whole lines; lines
+/// longer than a buffer, a last line without its newline and
 /// buffers that end mid-line give the report that small chunks give.
 #[test]
 fn reading_a_file_ahead_equals_small_chunks() {
@@ -205,7 +205,7 @@ fn reading_a_file_ahead_equals_small_chunks() {
     data.extend_from_slice(burst(&[(0, false, 3, 1), (0, true, 1, 2)]).as_bytes());
     data.extend_from_slice(&fixture("own/multirank-fallout-first.log"));
     data.extend_from_slice(b"[rank0]: labels tensor([3, 7, -1");
-    let (read, chunked) = read_ahead_and_chunked(&data, "ahead");
+    let (read, chunked) = read_in_buffers_and_chunked(&data, "ahead");
     assert!(read.contains("DA1"), "{read}");
     assert_eq!(read, chunked);
 }
@@ -286,7 +286,7 @@ fn the_code_above_a_cut_frame_is_read_whatever_the_chunking() {
     assert_eq!(whole, report(&bytes));
 }
 
-/// A piece of a log for `a_file_read_ahead_equals_small_chunks_anywhere`.
+/// A piece of a log for `a_file_read_in_buffers_equals_small_chunks_anywhere`.
 #[derive(Debug, Clone)]
 enum Piece {
     /// Progress lines, about this many bytes.
@@ -325,12 +325,12 @@ fn piece_text(p: &Piece) -> String {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(6))]
 
-    /// A file is read and searched ahead in buffers of whole lines (a few
-    /// hundred KiB): lines of any length around a buffer's size, glued
+    /// A file is read, searched and taken in by buffers of whole lines (a
+    /// few hundred KiB): lines of any length around a buffer's size, glued
     /// reports, Unicode spaces, thread bursts, with or without a last
     /// newline, give the report that small chunks fed one by one give.
     #[test]
-    fn a_file_read_ahead_equals_small_chunks_anywhere(
+    fn a_file_read_in_buffers_equals_small_chunks_anywhere(
         pieces in proptest::collection::vec(prop_oneof![
             (1usize..400_000).prop_map(Piece::Progress),
             ((1usize..600_000), any::<bool>()).prop_map(|(n, nl)| Piece::Glued(n, nl)),
@@ -345,7 +345,7 @@ proptest! {
         if !last_newline {
             data.extend_from_slice(b"[rank0]: labels tensor([3, 7, -1");
         }
-        let (read, chunked) = read_ahead_and_chunked(&data, "ahead-any");
+        let (read, chunked) = read_in_buffers_and_chunked(&data, "ahead-any");
         prop_assert_eq!(read, chunked);
     }
 }
