@@ -160,7 +160,7 @@ impl LogAnalyzer {
 
 /// Read buffer size: large enough for throughput, small enough to keep memory
 /// flat and to stay in a core's cache while it is searched and read (`pump`):
-/// 256 KiB took 2–6 % off every shape's CPU time against 512 KiB, 5–10 %
+/// 256 KiB took 2–6 % off every shape's CPU time against 512 KiB, 2–7 %
 /// against 1 MiB (shapes.md, 2026-12-07 21:15).
 const CHUNK: usize = 256 << 10;
 
