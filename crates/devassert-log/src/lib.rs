@@ -158,8 +158,11 @@ impl LogAnalyzer {
     }
 }
 
-/// Read buffer size: large enough for throughput, small enough to keep memory flat.
-const CHUNK: usize = 1 << 20;
+/// Read buffer size: large enough for throughput, small enough to keep memory
+/// flat and to stay in a core's cache while it is searched and read (`pump`):
+/// 256 KiB took 2–6 % off every shape's CPU time against 512 KiB, 2–7 %
+/// against 1 MiB (shapes.md, 2026-12-07 21:15).
+const CHUNK: usize = 256 << 10;
 
 /// Read files / folders (recursively, sorted) / "-" (stdin) as one crash.
 pub fn explain_paths(paths: &[PathBuf], catalog: &'static Catalog) -> Result<Report, LogError> {
@@ -226,10 +229,6 @@ pub fn explain_paths_with(
     Ok((a.finish_caught()?, skipped))
 }
 
-/// A buffer of whole lines (but for a line longer than the buffer, and the
-/// input's last line) and the bytes in it.
-type Block = (Vec<u8>, usize);
-
 /// Why an input was not read to its end.
 enum Stopped {
     Io(std::io::Error),
@@ -245,80 +244,46 @@ impl Stopped {
     }
 }
 
-/// Read `r` to its end into `a`, in three stages on their own threads: one
-/// reads buffers of whole lines, one makes their Unicode spaces ASCII and
-/// searches them (on every core), and the calling thread takes in each
-/// buffer with what the search found there. A panic of the search or the
-/// reader stops the input with an internal error.
-fn pump(r: &mut (dyn Read + Send), a: &mut LogAnalyzer) -> Result<(), Stopped> {
+/// Read `r` to its end into `a`, in buffers of whole lines (but for a line
+/// longer than a buffer, and the input's last line), each made ASCII,
+/// searched and taken in by the reader while it is still in the core's
+/// cache. All on the calling thread: a thread that read and searched ahead
+/// cost more CPU time than it saved wall time (its buffers were handed
+/// across the cores colder, the handoffs woke threads; rayon's spread of
+/// the search spun besides), shapes.md, 2026-12-07 21:15. A panic of the
+/// search or the reader stops the input with an internal error.
+fn pump(r: &mut dyn Read, a: &mut LogAnalyzer) -> Result<(), Stopped> {
     use devassert_core::contain::catch;
-    use std::sync::mpsc::{channel, sync_channel};
     let catalog = a.catalog;
     let retired = a.reader.retired_view();
     let every_line = a.reader.every_line_hint();
-    let (read_tx, read_rx) = sync_channel::<Block>(1);
-    // The reader's work comes in bursts (thousands of thread lines), the
-    // search's evenly: the search may run up to four buffers ahead.
-    type Found = Option<(usize, usize, reader::Searched)>;
-    let (found_tx, found_rx) = sync_channel::<(Block, Found)>(4);
-    let (spare_tx, spare_rx) = channel::<Vec<u8>>();
-    std::thread::scope(|s| {
-        let reading = s.spawn(move || read_lines(r, &read_tx, &spare_rx));
-        let searching = s.spawn(move || {
-            catch(|| {
-                for (mut buf, len) in read_rx {
-                    // Only whole lines are made ASCII and searched ahead; the
-                    // reader takes the rest itself. A reader reading every
-                    // line searches what it needs itself (`reader::searched`).
-                    let found = (len > 0 && buf[len - 1] == b'\n').then(|| {
-                        let n = spaces::normalize_in_place(&mut buf[..len]);
-                        let searched = match every_line.get() {
-                            true => reader::Searched::later(n),
-                            false => reader::search_with(catalog, &retired, &buf[..n]),
-                        };
-                        (n, len - n, searched)
-                    });
-                    if found_tx.send(((buf, len), found)).is_err() {
-                        return;
-                    }
-                }
-            })
-        });
-        for ((buf, len), found) in found_rx {
-            let fed = catch(|| match found {
-                Some((n, removed, f)) => a.feed_searched(&buf[..n], f, removed),
-                None => a.feed(&buf[..len]),
-            });
-            if let Err(p) = fed {
-                // The channel closes: the search and the reading stop.
-                return Err(Stopped::Internal(a.crashed(p)));
+    let mut crashed = None;
+    let read = read_lines(r, &mut |buf| {
+        // Only whole lines are made ASCII and searched here; the reader
+        // takes the rest itself. A reader reading every line searches what
+        // it needs itself (`reader::searched`).
+        let fed = catch(|| match buf.last() {
+            Some(b'\n') => {
+                let n = spaces::normalize_in_place(buf);
+                let searched = match every_line.get() {
+                    true => reader::Searched::later(n),
+                    false => reader::search_with(catalog, &retired, &buf[..n]),
+                };
+                a.feed_searched(&buf[..n], searched, buf.len() - n);
             }
-            let _ = spare_tx.send(buf);
-        }
-        let searched = searching
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        if let Err(p) = searched {
-            return Err(Stopped::Internal(InternalError::new(
-                a.reader.position().0,
-                None,
-                p,
-            )));
-        }
-        reading
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e))
-            .map_err(Stopped::Io)
-    })
+            _ => a.feed(buf),
+        });
+        fed.map_err(|p| crashed = Some(a.crashed(p))).is_ok()
+    });
+    match crashed {
+        Some(e) => Err(Stopped::Internal(e)),
+        None => read.map_err(Stopped::Io),
+    }
 }
 
-/// Read `r` into buffers that end at a line's end; the partial line after
-/// it starts the next buffer.
-fn read_lines(
-    r: &mut (dyn Read + Send),
-    out: &std::sync::mpsc::SyncSender<Block>,
-    spare: &std::sync::mpsc::Receiver<Vec<u8>>,
-) -> std::io::Result<()> {
+/// Read `r` into buffers that end at a line's end, each handed to `out`
+/// (false: stop reading); the partial line after it starts the next buffer.
+fn read_lines(r: &mut dyn Read, out: &mut dyn FnMut(&mut [u8]) -> bool) -> std::io::Result<()> {
     let mut buf = vec![0u8; CHUNK];
     let mut have = 0;
     loop {
@@ -330,7 +295,7 @@ fn read_lines(
         have += n;
         if n == 0 {
             if have > 0 {
-                let _ = out.send((buf, have));
+                out(&mut buf[..have]);
             }
             return Ok(());
         }
@@ -339,12 +304,11 @@ fn read_lines(
             None if have == buf.len() => have,
             None => continue,
         };
-        let mut next = spare.try_recv().unwrap_or_else(|_| vec![0u8; CHUNK]);
-        next[..have - cut].copy_from_slice(&buf[cut..have]);
-        if out.send((buf, cut)).is_err() {
+        if !out(&mut buf[..cut]) {
             return Ok(());
         }
-        (buf, have) = (next, have - cut);
+        buf.copy_within(cut..have, 0);
+        have -= cut;
     }
 }
 

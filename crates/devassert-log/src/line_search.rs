@@ -11,8 +11,7 @@
 //! buffer is settled by a compare (`pass`). Where lines holding a trigger
 //! word come one after another (thread reports, traceback frames), a SIMD
 //! search for the trigger words finds them without walking them (`runs`).
-//! A large buffer is cut at line ends and its pieces searched on every
-//! core; only the lines that matter come back, in order.
+//! Only the lines that matter come back, in order.
 
 use crate::bigram_filter::{BigramFilter, Pattern};
 use crate::literal_dfa::LiteralDfa;
@@ -35,13 +34,6 @@ mod tests;
 /// a third of explaining a short log to build (about 30 M instructions;
 /// the compares cost some 100 a byte).
 const SMALL: usize = 64 << 10;
-
-/// Below this a buffer is searched on one thread: handing it out costs more.
-const PARALLEL_MIN: usize = 512 << 10;
-
-/// The pieces a large buffer is searched in: small enough to share the cores
-/// evenly with the reader's own thread, large enough for `LiteralDfa`'s stretches.
-const PIECE: usize = 256 << 10;
 
 /// Every line of `hay`, and how many it has: the search when a catalog
 /// regex needs no literal at all.
@@ -123,8 +115,7 @@ impl LineSearch {
 
     /// The lines of `hay` that hold a trigger word, or a catalog literal
     /// that `matters` then accepts (each line cut at `max_line` bytes, as
-    /// the reader keeps them), and how many lines `hay` has. Large buffers
-    /// are cut at line ends into pieces searched on every core.
+    /// the reader keeps them), and how many lines `hay` has.
     ///
     /// `matters` is asked only of a line without a trigger word in its
     /// kept part, and not of one whose literals (found in any case, at a
@@ -138,38 +129,13 @@ impl LineSearch {
         matters: &M,
     ) -> (Vec<Line>, u64)
     where
-        M: Fn(&[u8]) -> bool + Sync,
+        M: Fn(&[u8]) -> bool,
     {
-        use rayon::prelude::*;
         if hay.len() < SMALL {
             return self.search_small(hay, max_line, retired, matters);
         }
         let bigrams = self.automata().bigrams.as_ref();
-        let search =
-            |piece: &[u8]| self.search_with(bigrams, true, piece, max_line, retired, matters);
-        if hay.len() < PARALLEL_MIN {
-            return search(hay);
-        }
-        let mut cuts = vec![0];
-        while let Some(&last) = cuts.last().filter(|&&c| c < hay.len()) {
-            let at = (last + PIECE).min(hay.len());
-            cuts.push(memchr(b'\n', &hay[at..]).map_or(hay.len(), |i| at + i + 1));
-        }
-        let parts: Vec<(Vec<Line>, u64)> = cuts
-            .par_windows(2)
-            .map(|w| search(&hay[w[0]..w[1]]))
-            .collect();
-        let mut lines = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
-        let mut total = 0;
-        for ((part, n), start) in parts.into_iter().zip(&cuts) {
-            lines.extend(part.into_iter().map(|l| Line {
-                start: l.start + start,
-                end: l.end + start,
-                before: l.before + total,
-            }));
-            total += n;
-        }
-        (lines, total)
+        self.search_with(bigrams, true, hay, max_line, retired, matters)
     }
 
     /// Whether `line` (one line, its `\n` included) may hold a literal:

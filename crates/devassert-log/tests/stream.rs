@@ -153,10 +153,10 @@ proptest! {
     }
 }
 
-/// A buffer large enough to be searched on several threads reports the same
-/// as small chunks searched on one, line numbers included.
+/// A buffer large enough for the search's automata reports the same as
+/// small chunks searched by compares, line numbers included.
 #[test]
-fn parallel_search_equals_small_chunks() {
+fn large_buffer_search_equals_small_chunks() {
     let mut data = Vec::new();
     let progress =
         "[rank1]:{'loss': 2.1, 'grad_norm': 0.3, 'learning_rate': 5e-05, 'epoch': 0.1}\n";
@@ -174,9 +174,25 @@ fn parallel_search_equals_small_chunks() {
     assert_eq!(report(&[&data]), report(&small));
 }
 
-/// A file is read ahead on other threads in buffers of whole lines; lines
-/// longer than a buffer, a last line without its newline and buffers that
-/// end mid-line give the report that small chunks give.
+/// The report of `data` written to a file and explained from it (read in
+/// buffers), and the report of it fed in chunks of 64 KiB.
+fn read_in_buffers_and_chunked(data: &[u8], name: &str) -> (String, String) {
+    let path = std::env::temp_dir().join(format!("devassert-{name}-{}.log", std::process::id()));
+    std::fs::write(&path, data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let read = devassert_log::explain_paths(std::slice::from_ref(&path), Catalog::builtin());
+    let _ = std::fs::remove_file(&path);
+    let read = serde_json::to_string(&read.unwrap_or_else(|e| panic!("{e}"))).unwrap_or_default();
+    let mut a = LogAnalyzer::new(Catalog::builtin());
+    a.begin_input(&path.to_string_lossy());
+    for c in data.chunks(64 * 1024) {
+        a.feed(c);
+    }
+    (read, serde_json::to_string(&a.finish()).unwrap_or_default())
+}
+
+/// A file is read, searched and taken in by buffers of whole lines; lines
+/// longer than a buffer, a last line without its newline and
+/// buffers that end mid-line give the report that small chunks give.
 #[test]
 fn reading_a_file_ahead_equals_small_chunks() {
     let mut data = Vec::new();
@@ -189,17 +205,7 @@ fn reading_a_file_ahead_equals_small_chunks() {
     data.extend_from_slice(burst(&[(0, false, 3, 1), (0, true, 1, 2)]).as_bytes());
     data.extend_from_slice(&fixture("own/multirank-fallout-first.log"));
     data.extend_from_slice(b"[rank0]: labels tensor([3, 7, -1");
-    let path = std::env::temp_dir().join(format!("devassert-ahead-{}.log", std::process::id()));
-    std::fs::write(&path, &data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let read = devassert_log::explain_paths(std::slice::from_ref(&path), Catalog::builtin());
-    let _ = std::fs::remove_file(&path);
-    let read = serde_json::to_string(&read.unwrap_or_else(|e| panic!("{e}"))).unwrap_or_default();
-    let mut a = LogAnalyzer::new(Catalog::builtin());
-    a.begin_input(&path.to_string_lossy());
-    for c in data.chunks(64 * 1024) {
-        a.feed(c);
-    }
-    let chunked = serde_json::to_string(&a.finish()).unwrap_or_default();
+    let (read, chunked) = read_in_buffers_and_chunked(&data, "ahead");
     assert!(read.contains("DA1"), "{read}");
     assert_eq!(read, chunked);
 }
@@ -278,4 +284,68 @@ fn the_code_above_a_cut_frame_is_read_whatever_the_chunking() {
     }
     let bytes: Vec<&[u8]> = data.chunks(1).collect();
     assert_eq!(whole, report(&bytes));
+}
+
+/// A piece of a log for `a_file_read_in_buffers_equals_small_chunks_anywhere`.
+#[derive(Debug, Clone)]
+enum Piece {
+    /// Progress lines, about this many bytes.
+    Progress(usize),
+    /// One line of glued thread reports (about this many bytes), with or
+    /// without a newline after it.
+    Glued(usize, bool),
+    /// One line of filler this long (longer than a read buffer or not).
+    Long(usize),
+    /// A burst of thread lines.
+    Threads(u32),
+    /// A line with a Unicode space in it.
+    Spaced,
+}
+
+fn piece_text(p: &Piece) -> String {
+    match *p {
+        Piece::Progress(n) => "step 12: loss 0.3 lr 5e-05\n".repeat(n / 27 + 1),
+        Piece::Glued(n, newline) => {
+            let one = burst(&[(0, true, 3, 7)]);
+            let one = one.trim_start_matches("[rank0]:").trim_end();
+            let mut s = one.repeat(n / one.len() + 1);
+            if newline {
+                s.push('\n');
+            }
+            s
+        }
+        Piece::Long(n) => "x".repeat(n) + "\n",
+        Piece::Threads(n) => burst(&(0..n).map(|t| (1, false, 2, t)).collect::<Vec<_>>()),
+        Piece::Spaced => {
+            "RuntimeError:\u{a0}CUDA error:\u{3000}device-side assert triggered\n".into()
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+
+    /// A file is read, searched and taken in by buffers of whole lines (a
+    /// few hundred KiB): lines of any length around a buffer's size, glued
+    /// reports, Unicode spaces, thread bursts, with or without a last
+    /// newline, give the report that small chunks fed one by one give.
+    #[test]
+    fn a_file_read_in_buffers_equals_small_chunks_anywhere(
+        pieces in proptest::collection::vec(prop_oneof![
+            (1usize..400_000).prop_map(Piece::Progress),
+            ((1usize..600_000), any::<bool>()).prop_map(|(n, nl)| Piece::Glued(n, nl)),
+            (1usize..1_200_000).prop_map(Piece::Long),
+            (1u32..200).prop_map(Piece::Threads),
+            Just(Piece::Spaced),
+        ], 1..6),
+        last_newline in any::<bool>(),
+    ) {
+        let mut data: Vec<u8> = pieces.iter().flat_map(|p| piece_text(p).into_bytes()).collect();
+        data.extend_from_slice(&fixture("own/multirank-fallout-first.log"));
+        if !last_newline {
+            data.extend_from_slice(b"[rank0]: labels tensor([3, 7, -1");
+        }
+        let (read, chunked) = read_in_buffers_and_chunked(&data, "ahead-any");
+        prop_assert_eq!(read, chunked);
+    }
 }

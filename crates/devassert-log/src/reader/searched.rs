@@ -1,6 +1,6 @@
 //! The lines of a stretch that may matter, found by the search apart from
-//! the reader (on another thread, so that the next stretch is searched
-//! while this one is read), or left for the reader to find. A reader that
+//! the reader (before the reader takes the stretch in, `pump` in lib.rs),
+//! or left for the reader to find. A reader that
 //! reads every line (a traceback open on each, as in a log of handled
 //! tracebacks) uses none of what the search finds but whether a row it
 //! reads in full was found (a row found by none of the search's literals is
@@ -8,7 +8,7 @@
 //! asks the search's filter alone (`Prefilter::may_find`), and reads a row
 //! the filter lets through as a found one, which reads the same: the checks
 //! a plain row skips find nothing in a row the search would not keep.
-//! The search thread is told (`EveryLineHint`) whether the reader read
+//! The search is told (`EveryLineHint`) whether the reader read
 //! every line of the last stretch it finished; a stretch it then leaves
 //! unsearched is searched by the reader from the first line it reads
 //! otherwise, if any: the lines found there are those the search would
