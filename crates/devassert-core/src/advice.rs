@@ -166,23 +166,16 @@ pub fn next_steps(f: &Finding, ctx: &Context<'_>) -> Vec<String> {
 }
 
 /// Whether the log's evidence singles out the best cause: it cites some and
-/// leads the next cause by [`STANDS_OUT`]. Evidence that lifts two causes
-/// alike (a traceback in the model's forward: token ids and positions)
-/// tells where to look, not which of them it is.
+/// its share is [`STANDS_OUT`] times the next one's. Evidence that lifts two
+/// causes alike (a traceback in the model's forward: ids and positions)
+/// tells where to look, not which it is.
 fn singled_out(causes: &[Cause]) -> bool {
-    match causes {
-        [best, rest @ ..] => {
-            cites(&best.why)
-                && rest
-                    .first()
-                    .is_none_or(|next| best.confidence >= STANDS_OUT * next.confidence)
-        }
-        [] => false,
-    }
+    let lead =
+        |b: &Cause, n: Option<&Cause>| n.is_none_or(|n| b.confidence >= STANDS_OUT * n.confidence);
+    causes
+        .first()
+        .is_some_and(|b| cites(&b.why) && lead(b, causes.get(1)))
 }
-
-/// How far the best cause must lead the next, as a ratio of their shares,
-/// for its fixes to come before the steps that find an unknown op.
 pub const STANDS_OUT: f64 = 1.5;
 
 /// Causes whose fixes are worth a step: the established ones, and the

@@ -16,39 +16,11 @@
 //! still that builder, and no other row counted since); rows that end or
 //! replace it (a header, a chain marker) are not in a block.
 
+use super::memo_rows::Block;
 use super::state::Reader;
-use crate::clean::Stamp;
-use crate::traceback::Body;
 
 /// Rows kept in a block at most (each at most `memo_rows::MAX_ROW` bytes).
 const MAX_BLOCK_ROWS: usize = 64;
-
-/// The rows read after a header as known rows, and what they left.
-pub(super) struct Block {
-    /// The header's known row (its index in `TracebackRows::rows`).
-    header: usize,
-    /// The rank the header's prefix names (each row's names it too).
-    rank: Option<i64>,
-    /// The rows' bytes, each with its `\n`.
-    bytes: Vec<u8>,
-    /// Each row's known index and width.
-    rows: Vec<(usize, usize)>,
-    /// The last row's prefix.
-    last_prefix: (Option<i64>, Option<Stamp>),
-    /// The memo's generation the rows were known in.
-    generation: u64,
-    /// What the rows left in the header's builder (`None` while recorded).
-    body: Option<Body>,
-    /// Where the header's builder starts (input, line), while recorded.
-    start: (usize, u64),
-}
-
-/// The last block read, and the one being recorded.
-#[derive(Default)]
-pub(super) struct Blocks {
-    last: Option<Block>,
-    recording: Option<Block>,
-}
 
 impl Reader {
     /// Reads `rest` (a region's rows from the next row on) up to the end

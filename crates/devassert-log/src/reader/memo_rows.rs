@@ -3,7 +3,7 @@
 
 use crate::clean::Stamp;
 use crate::prefilter::Target;
-use crate::traceback::RowStep;
+use crate::traceback::{Body, RowStep};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -58,5 +58,32 @@ pub(super) struct TracebackRows {
     /// names the same row while this stays.
     pub(super) generation: u64,
     /// The rows after a header, read at once when repeated (see `block`).
-    pub(super) blocks: super::block::Blocks,
+    pub(super) blocks: Blocks,
+}
+
+/// The rows read after a header as known rows, and what they left.
+pub(super) struct Block {
+    /// The header's known row (its index in `TracebackRows::rows`).
+    pub(super) header: usize,
+    /// The rank the header's prefix names (each row's names it too).
+    pub(super) rank: Option<i64>,
+    /// The rows' bytes, each with its `\n`.
+    pub(super) bytes: Vec<u8>,
+    /// Each row's known index and width.
+    pub(super) rows: Vec<(usize, usize)>,
+    /// The last row's prefix.
+    pub(super) last_prefix: (Option<i64>, Option<Stamp>),
+    /// The memo's generation the rows were known in.
+    pub(super) generation: u64,
+    /// What the rows left in the header's builder (`None` while recorded).
+    pub(super) body: Option<Body>,
+    /// Where the header's builder starts (input, line), while recorded.
+    pub(super) start: (usize, u64),
+}
+
+/// The last block read, and the one being recorded.
+#[derive(Default)]
+pub(super) struct Blocks {
+    pub(super) last: Option<Block>,
+    pub(super) recording: Option<Block>,
 }
