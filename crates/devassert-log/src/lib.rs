@@ -94,8 +94,7 @@ impl LogAnalyzer {
     }
 
     /// Whole lines whose Unicode spaces [`normalize_in_place`] made ASCII
-    /// (`removed` bytes fewer), already searched by `reader::search_with`
-    /// (on another thread).
+    /// (`removed` bytes fewer), already searched by `reader::search_with`.
     pub fn feed_searched(&mut self, bytes: &[u8], searched: reader::Searched, removed: usize) {
         self.take(bytes, removed, Some(searched));
     }
@@ -255,8 +254,6 @@ impl Stopped {
 fn pump(r: &mut dyn Read, a: &mut LogAnalyzer) -> Result<(), Stopped> {
     use devassert_core::contain::catch;
     let catalog = a.catalog;
-    let retired = a.reader.retired_view();
-    let every_line = a.reader.every_line_hint();
     let mut crashed = None;
     let read = read_lines(r, &mut |buf| {
         // Only whole lines are made ASCII and searched here; the reader
@@ -265,9 +262,9 @@ fn pump(r: &mut dyn Read, a: &mut LogAnalyzer) -> Result<(), Stopped> {
         let fed = catch(|| match buf.last() {
             Some(b'\n') => {
                 let n = spaces::normalize_in_place(buf);
-                let searched = match every_line.get() {
+                let searched = match a.reader.every_line_hint() {
                     true => reader::Searched::later(n),
-                    false => reader::search_with(catalog, &retired, &buf[..n]),
+                    false => reader::search_with(catalog, a.reader.retired(), &buf[..n]),
                 };
                 a.feed_searched(&buf[..n], searched, buf.len() - n);
             }

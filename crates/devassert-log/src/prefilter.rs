@@ -16,7 +16,7 @@ use devassert_core::Catalog;
 use std::collections::HashMap;
 
 pub use crate::line_search::Line;
-pub use retired::{Retired, RetiredView};
+pub use retired::Retired;
 pub use sets_memo::SetsMemo;
 
 use catalog_literals::{build, LazyKind};

@@ -1,4 +1,4 @@
-//! A stretch the search thread left unsearched (the reader was reading
+//! A stretch the search left unsearched (the reader was reading
 //! every line: `reader/searched.rs`) is read as a searched one: rows read
 //! in every-line mode are asked of the search alone, and the rest of the
 //! stretch is searched from the first row read otherwise. Whatever stretches
@@ -61,7 +61,7 @@ fn row(kind: u8, n: u32) -> String {
 
 /// `log` read in stretches of whole lines ending after the `cuts` (taken
 /// modulo its length), each searched ahead or left unsearched as `how`
-/// says: 0 searched with no regex retired (a search thread far ahead), 1
+/// says: 0 searched with no regex retired (as if searched far ahead), 1
 /// searched with the regexes retired by now, 2 left to the reader.
 fn read(log: &[u8], cuts: &[usize], how: impl Fn(usize) -> u8) -> String {
     let catalog = Catalog::builtin();
@@ -76,7 +76,7 @@ fn read(log: &[u8], cuts: &[usize], how: impl Fn(usize) -> u8) -> String {
     ends.sort_unstable();
     ends.dedup();
     let mut r = Reader::new(catalog);
-    let early = r.retired_view();
+    let early = r.retired().to_vec();
     let ahead: Vec<_> = {
         let mut start = 0;
         ends.iter()
@@ -93,7 +93,7 @@ fn read(log: &[u8], cuts: &[usize], how: impl Fn(usize) -> u8) -> String {
         let stretch = &log[start..e];
         let searched = match how(i) % 3 {
             0 => ahead,
-            1 => Some(search_with(catalog, &r.retired_view(), stretch)),
+            1 => Some(search_with(catalog, r.retired(), stretch)),
             _ => Some(Searched::later(stretch.len())),
         };
         r.feed_searched(stretch, searched);

@@ -7,59 +7,35 @@
 //! naming a path inside the library (the `hf` fact), were read in full one
 //! by one, for a flag their first line had already set.
 //!
-//! The reader sets the bits (`own`) and mirrors them where the search
-//! thread reads them (`shared`); the search takes one snapshot per buffer
-//! and hands it back with what it found. A bit it sees was set by a line
-//! before the buffer, so it passes on every line the reader's own bits
-//! would; the reader drops the rest (`Prefilter::kept_only_by_retired`),
-//! and what it reads does not depend on how far ahead the search ran.
-
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+//! The search of a buffer, made before the reader takes the buffer in,
+//! hands back the bits it ran with. A bit set since was set by a line
+//! earlier in the buffer, so the search passed on every line the reader's
+//! bits would; the reader drops the rest
+//! (`Prefilter::kept_only_by_retired`), and what it reads does not depend
+//! on whether a stretch was searched ahead.
 
 /// One reader's retired regexes (see the module).
 pub struct Retired {
-    own: Vec<u64>,
-    shared: Arc<[AtomicU64]>,
+    bits: Vec<u64>,
 }
-
-/// The search thread's view of a reader's [`Retired`].
-#[derive(Clone)]
-pub struct RetiredView(Arc<[AtomicU64]>);
 
 impl Retired {
     /// Room for `regexes` bits, none set.
     pub fn new(regexes: usize) -> Self {
-        let words = regexes.div_ceil(64);
         Retired {
-            own: vec![0; words],
-            shared: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            bits: vec![0; regexes.div_ceil(64)],
         }
     }
 
     /// The bits as the reader has them now.
     pub fn bits(&self) -> &[u64] {
-        &self.own
-    }
-
-    pub fn view(&self) -> RetiredView {
-        RetiredView(Arc::clone(&self.shared))
+        &self.bits
     }
 
     pub(super) fn set(&mut self, regex: usize) {
-        let (word, bit) = (regex / 64, 1u64 << (regex % 64));
-        if let Some(w) = self.own.get_mut(regex / 64) {
-            *w |= bit;
-            // Only when the search sees it matters, not in which order.
-            self.shared[word].fetch_or(bit, Ordering::Relaxed);
+        if let Some(w) = self.bits.get_mut(regex / 64) {
+            *w |= 1u64 << (regex % 64);
         }
-    }
-}
-
-impl RetiredView {
-    /// The bits set so far.
-    pub fn snapshot(&self) -> Vec<u64> {
-        self.0.iter().map(|w| w.load(Ordering::Relaxed)).collect()
     }
 }
 

@@ -352,7 +352,7 @@ fn a_recorded_fact_retires_its_lines_but_not_a_trigger_line() {
     assert!(p.line_matters(vocab, retired.bits()));
     // The search passes the trigger line on, not the warning.
     let hay = [warning, b"\n", trigger, b"\n", warning, b"\n"].concat();
-    let (lines, n) = p.lines_that_matter(&hay, MAX, &retired.view().snapshot());
+    let (lines, n) = p.lines_that_matter(&hay, MAX, retired.bits());
     assert_eq!((lines.len(), n), (1, 3));
     assert_eq!(lines[0].before, 1);
     // A search that ran before the fact was recorded passed both: the

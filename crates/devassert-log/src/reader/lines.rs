@@ -1,25 +1,25 @@
 //! Bytes -> lines -> cleaned text: a line split over chunks is carried to
-//! the next; whole stretches are searched (on another thread when they can
-//! be) for the lines that may matter, the rest counted unread; rows a
+//! the next; whole stretches are searched (before the reader takes them in,
+//! `pump`) for the lines that may matter, the rest counted unread; rows a
 //! terminal cut are joined again (`unwrap`); each line is split into its
 //! segments, prefixes stripped, and a `repr`'d error into its pieces.
 
-use super::searched::{self, EveryLineHint, Searched, MAX_LINE};
+use super::searched::{self, Searched, MAX_LINE};
 use super::state::{Before, Known, Reader, Waiting};
 use crate::clean;
-use crate::prefilter::RetiredView;
 use crate::unwrap;
 use memchr::{memchr, memrchr};
 
 impl Reader {
-    /// The regexes this reader has retired, as another thread's search sees them.
-    pub fn retired_view(&self) -> RetiredView {
-        self.retired.view()
+    /// The regexes this reader has retired by now (a search's input).
+    pub fn retired(&self) -> &[u64] {
+        self.retired.bits()
     }
 
-    /// Whether this reader reads every line, as another thread's search sees it.
-    pub fn every_line_hint(&self) -> EveryLineHint {
-        self.lines.every_line_hint.clone()
+    /// Whether this reader read every line of the last stretch and still
+    /// does: the next stretch need not be searched ahead.
+    pub fn every_line_hint(&self) -> bool {
+        self.lines.every_line_hint
     }
 
     /// Feed raw bytes; chunk boundaries are arbitrary.
@@ -27,7 +27,7 @@ impl Reader {
         self.feed_searched(bytes, None);
     }
 
-    /// Feed bytes that another thread has searched already (see `search`):
+    /// Feed bytes searched already (see `search`):
     /// the result is used when the bytes start a line, as they do when no
     /// partial line is pending.
     pub fn feed_searched(&mut self, mut bytes: &[u8], searched: Option<Searched>) {
@@ -66,9 +66,7 @@ impl Reader {
         // still in it: the next ones likely are too (a log of handled
         // tracebacks). A row left waiting at a stretch's end is not.
         let every = self.scan(region, searched);
-        self.lines
-            .every_line_hint
-            .set(every && self.wants_every_line());
+        self.lines.every_line_hint = every && self.wants_every_line();
         if !tail.is_empty() {
             self.lines.carry_started = true;
             self.extend_carry(tail);

@@ -44,6 +44,6 @@ pub use group::AssertGroup;
 pub use kept::{CodeAbove, CpuHit, Facts, HostEvent, InputStats};
 pub use lines::rank_from_name;
 pub use pos::Pos;
-pub use searched::{search_with, EveryLineHint, Searched, MAX_LINE};
+pub use searched::{search_with, Searched, MAX_LINE};
 pub use state::Reader;
 pub use thread_set::ThreadSet;

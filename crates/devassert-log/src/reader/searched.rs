@@ -8,17 +8,15 @@
 //! asks the search's filter alone (`Prefilter::may_find`), and reads a row
 //! the filter lets through as a found one, which reads the same: the checks
 //! a plain row skips find nothing in a row the search would not keep.
-//! The search is told (`EveryLineHint`) whether the reader read
+//! The search is skipped (`Reader::every_line_hint`) when the reader read
 //! every line of the last stretch it finished; a stretch it then leaves
 //! unsearched is searched by the reader from the first line it reads
 //! otherwise, if any: the lines found there are those the search would
 //! have found (the search reads each line alone), with the regexes retired
 //! by then.
 
-use crate::prefilter::{Line, Prefilter, RetiredView};
+use crate::prefilter::{Line, Prefilter};
 use devassert_core::Catalog;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// Longest line looked at; the rest of a longer line is dropped.
 pub const MAX_LINE: usize = 256 * 1024;
@@ -50,14 +48,10 @@ impl Searched {
 /// Search `region` (whole lines, the first starting at its first byte) for
 /// the lines a reader of `catalog` looks at, with the regexes it has
 /// `retired` by now.
-pub fn search_with(catalog: &'static Catalog, retired: &RetiredView, region: &[u8]) -> Searched {
+pub fn search_with(catalog: &'static Catalog, retired: &[u64], region: &[u8]) -> Searched {
     Searched {
         len: region.len(),
-        found: Some(search(
-            Prefilter::shared(catalog),
-            region,
-            retired.snapshot(),
-        )),
+        found: Some(search(Prefilter::shared(catalog), region, retired.to_vec())),
     }
 }
 
@@ -87,21 +81,4 @@ pub(super) fn search_from(
     }
     found.total += before;
     found
-}
-
-/// Whether the reader read every line of the last stretch it finished and
-/// still does: the search thread's hint that the next stretches need not
-/// be searched ahead.
-/// Only a hint: the reader reads a stretch alike searched or not.
-#[derive(Clone, Default)]
-pub struct EveryLineHint(Arc<AtomicBool>);
-
-impl EveryLineHint {
-    pub fn get(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    pub(super) fn set(&self, every: bool) {
-        self.0.store(every, Ordering::Relaxed);
-    }
 }

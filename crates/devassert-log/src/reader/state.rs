@@ -101,9 +101,9 @@ pub(super) struct Lines {
     /// header that sets it apart (`lines::released_by_header`): that row is
     /// read as a waiting row's next is, in every-line mode.
     pub(super) released: bool,
-    /// Whether it read every line at the end of the last stretch, shared
-    /// with the search thread (see `searched`).
-    pub(super) every_line_hint: super::searched::EveryLineHint,
+    /// Whether it read every line at the end of the last stretch: the next
+    /// is then left unsearched (see `searched`).
+    pub(super) every_line_hint: bool,
 }
 
 impl Lines {
