@@ -5,16 +5,8 @@
 
 mod common;
 
-use common::{bin, cause_ids as ids, explain_first as first};
+use common::{bin, cause_ids as ids, cause_why as why, explain_first as first};
 use serde_json::Value;
-
-fn why<'a>(f: &'a Value, id: &str) -> &'a str {
-    f["causes"]
-        .as_array()
-        .and_then(|a| a.iter().find(|c| c["id"] == id))
-        .and_then(|c| c["why"].as_str())
-        .unwrap_or_else(|| panic!("no cause {id}: {f}"))
-}
 
 #[test]
 fn an_id_at_the_end_of_a_position_sized_table_is_a_sequence_too_long() {

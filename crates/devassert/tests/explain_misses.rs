@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cause_ids, explain_first as first};
+use common::{cause_ids, cause_why, explain_first as first};
 
 #[test]
 fn an_error_line_in_a_one_line_code_block_is_read() {
@@ -228,14 +228,6 @@ fn a_traceback_in_the_models_forward_ranks_the_lookups_and_one_in_a_loss_the_lab
              RuntimeError: CUDA error: device-side assert triggered\n"
         )
     };
-    let evidence = |f: &serde_json::Value, id: &str| -> String {
-        let c = f["causes"]
-            .as_array()
-            .and_then(|cs| cs.iter().find(|c| c["id"] == id));
-        c.and_then(|c| c["why"].as_str())
-            .unwrap_or_default()
-            .to_string()
-    };
     // Ids and positions are looked up in the forward pass.
     for code in [
         "outputs = model(input_ids)",
@@ -249,7 +241,7 @@ fn a_traceback_in_the_models_forward_ranks_the_lookups_and_one_in_a_loss_the_lab
             "{f:#}"
         );
         assert!(
-            evidence(&f, "token_id_ge_vocab").contains("forward pass"),
+            cause_why(&f, "token_id_ge_vocab").contains("forward pass"),
             "{f:#}"
         );
         // It speaks for both alike: finding the op comes first.
@@ -260,7 +252,7 @@ fn a_traceback_in_the_models_forward_ranks_the_lookups_and_one_in_a_loss_the_lab
     let f = first(&log("loss = criterion(model(x), labels)"));
     assert_eq!(cause_ids(&f)[0], "label_ge_num_classes", "{f:#}");
     assert!(
-        evidence(&f, "label_ge_num_classes").contains("loss call"),
+        cause_why(&f, "label_ge_num_classes").contains("loss call"),
         "{f:#}"
     );
     // A name that only ends in `model` calls no model; nothing then moves
@@ -268,7 +260,7 @@ fn a_traceback_in_the_models_forward_ranks_the_lookups_and_one_in_a_loss_the_lab
     let f = first(&log("x = self.load_model(path)"));
     assert_eq!(cause_ids(&f)[0], "label_ge_num_classes", "{f:#}");
     assert!(
-        !evidence(&f, "token_id_ge_vocab").contains("evidence"),
+        !cause_why(&f, "token_id_ge_vocab").contains("evidence"),
         "{f:#}"
     );
     // A paste cut inside a Hugging Face model's forward.

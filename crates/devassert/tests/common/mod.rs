@@ -42,6 +42,15 @@ pub fn cause_ids(f: &serde_json::Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+/// The `why` of the finding's cause `id` (panics when it has none).
+pub fn cause_why<'a>(f: &'a serde_json::Value, id: &str) -> &'a str {
+    f["causes"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["id"] == id))
+        .and_then(|c| c["why"].as_str())
+        .unwrap_or_else(|| panic!("no cause {id}: {f}"))
+}
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
