@@ -590,6 +590,21 @@ impl Spare {
         f
     }
 
+    /// A copy of `f`, in kept strings.
+    fn copy(&mut self, f: &Frame) -> Frame {
+        let Some(mut c) = self.frames.pop() else {
+            return f.clone();
+        };
+        c.file.clone_from(&f.file);
+        c.line = f.line;
+        c.function.clone_from(&f.function);
+        if let Some(code) = c.code.take() {
+            self.texts.push(code);
+        }
+        c.code = f.code.as_deref().map(|code| self.text(code, usize::MAX));
+        c
+    }
+
     /// `clip(t, n)` in a kept string.
     fn text(&mut self, t: &str, n: usize) -> String {
         let mut s = self.texts.pop().unwrap_or_default();
@@ -665,40 +680,19 @@ impl Builder {
         tb.frames
             .extend(body.tb.frames.iter().map(|f| spare.copy(f)));
         tb.frames_dropped = body.tb.frames_dropped;
-        tb.exception = body.tb.exception.as_deref().map(|e| spare.copy_text(e));
+        tb.exception = body
+            .tb
+            .exception
+            .as_deref()
+            .map(|e| spare.text(e, usize::MAX));
         tb.header_exception.clone_from(&body.tb.header_exception);
         tb.message
-            .extend(body.tb.message.iter().map(|m| spare.copy_text(m)));
+            .extend(body.tb.message.iter().map(|m| spare.text(m, usize::MAX)));
         tb.innermost_first = body.tb.innermost_first;
         self.state = body.state;
         self.want_code = body.want_code;
         self.idle = body.idle;
         self.ipython = body.ipython;
-    }
-}
-
-impl Spare {
-    /// A copy of `f`, in kept strings.
-    fn copy(&mut self, f: &Frame) -> Frame {
-        let Some(mut c) = self.frames.pop() else {
-            return f.clone();
-        };
-        c.file.clone_from(&f.file);
-        c.line = f.line;
-        c.function.clone_from(&f.function);
-        if let Some(code) = c.code.take() {
-            self.texts.push(code);
-        }
-        c.code = f.code.as_deref().map(|code| self.copy_text(code));
-        c
-    }
-
-    /// A copy of `t`, in a kept string.
-    fn copy_text(&mut self, t: &str) -> String {
-        let mut s = self.texts.pop().unwrap_or_default();
-        s.clear();
-        s.push_str(t);
-        s
     }
 }
 

@@ -260,9 +260,7 @@ impl Reader {
         let widest = self.lines.widest;
         if w < widest || (w > widest && !raw.ends_with(b" ")) {
             if let Some(plan) = self.plan_row(raw) {
-                if w > widest {
-                    (self.lines.widest, self.lines.widest_rows) = (w, 1);
-                }
+                self.lines.count_width(w);
                 self.take_planned(raw, plan);
                 return;
             }
