@@ -165,17 +165,17 @@ fn is_py(p: &Path) -> bool {
 mod tests {
     use super::*;
 
-    fn tmp(name: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("devassert-source-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).expect("temp dir");
-        d
+    fn tmp(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("devassert-source-{name}-"))
+            .tempdir()
+            .expect("temp dir")
     }
 
     #[test]
     fn reads_py_under_root_only() {
-        let d = tmp("root");
+        let t = tmp("root");
+        let d = t.path();
         let root = d.join("proj");
         std::fs::create_dir_all(root.join("pkg")).expect("mkdir");
         std::fs::write(root.join("pkg/train.py"), "x = 1\n").expect("write");
@@ -199,7 +199,8 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn symlinks_leaving_the_root_are_not_followed() {
-        let d = tmp("link");
+        let t = tmp("link");
+        let d = t.path();
         let root = d.join("proj");
         std::fs::create_dir_all(&root).expect("mkdir");
         std::fs::write(d.join("secret.py"), "token = 'x'\n").expect("write");
@@ -215,7 +216,8 @@ mod tests {
 
     #[test]
     fn size_cap_binary_and_budget() {
-        let d = tmp("cap");
+        let t = tmp("cap");
+        let d = t.path();
         std::fs::write(d.join("big.py"), vec![b'#'; FILE_CAP as usize + 1]).expect("write");
         std::fs::write(d.join("bin.py"), b"a\0b").expect("write");
         let chunk = vec![b'#'; FILE_CAP as usize];
@@ -232,7 +234,8 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_fifo_does_not_block() {
-        let d = tmp("fifo");
+        let t = tmp("fifo");
+        let d = t.path();
         let fifo = d.join("pipe.py");
         let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
         // SAFETY: a valid NUL-terminated path.

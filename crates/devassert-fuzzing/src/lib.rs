@@ -89,12 +89,28 @@ pub fn log_reader(data: &[u8]) {
 /// bomb (refused) and a run stays far inside libFuzzer's memory limit.
 pub const FUZZ_DECODE_BUDGET: u64 = 16 << 20;
 
+/// A thread's scratch directory, removed when the thread ends, so that test
+/// runs leave nothing in the temp dir.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+thread_local! {
+    static SCRATCH: Scratch = {
+        let thread = format!("{:?}", std::thread::current().id());
+        let id: String = thread.chars().filter(char::is_ascii_digit).collect();
+        Scratch(std::env::temp_dir().join(format!("devassert-fuzz-{}-{id}", std::process::id())))
+    };
+}
+
 /// A scratch directory of this process and thread (targets may run on
 /// several test threads at once).
 fn scratch(what: &str) -> PathBuf {
-    let thread = format!("{:?}", std::thread::current().id());
-    let id: String = thread.chars().filter(char::is_ascii_digit).collect();
-    std::env::temp_dir().join(format!("devassert-fuzz-{what}-{}-{id}", std::process::id()))
+    SCRATCH.with(|s| s.0.join(what))
 }
 
 /// Arbitrary file contents through every scan reader: the first byte picks

@@ -22,6 +22,7 @@ use devassert_fuzzing::TARGETS;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Mutex;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Peak resident memory the whole run may reach: far above what any seed
@@ -64,15 +65,16 @@ fn peak_rss() -> u64 {
 /// Runs inputs on its own thread, so that one that never returns fails the
 /// test instead of hanging it.
 struct Worker {
-    tx: Sender<Vec<u8>>,
+    tx: Option<Sender<Vec<u8>>>,
     rx: Receiver<Result<(), String>>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl Worker {
     fn start(run: fn(&[u8])) -> Self {
         let (tx, inputs) = channel::<Vec<u8>>();
         let (done, rx) = channel();
-        std::thread::spawn(move || {
+        let thread = std::thread::spawn(move || {
             for data in inputs {
                 let r = std::panic::catch_unwind(|| run(&data)).map_err(|p| {
                     p.downcast_ref::<String>()
@@ -85,7 +87,36 @@ impl Worker {
                 }
             }
         });
-        Worker { tx, rx }
+        Worker {
+            tx: Some(tx),
+            rx,
+            thread: Some(thread),
+        }
+    }
+
+    fn send(&self, data: Vec<u8>) {
+        if let Some(tx) = &self.tx {
+            tx.send(data).expect("worker alive");
+        }
+    }
+}
+
+impl Drop for Worker {
+    /// Lets the thread end and waits a little for it: its scratch directory
+    /// goes when the thread ends, which a process exiting first would skip.
+    /// A thread stuck on a hanging input is left behind.
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        let start = Instant::now();
+        while !thread.is_finished() && start.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if thread.is_finished() {
+            let _ = thread.join();
+        }
     }
 }
 
@@ -130,7 +161,7 @@ impl Family {
 
     fn run(&mut self, what: &str, data: &[u8]) {
         self.executions += 1;
-        self.worker.tx.send(data.to_vec()).expect("worker alive");
+        self.worker.send(data.to_vec());
         match self.worker.rx.recv_timeout(self.limit) {
             Ok(Ok(())) => {}
             Ok(Err(msg)) => self.failed(what, data, &format!("a panic escaped ({msg})")),

@@ -6,8 +6,10 @@ tokenizers of every class (a `tokenizers` WordLevel model wrapped in
 PreTrainedTokenizerFast; a slow PreTrainedTokenizer subclass of the same
 words), and random models from transformers' configs."""
 
+import atexit
 import functools
 import os
+import shutil
 import tempfile
 
 import transformers as tf
@@ -30,6 +32,7 @@ def bert_tokenizer():
 def _bpe_dir(size, specials):
     """A byte-level BPE (vocab.json + merges.txt) trained on real English."""
     d = tempfile.mkdtemp(prefix="devassert-bpe-")
+    atexit.register(shutil.rmtree, d, True)
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()

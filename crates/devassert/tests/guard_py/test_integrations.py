@@ -6,6 +6,7 @@ step by a planted mismatch (the finding logged, PreflightError raised);
 
 import inspect
 import logging
+import shutil
 import os
 import tempfile
 import unittest
@@ -47,6 +48,7 @@ class HFTrainer(unittest.TestCase):
 
         self.Callback = DevassertCallback
         self.tmp = tempfile.mkdtemp(prefix="devassert-trainer-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
         self.tok = bert_tokenizer()
         torch.manual_seed(0)
         self.model = bert_classifier(self.tok)
@@ -118,6 +120,7 @@ class LightningFit(unittest.TestCase):
         self.Callback = DevassertCallback
         self.tok = bert_tokenizer()
         self.tmp = tempfile.mkdtemp(prefix="devassert-lightning-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
         _intercept.set_level("off")
 
     def module(self, train_labels, val_labels):

@@ -5,6 +5,7 @@ and every report's JSON is valid against the contract's schema.
 Needs the devassert binary on PATH (guard_python.rs puts the built one there)."""
 
 import json
+import shutil
 import os
 import random
 import tempfile
@@ -127,6 +128,7 @@ class ModelAndTokenizer(unittest.TestCase):
 class HFDatasets(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="devassert-preflight-test-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
         self.tok = bert_tokenizer()
         self.model = bert_classifier(self.tok)
         enc = self.tok(SENTENCES)

@@ -15,6 +15,7 @@ import contextlib
 import gc
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -76,6 +77,7 @@ def train(data, *, leave_out=(), accumulate=1):
 class Skip(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="devassert-skip-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
         self.path = os.path.join(self.tmp, "quarantine.jsonl")
         self.stderr = io.StringIO()
         self.redirect = contextlib.redirect_stderr(self.stderr)
@@ -382,6 +384,7 @@ class Compiled(unittest.TestCase):
         if not _support.compiled():
             self.skipTest(_support.compiled_skip_reason())
         self.tmp = tempfile.mkdtemp(prefix="devassert-skip-compiled-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
         self.path = os.path.join(self.tmp, "quarantine.jsonl")
 
     def tearDown(self):
@@ -433,6 +436,7 @@ class Compiled(unittest.TestCase):
 class DDP(unittest.TestCase):
     def test_every_rank_skips_the_step_only_rank_1_met(self):
         out = tempfile.mkdtemp(prefix="devassert-ddp-")
+        self.addCleanup(shutil.rmtree, out, True)
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "skip_ddp.py", out]
         # A rank that aborts prints its Python stack.
         env = dict(os.environ, PYTHONFAULTHANDLER="1")
@@ -459,6 +463,7 @@ class FSDP(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.out = tempfile.mkdtemp(prefix="devassert-fsdp-")
+        cls.addClassCleanup(shutil.rmtree, cls.out, True)
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "skip_fsdp.py", cls.out]
         env = dict(os.environ, PYTHONFAULTHANDLER="1")
         cls.done = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=600, env=env)
@@ -501,6 +506,7 @@ class DeepSpeedShapedEngine(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.out = tempfile.mkdtemp(prefix="devassert-engine-")
+        cls.addClassCleanup(shutil.rmtree, cls.out, True)
         cls.done = subprocess.run([sys.executable, "skip_engine.py", cls.out], cwd=HERE, capture_output=True, text=True, timeout=600)
 
     def setUp(self):
@@ -560,6 +566,7 @@ class HFTrainer(unittest.TestCase):
 
         self.tf = tf
         self.tmp = tempfile.mkdtemp(prefix="devassert-skip-trainer-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
         self.path = os.path.join(self.tmp, "quarantine.jsonl")
 
     def tearDown(self):
@@ -660,6 +667,7 @@ class Accelerate(unittest.TestCase):
 class LightningFit(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="devassert-skip-lightning-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
         self.path = os.path.join(self.tmp, "quarantine.jsonl")
 
     def tearDown(self):
