@@ -206,7 +206,7 @@ mod tests {
         std::fs::write(d.join("secret.py"), "token = 'x'\n").expect("write");
         std::fs::write(root.join("real.py"), "y = 2\n").expect("write");
         std::os::unix::fs::symlink(d.join("secret.py"), root.join("link.py")).expect("link");
-        std::os::unix::fs::symlink(&d, root.join("up")).expect("link");
+        std::os::unix::fs::symlink(d, root.join("up")).expect("link");
         std::os::unix::fs::symlink(root.join("real.py"), root.join("inside.py")).expect("link");
         let s = SourceRoot::new(&root).expect("root");
         assert_eq!(s.read("link.py"), None);
@@ -223,7 +223,7 @@ mod tests {
         let chunk = vec![b'#'; FILE_CAP as usize];
         std::fs::write(d.join("a.py"), &chunk).expect("write");
         std::fs::write(d.join("b.py"), &chunk).expect("write");
-        let s = SourceRoot::new(&d).expect("root");
+        let s = SourceRoot::new(d).expect("root");
         assert_eq!(s.read("big.py"), None);
         assert_eq!(s.read("bin.py"), None);
         assert!(s.read("a.py").is_some());
@@ -240,7 +240,7 @@ mod tests {
         let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        let s = SourceRoot::new(&d).expect("root");
+        let s = SourceRoot::new(d).expect("root");
         assert_eq!(s.read("pipe.py"), None);
     }
 }
