@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cause_ids, cause_why, explain_first as first};
+use common::{cause_ids, cause_why, explain_first as first, explain_json};
 
 #[test]
 fn an_error_line_in_a_one_line_code_block_is_read() {
@@ -64,6 +64,16 @@ fn torch_geometrics_reraised_index_error_is_an_index_select_past_the_nodes() {
     );
     assert_eq!(f["rule"], "DA101", "{f}");
     assert_eq!(cause_ids(&f).first(), Some(&"index_ge_dim_size"), "{f}");
+}
+
+#[test]
+fn the_cpu_lookup_message_cut_at_its_end_is_the_embeddings_and_pythons_own_are_not() {
+    let f = first("IndexError: index out of range\n");
+    assert_eq!(f["rule"], "DA101", "{f}");
+    for own in ["IndexError: list index out of range\n", "IndexError: index out of range for dim 2\n"] {
+        let out = explain_json(own);
+        assert_eq!(out["findings"], serde_json::json!([]), "{own}: {out}");
+    }
 }
 
 #[test]
