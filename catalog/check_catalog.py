@@ -32,11 +32,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OP_FAMILIES = {"index_select", "embedding_bag", "nll_loss", "nll_loss2d", "gather_scatter",
                "index", "bce", "multinomial", "ctc_loss", "one_hot", "bincount", "inductor",
                "custom_kernel", "unknown"}
-CAUSES = {"token_id_ge_vocab", "added_tokens_no_resize", "seq_len_gt_max_positions",
-          "type_vocab_size", "pad_token_id_out_of_range", "negative_index",
-          "label_ge_num_classes", "ignore_label_not_ignored", "negative_label",
-          "bce_on_logits", "bce_target_range", "nan_in_input", "nan_inf_probs",
-          "index_ge_dim_size", "index_overflow", "unknown"}
+
+
+def _vocabulary(name):
+    """A string list of crates/devassert-core/src/vocabulary.rs, the one source of the contract's ids."""
+    with open(os.path.join(HERE, "..", "crates", "devassert-core", "src", "vocabulary.rs"), encoding="utf-8") as f:
+        body = re.search(r"pub const " + name + r": &\[&str\] = &\[(.*?)\];", f.read(), re.S)
+    return set(re.findall(r'"(\w+)"', body.group(1)))
+
+
+CAUSES = _vocabulary("CAUSE_IDS")
 TOP_KEYS = ["id", "name", "op_family", "title", "summary", "severity", "internal", "ops",
             "bad_argument", "bound", "guard", "fixes"]
 OPTIONAL_KEYS = {"assert", "cpu_messages", "cause", "doc", "aten", "values"}

@@ -1,7 +1,8 @@
 //! Evidence real logs carry that explain once missed or misread (issue 36):
 //! an error line inside a one-line code block, logger-prefixed frames, a
 //! host line naming the kernel's source, a Triton bound behind a frozen
-//! importlib path, torch_geometric's re-raised index error. Each log is
+//! importlib path, torch_geometric's re-raised index error, torch's CPU
+//! lookup message cut at its end, R's torch counting from 1. Each log is
 //! written here in the shape such logs take.
 
 mod common;
@@ -74,6 +75,17 @@ fn the_cpu_lookup_message_cut_at_its_end_is_the_embeddings_and_pythons_own_are_n
         let out = explain_json(own);
         assert_eq!(out["findings"], serde_json::json!([]), "{own}: {out}");
     }
+}
+
+#[test]
+fn rs_torch_counts_from_1_so_its_lookup_error_is_off_by_one_first() {
+    let msg = "  index out of range in self (operator() at ../aten/src/ATen/native/TensorAdvancedIndexing.cpp:448)\n";
+    let f = first(&format!("Error in (function (weight, indices, padding_idx, scale_grad_by_freq,  : \n{msg}"));
+    assert_eq!(f["rule"], "DA101", "{f}");
+    assert_eq!(cause_ids(&f).first(), Some(&"off_by_one"), "{f}");
+    // The same message from Python says nothing of where ids start.
+    let f = first(&format!("IndexError:{msg}"));
+    assert!(!cause_ids(&f)[..3].contains(&"off_by_one"), "{f}");
 }
 
 #[test]

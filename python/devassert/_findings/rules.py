@@ -94,6 +94,7 @@ RULES = {
             "index_ge_dim_size": {"why": "a plain index_select / lookup index >= the size of the selected dim", "fixes": ["check `index.max() < x.size(dim)`"]},
             "negative_index": {"why": "negative ids (-1 or -100 padding) are compared as unsigned and fail the same check", "fixes": ["replace -100 / -1 padding by pad_token_id in input_ids (labels may keep -100, inputs may not)"]},
             "type_vocab_size": {"why": "token_type_ids >= config.type_vocab_size (e.g. segment ids 0..2 with type_vocab_size 2, or RoBERTa with type_vocab_size 1)", "fixes": ["pass token_type_ids only in [0, type_vocab_size), or drop them for RoBERTa-style models"]},
+            "off_by_one": {"why": "the ids are counted from 1: the largest equals the table size, or, in R's torch (whose indices start at 1), a 0 is no row", "fixes": ["count ids from 0 (subtract 1 from ids that start at 1), or size the table `max_id + 1`", "in R's torch, pass ids from 1 to num_embeddings: 0 is no row"]},
             "unknown": {"why": "not established from the log", "fixes": []},
         },
     },
