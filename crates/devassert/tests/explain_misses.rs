@@ -71,21 +71,34 @@ fn torch_geometrics_reraised_index_error_is_an_index_select_past_the_nodes() {
 fn the_cpu_lookup_message_cut_at_its_end_is_the_embeddings_and_pythons_own_are_not() {
     let f = first("IndexError: index out of range\n");
     assert_eq!(f["rule"], "DA101", "{f}");
-    for own in ["IndexError: list index out of range\n", "IndexError: index out of range for dim 2\n"] {
+    for own in [
+        "IndexError: list index out of range\n",
+        "IndexError: index out of range for dim 2\n",
+    ] {
         let out = explain_json(own);
         assert_eq!(out["findings"], serde_json::json!([]), "{own}: {out}");
     }
 }
 
 #[test]
-fn rs_torch_counts_from_1_so_its_lookup_error_is_off_by_one_first() {
+fn torch_for_r_counts_from_1_so_a_lookup_is_off_by_one_and_a_label_negative() {
     let msg = "  index out of range in self (operator() at ../aten/src/ATen/native/TensorAdvancedIndexing.cpp:448)\n";
-    let f = first(&format!("Error in (function (weight, indices, padding_idx, scale_grad_by_freq,  : \n{msg}"));
+    let f = first(&format!(
+        "Error in (function (weight, indices, padding_idx, scale_grad_by_freq,  : \n{msg}"
+    ));
     assert_eq!(f["rule"], "DA101", "{f}");
     assert_eq!(cause_ids(&f).first(), Some(&"off_by_one"), "{f}");
     // The same message from Python says nothing of where ids start.
     let f = first(&format!("IndexError:{msg}"));
     assert!(!cause_ids(&f)[..3].contains(&"off_by_one"), "{f}");
+    // A class label 0 reaches libtorch as -1, as in Lua torch.
+    let f = first(
+        "/pytorch/aten/src/ATen/native/cuda/Loss.cu:240: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [3,0,0] Assertion `t >= 0 && t < n_classes` failed.\n\
+         Error in cpp_torch_namespace_nll_loss_self_Tensor_target_Tensor(self = self, target = target) : \n\
+         CUDA error: device-side assert triggered\n",
+    );
+    assert_eq!(f["rule"], "DA201", "{f}");
+    assert_eq!(cause_ids(&f).first(), Some(&"negative_label"), "{f}");
 }
 
 #[test]
