@@ -24,6 +24,7 @@ use digit_grams::DigitGrams;
 use sets_memo::Memo;
 use triggers::TRIGGERS;
 
+mod by_shape;
 mod catalog_literals;
 mod digit_grams;
 mod retired;

@@ -24,13 +24,14 @@ use std::rc::Rc;
 impl Reader {
     /// Whether the row was read as a known traceback row (see the module):
     /// what `take_row`, `take_line`, `take_piece`, `read_line` and
-    /// `text_line` would have done with it. Asked once per row, before
+    /// `text_line` would have done with it; else whether it was read as a
+    /// row of a known shape (see `shape_rows`). Asked once per row, before
     /// `take_row` (a row is counted as seen when asked).
     pub(super) fn take_known_row(&mut self, raw: &[u8]) -> bool {
         let Some(at) = self.known_index(raw) else {
             // Read otherwise: a block being recorded ends before it (see `block`).
             self.end_recording();
-            return false;
+            return self.take_shape_row(raw);
         };
         let Some(k) = self.traceback_rows.rows.get(at).map(|r| &r.known) else {
             return false;
@@ -136,7 +137,7 @@ impl Reader {
 /// `CUDA_LAUNCH_BLOCKING`, no catalog pattern. A check added to
 /// `take_row`, `take_line`, `read_line` or `text_line` must be added here
 /// too, or a repeated traceback row would skip it.
-fn builder_only(pre: &Prefilter, raw: &[u8], matched: &mut Vec<Target>) -> Option<Known> {
+pub(super) fn builder_only(pre: &Prefilter, raw: &[u8], matched: &mut Vec<Target>) -> Option<Known> {
     static MARKER: Searcher = searcher!(b"ssertion ");
     static CU: Searcher = searcher!(b".cu");
     static ESCAPED_BREAK: Searcher = searcher!(b"\\n");
