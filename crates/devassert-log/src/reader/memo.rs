@@ -137,7 +137,11 @@ impl Reader {
 /// `CUDA_LAUNCH_BLOCKING`, no catalog pattern. A check added to
 /// `take_row`, `take_line`, `read_line` or `text_line` must be added here
 /// too, or a repeated traceback row would skip it.
-pub(super) fn builder_only(pre: &Prefilter, raw: &[u8], matched: &mut Vec<Target>) -> Option<Known> {
+pub(super) fn builder_only(
+    pre: &Prefilter,
+    raw: &[u8],
+    matched: &mut Vec<Target>,
+) -> Option<Known> {
     static MARKER: Searcher = searcher!(b"ssertion ");
     static CU: Searcher = searcher!(b".cu");
     static ESCAPED_BREAK: Searcher = searcher!(b"\\n");

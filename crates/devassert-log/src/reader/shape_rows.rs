@@ -45,6 +45,9 @@ pub(super) struct ShapeRows {
     shape: Vec<u8>,
     /// The catalog's sets a row met (kept to reuse its allocation).
     sets: Vec<u64>,
+    /// No row is read by shape: the full path, for the tests to compare.
+    #[cfg(test)]
+    pub(super) off: bool,
 }
 
 impl Reader {
@@ -52,6 +55,10 @@ impl Reader {
     /// what `take_row` would have done with it. Asked after
     /// `take_known_row` found no known row.
     pub(super) fn take_shape_row(&mut self, raw: &[u8]) -> bool {
+        #[cfg(test)]
+        if self.shape_rows.off {
+            return false;
+        }
         if !self.only_tracebacks_open() || raw.len() > MAX_ROW || self.pre.looks_at_everything() {
             return false;
         }
@@ -122,3 +129,6 @@ fn by_shape(pre: &Prefilter, cur: &str, matched: &mut Vec<crate::prefilter::Targ
         && !pre.digit_free_sets_met(t.as_bytes())
         && builder_only(pre, b, matched).is_some()
 }
+
+#[cfg(test)]
+mod tests;
