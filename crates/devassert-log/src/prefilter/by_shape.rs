@@ -5,6 +5,7 @@
 //! that end it, meet none either (looked for in the line itself).
 
 use super::Prefilter;
+use crate::text::shape_afresh;
 
 impl Prefilter {
     /// Whether `hay`'s literals without an ASCII digit meet a requirement
@@ -25,4 +26,73 @@ impl Prefilter {
         (self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, seen))
             | self.end_sets(hay, seen)
     }
+
+    /// Whether a line of shape `shape` (`text::shape_into`) may hold a
+    /// literal with a digit but for those of digits alone, or end with one
+    /// of the literals that end a line: a literal in a line has its own
+    /// shape in the line's (a run of digits in the literal lies in a run of
+    /// the line's), so where none is and [`Prefilter::all_digit_literal_in`]
+    /// finds none in a line of the shape, [`Prefilter::digit_or_end_sets_met`]
+    /// is false for it. (Asked once a shape: each literal is shaped.)
+    pub fn digit_or_end_may_be_in_shape(&self, shape: &[u8]) -> bool {
+        let built = self.digit_literals.get(&self.literals);
+        if built.iter().any(|c| c.ac.is_none()) {
+            // Every literal of the kind counts as found (see `walk`).
+            return true;
+        }
+        let mut s = Vec::new();
+        let mut in_shape = |l: &[u8], folded: bool, at_end: bool| {
+            shape_afresh(l, &mut s);
+            if s.is_empty() {
+                return true;
+            }
+            let hay = if at_end {
+                shape.trim_ascii_end()
+            } else {
+                shape
+            };
+            let same = |w: &[u8]| {
+                if folded {
+                    w.eq_ignore_ascii_case(&s)
+                } else {
+                    w == s.as_slice()
+                }
+            };
+            if at_end {
+                hay.len() >= s.len() && same(&hay[hay.len() - s.len()..])
+            } else {
+                hay.windows(s.len()).any(same)
+            }
+        };
+        let digit = |l: &[u8]| l.iter().any(u8::is_ascii_digit) && !all_digits(l);
+        self.literals
+            .iter()
+            .filter(|(l, _)| digit(l))
+            .any(|(l, folded)| in_shape(l, *folded, false))
+            || self
+                .ends
+                .iter()
+                .any(|(stem, folded, _)| in_shape(stem, *folded, true))
+    }
+
+    /// Whether one of the catalog's literals of digits alone (`255`) is in
+    /// `hay`: in one of its runs of digits.
+    pub fn all_digit_literal_in(&self, hay: &[u8]) -> bool {
+        let mut from = 0;
+        while let Some(d) = crate::text::next_digit(&hay[from..]).map(|i| from + i) {
+            let run = hay[d..].iter().take_while(|b| b.is_ascii_digit()).count();
+            let digits = &hay[d..d + run];
+            let is_in = |l: &Vec<u8>| digits.windows(l.len()).any(|w| w == l.as_slice());
+            if self.all_digit_literals.iter().any(is_in) {
+                return true;
+            }
+            from = d + run;
+        }
+        false
+    }
+}
+
+/// A literal of digits alone (and at least one).
+pub(super) fn all_digits(l: &[u8]) -> bool {
+    !l.is_empty() && l.iter().all(u8::is_ascii_digit)
 }

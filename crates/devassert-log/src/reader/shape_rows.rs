@@ -1,34 +1,43 @@
 //! Traceback rows that only the builder reads, known by their shape: a log
 //! that logs a handled traceback per sample ends each with an exception
 //! line that repeats but for its numbers (`JSONDecodeError: Extra data:
-//! line 1 column 424 (char 686)`), so the known-row memo (`memo`), which
-//! keeps rows byte for byte, never knows it, and every one was read in
-//! full (about 5,900 instructions, the most of such a log).
+//! line 1 column 424 (char 686)`) and logs a line before the next that
+//! does too (`… skipping sample 2530829 of shard 2652`), so the known-row
+//! memo (`memo`), which keeps rows byte for byte, never knows them, and
+//! each was read in full (about 5,900 instructions, the most of such a log).
 //!
 //! A row's shape is `text::shape_into`'s (each run of digits one `0`). A
 //! shape is known when a row of it was, read while only tracebacks were
-//! open, a row that only the builder reads (`memo::builder_only`), and one
-//! whose every check of that kind reads no digit, so that another row of
-//! its shape gets the same answers: one segment that `clean` leaves whole
-//! (no carriage return, `^`, escape or `[`: no `^M`, escape sequence,
-//! coordinates or cell place), no prefix, not indented, not a frame, no
-//! error code the host-error table reads (`errors::reads_codes`: elsewhere
-//! its answer is the same whatever the numbers), no
+//! open, a row that only the builder reads once read at once
+//! (`memo::read_alone`), and one whose every check of that kind reads no
+//! digit, so that another row of its shape gets the same answers: one
+//! segment that `clean` leaves whole (no carriage return, `^`, escape or
+//! `[`: no `^M`, escape sequence, coordinates or cell place), its text
+//! (behind its prefixes) neither indented nor a frame nor starting with a
+//! digit, no error code the host-error table reads (`errors::reads_codes`:
+//! elsewhere its answer is the same whatever the numbers), no
 //! `CUDA_LAUNCH_BLOCKING`-like word, no `.cu`, and no catalog literal
 //! without a digit. Each check looks only for literals without a digit (or
 //! at spaces, backticks and `>`), which a row holds exactly when its shape
-//! does. What may read a digit's value is asked of
-//! each row again: its prefixes (none, and the rank NCCL's tag names), its
-//! notebook place, and the catalog's literals with a digit or at its end;
-//! the builder reads the row itself. A row of a known shape is then read
-//! as `take_known_row` reads a known row.
+//! does. What may read a digit's value is asked of each row again: its
+//! prefixes (their shape as long as the known row's, so that its text has
+//! the same shape; their rank and time are the row's), its notebook place,
+//! and the catalog's literals with a digit or at its end; the builder
+//! reads the row's own text.
+//!
+//! Whether the row is read at once is `take_row`'s: as wide as a terminal
+//! and followed by a traceback header, it is (`Lines::released`); else a
+//! row with no prefix is not cut (its text would have to be indented or a
+//! frame), one narrower than a terminal is not asked, and a prefixed row
+//! as wide is left to `take_row`.
 
-use super::memo::builder_only;
+use super::memo::read_alone;
 use super::memo_rows::MAX_ROW;
 use super::state::Reader;
 use crate::clean;
 use crate::device_line::{searcher, Searcher};
-use crate::prefilter::Prefilter;
+use crate::prefilter::{Prefilter, Target};
+use crate::unwrap;
 use std::collections::{HashMap, HashSet};
 
 /// Shapes kept at most, each at most `MAX_ROW` bytes: about 0.5 MiB.
@@ -36,10 +45,22 @@ const MAX_SHAPES: usize = 1024;
 /// Shapes seen once, by hash, before they are looked at.
 const MAX_SEEN: usize = 8192;
 
+/// What rows of a known shape are read by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ByShape {
+    /// The length of their prefixes' shape.
+    prefixes: usize,
+    /// Whether they may hold one of the catalog's literals with a digit
+    /// (but for those of digits alone, looked for in each row) or one that
+    /// ends a line (else none of them does: see
+    /// `Prefilter::digit_or_end_may_be_in_shape`).
+    digit_literals: bool,
+}
+
 #[derive(Default)]
 pub(super) struct ShapeRows {
-    /// Shapes looked at: whether rows of each are read by shape.
-    known: HashMap<Box<[u8]>, bool, ahash::RandomState>,
+    /// Shapes looked at: how rows of each are read by shape, where they are.
+    known: HashMap<Box<[u8]>, Option<ByShape>, ahash::RandomState>,
     seen: HashSet<u64, ahash::RandomState>,
     /// The shape last made (kept to reuse its allocation).
     shape: Vec<u8>,
@@ -52,9 +73,10 @@ pub(super) struct ShapeRows {
 
 impl Reader {
     /// Whether `raw` was read as a row of a known shape (see the module):
-    /// what `take_row` would have done with it. Asked after
-    /// `take_known_row` found no known row.
-    pub(super) fn take_shape_row(&mut self, raw: &[u8]) -> bool {
+    /// what `take_row` would have done with it (`rest`: the bytes after
+    /// its `\n`, where known). Asked after `take_known_row` found no known
+    /// row.
+    pub(super) fn take_shape_row(&mut self, raw: &[u8], rest: Option<&[u8]>) -> bool {
         #[cfg(test)]
         if self.shape_rows.off {
             return false;
@@ -66,10 +88,11 @@ impl Reader {
             return false;
         };
         let memo = &mut self.shape_rows;
-        crate::text::shape_into(raw, &mut memo.shape);
-        match memo.known.get(memo.shape.as_slice()) {
-            Some(true) => {}
-            Some(false) => return false,
+        // Made afresh: a row read by shape is shaped once.
+        crate::text::shape_afresh(raw, &mut memo.shape);
+        let by = match memo.known.get(memo.shape.as_slice()) {
+            Some(&Some(p)) => p,
+            Some(None) => return false,
             None => {
                 let h = memo.seen.hasher().hash_one(&memo.shape);
                 if memo.seen.insert(h) {
@@ -79,55 +102,86 @@ impl Reader {
                     return false;
                 }
                 // Its second sight: looked at (and read as any row).
-                let by_shape = by_shape(self.pre, cur, &mut self.traceback_rows.matched);
+                let by_shape =
+                    by_shape(self.pre, cur, &memo.shape, &mut self.traceback_rows.matched);
                 if memo.known.len() >= MAX_SHAPES {
                     memo.known.clear();
                 }
                 memo.known.insert(memo.shape.as_slice().into(), by_shape);
                 return false;
             }
-        }
+        };
         // What may read a digit's value, asked of this row.
-        // (Its shape's row had no space at either end: nor has it, so it
-        // is its own trimmed text.)
-        let (body, prefix) = clean::strip_prefixes(cur);
-        if body.len() != cur.len()
-            || super::notebook::notebook_place(cur).is_some()
-            || self.pre.digit_or_end_sets_met(raw, &mut memo.sets)
+        let (text, prefix) = clean::strip_prefixes(cur);
+        let prefixes = &raw[..raw.len() - text.len()];
+        if crate::text::shape_len(prefixes) != by.prefixes
+            || text.as_bytes().first().is_some_and(u8::is_ascii_digit)
+            || super::notebook::notebook_place(text).is_some()
+            || self.pre.all_digit_literal_in(text.as_bytes())
+            || (by.digit_literals
+                && self
+                    .pre
+                    .digit_or_end_sets_met(text.as_bytes(), &mut memo.sets))
         {
             return false;
         }
-        // What `take_known_row` does with a known row (this one's text is
-        // the row itself), the builder stepping the row as `text_line` has it.
+        // Read at once as `take_row` reads it (see the module).
+        let released = unwrap::full_width(raw) && {
+            let Some(rest) = rest else {
+                return false;
+            };
+            super::lines::header_next(rest)
+        };
+        if unwrap::full_width(raw) && !released && !prefixes.is_empty() {
+            return false;
+        }
+        // What `take_line` does with the row, its text stepping the builder.
         self.lines.count_width(cur.len());
+        self.lines.released |= released;
         self.lines.line_no += 1;
         #[cfg(feature = "test-hooks")]
         crate::crash::injected_panic(raw);
         self.lines.last_prefix = (prefix.rank, prefix.time);
-        self.traceback_line(cur, prefix.rank.or(self.lines.input_rank));
+        self.traceback_line(text, prefix.rank.or(self.lines.input_rank));
+        self.groups.earlier.clear();
         true
     }
 }
 
-/// Whether rows of `cur`'s shape are read by shape (see the module): `cur`
-/// is a row only the builder reads, and no check of that reads a digit.
-fn by_shape(pre: &Prefilter, cur: &str, matched: &mut Vec<crate::prefilter::Target>) -> bool {
+/// How rows of `cur`'s shape (`shape`) are read by shape, where they are
+/// (see the module): `cur` is a row only the builder reads, read at once,
+/// and no check of that reads a digit.
+fn by_shape(
+    pre: &Prefilter,
+    cur: &str,
+    shape: &[u8],
+    matched: &mut Vec<Target>,
+) -> Option<ByShape> {
     static CU: Searcher = searcher!(b".cu");
     static BLOCKING: Searcher = searcher!(b"CUDA_LAUNCH_BLOCKING");
     static SERIALIZE: Searcher = searcher!(b"AMD_SERIALIZE_KERNEL");
     let b = cur.as_bytes();
-    let t = cur.trim();
-    let whole = matches!(clean::readable(cur).as_slice(), [(text, _)] if text == cur);
-    whole
+    let (text, _) = clean::strip_prefixes(cur);
+    // `clean` leaves the row whole: its one segment's text is the row's end.
+    let whole = matches!(clean::readable(cur).as_slice(), [(t, _)] if t == text);
+    let t = text.as_bytes();
+    let ok = whole
         && !b.iter().any(|c| matches!(c, b'\r' | b'^' | 0x1b | b'['))
-        && t.len() == cur.trim_end().len()
-        && !t.starts_with("File \"")
-        && !(pre.has_trigger(t) && crate::errors::reads_codes(t))
+        && !t.is_empty()
+        && text.trim() == text
+        && !t[0].is_ascii_digit()
+        && !text.starts_with("File \"")
+        && !(pre.has_trigger(text) && crate::errors::reads_codes(text))
         && BLOCKING.find(b).is_none()
         && SERIALIZE.find(b).is_none()
         && CU.find(b).is_none()
-        && !pre.digit_free_sets_met(t.as_bytes())
-        && builder_only(pre, b, matched).is_some()
+        && !pre.digit_free_sets_met(t)
+        && read_alone(pre, cur, matched).is_some();
+    let prefixes = crate::text::shape_len(&b[..b.len() - t.len()]);
+    ok.then(|| ByShape {
+        prefixes,
+        digit_literals: pre.digit_or_end_may_be_in_shape(&shape[prefixes..]),
+    })
 }
 
 #[cfg(test)]

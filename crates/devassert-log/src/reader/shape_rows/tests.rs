@@ -1,4 +1,5 @@
 use super::super::state::Reader;
+use super::ByShape;
 use devassert_core::Catalog;
 use proptest::prelude::*;
 
@@ -25,7 +26,8 @@ fn facts(log: &str, chunk: usize, off: bool) -> String {
 /// Exception lines (and one a frame, one indented) that repeat but for
 /// their numbers, among them ones whose numbers decide what is read: a
 /// catalog message's digits (`bincount only supports 1-d`), a date that is a prefix
-/// or not, an error code, a rank's prefix, a cell's place, a long number.
+/// or not, an error code, a rank's prefix, a cell's place, a long number;
+/// a number may be `255`, a catalog literal of digits alone.
 fn exception(kind: usize, a: u64, b: u64) -> String {
     match kind {
         0 => format!("json.decoder.JSONDecodeError: Extra data: line {a} column {b} (char {a}{b})"),
@@ -52,8 +54,10 @@ fn exception(kind: usize, a: u64, b: u64) -> String {
 fn traceback(logged: bool, kind: usize, a: u64, b: u64, message: bool) -> String {
     let mut s = String::new();
     if logged {
+        // A time stamp (its date of four, two and two digits) or not.
+        let date = if a % 3 == 1 { "24-5-01" } else { "2024-05-01" };
         s += &format!(
-            "2024-05-01 12:00:01,970 - WARNING - loader - skipping sample {a} of shard {b}\n"
+            "{date} 12:00:0{b},970 - WARNING - loader - skipping sample {a} of shard {b}\n"
         );
     }
     s += "Traceback (most recent call last):\n  \
@@ -70,7 +74,7 @@ fn traceback(logged: bool, kind: usize, a: u64, b: u64, message: bool) -> String
 }
 
 fn numbers() -> impl Strategy<Value = u64> {
-    prop_oneof![6 => 0..3u64, 2 => 0..100_000u64, 1 => Just(u64::MAX)]
+    prop_oneof![6 => 0..3u64, 2 => 0..100_000u64, 1 => Just(u64::MAX), 1 => Just(255u64)]
 }
 
 proptest! {
@@ -109,7 +113,7 @@ proptest! {
 }
 
 #[test]
-fn an_exception_line_is_read_by_shape() {
+fn the_unique_rows_are_read_by_shape() {
     let log: String = (0..6)
         .map(|i| traceback(true, 0, i, i * 7, false))
         .collect();
@@ -117,5 +121,33 @@ fn an_exception_line_is_read_by_shape() {
     r.begin_input("log");
     r.feed(log.as_bytes());
     let shape = b"json.decoder.JSONDecodeError: Extra data: line 0 column 0 (char 0)";
-    assert_eq!(r.shape_rows.known.get(&shape[..]), Some(&true));
+    assert_eq!(
+        r.shape_rows.known.get(&shape[..]),
+        Some(&Some(ByShape {
+            prefixes: 0,
+            digit_literals: false
+        }))
+    );
+    // The logged line too, behind its time stamp (`0-0-0 0:0:0,0 - `).
+    let shape = b"0-0-0 0:0:0,0 - WARNING - loader - skipping sample 0 of shard 0";
+    assert_eq!(
+        r.shape_rows.known.get(&shape[..]),
+        Some(&Some(ByShape {
+            prefixes: 16,
+            digit_literals: false
+        }))
+    );
+}
+
+/// A row of a known shape that holds a catalog literal of digits alone
+/// (`255`, a void label) is read in full: its evidence is kept.
+#[test]
+fn a_known_shape_with_a_catalog_number_is_read_in_full() {
+    let log: String = [(1, 2), (3, 4), (5, 6), (255, 7)]
+        .iter()
+        .map(|&(a, b)| traceback(true, 0, a, b, false))
+        .collect();
+    let full = facts(&log, usize::MAX, true);
+    assert!(!full.ends_with("\n[]"), "its log patterns are met: {full}");
+    assert_eq!(facts(&log, usize::MAX, false), full);
 }
