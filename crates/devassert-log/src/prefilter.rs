@@ -51,7 +51,7 @@ pub struct Prefilter {
     digit_literals: LazyKind,
     /// Where those literals may be (None: a literal is too short to tell).
     digit_grams: Option<DigitGrams>,
-    /// Those of digits alone (see `by_shape`).
+    /// Those of digits alone, searched for (see `by_shape`).
     all_digit_literals: Vec<Vec<u8>>,
     /// Literal id → requirement sets it satisfies.
     literal_sets: Vec<Vec<usize>>,
@@ -172,11 +172,11 @@ impl Prefilter {
             .filter_map(|(i, (l, fold))| Some((l.strip_suffix(b"\n")?.to_vec(), *fold, i)))
             .collect();
         let digit_grams = DigitGrams::new(&literals);
-        let all_digits = literals
-            .iter()
-            .map(|(l, _)| l)
-            .filter(|l| by_shape::all_digits(l));
-        let all_digit_literals = all_digits.cloned().collect();
+        let all_digits = literals.iter().map(|(l, _)| l);
+        let all_digit_literals = all_digits
+            .filter(|l| by_shape::all_digits(l))
+            .cloned()
+            .collect();
         let log_regex = patterns
             .iter()
             .enumerate()

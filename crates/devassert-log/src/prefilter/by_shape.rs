@@ -76,19 +76,13 @@ impl Prefilter {
     }
 
     /// Whether one of the catalog's literals of digits alone (`255`) is in
-    /// `hay`: in one of its runs of digits.
+    /// `hay` (where it is, it is in a run of digits).
     pub fn all_digit_literal_in(&self, hay: &[u8]) -> bool {
-        let mut from = 0;
-        while let Some(d) = crate::text::next_digit(&hay[from..]).map(|i| from + i) {
-            let run = hay[d..].iter().take_while(|b| b.is_ascii_digit()).count();
-            let digits = &hay[d..d + run];
-            let is_in = |l: &Vec<u8>| digits.windows(l.len()).any(|w| w == l.as_slice());
-            if self.all_digit_literals.iter().any(is_in) {
-                return true;
-            }
-            from = d + run;
-        }
-        false
+        // Short rows: each first digit found, then compared.
+        self.all_digit_literals.iter().any(|l| {
+            let first = l.first().copied().unwrap_or(b'0');
+            memchr::memchr_iter(first, hay).any(|i| hay[i..].starts_with(l))
+        })
     }
 }
 

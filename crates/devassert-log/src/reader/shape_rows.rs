@@ -88,31 +88,12 @@ impl Reader {
             return false;
         };
         let memo = &mut self.shape_rows;
-        // Made afresh: a row read by shape is shaped once.
-        crate::text::shape_afresh(raw, &mut memo.shape);
-        let by = match memo.known.get(memo.shape.as_slice()) {
-            Some(&Some(p)) => p,
-            Some(None) => return false,
-            None => {
-                let h = memo.seen.hasher().hash_one(&memo.shape);
-                if memo.seen.insert(h) {
-                    if memo.seen.len() > MAX_SEEN {
-                        memo.seen.clear();
-                    }
-                    return false;
-                }
-                // Its second sight: looked at (and read as any row).
-                let by_shape =
-                    by_shape(self.pre, cur, &memo.shape, &mut self.traceback_rows.matched);
-                if memo.known.len() >= MAX_SHAPES {
-                    memo.known.clear();
-                }
-                memo.known.insert(memo.shape.as_slice().into(), by_shape);
-                return false;
-            }
+        let by = memo.look(raw, self.pre, cur, &mut self.traceback_rows.matched);
+        let Some(by) = by else {
+            return false;
         };
         // What may read a digit's value, asked of this row.
-        let (text, prefix) = clean::strip_prefixes(cur);
+        let (text, prefix) = clean::parse_prefixes(cur);
         let prefixes = &raw[..raw.len() - text.len()];
         if crate::text::shape_len(prefixes) != by.prefixes
             || text.as_bytes().first().is_some_and(u8::is_ascii_digit)
@@ -145,6 +126,41 @@ impl Reader {
         self.traceback_line(text, prefix.rank.or(self.lines.input_rank));
         self.groups.earlier.clear();
         true
+    }
+}
+
+impl ShapeRows {
+    /// How rows of `raw`'s shape are read by shape, when they are (`cur`:
+    /// `raw` as text): its shape is made and looked up; a shape seen the
+    /// second time is looked at (and the row read as any row).
+    fn look(
+        &mut self,
+        raw: &[u8],
+        pre: &Prefilter,
+        cur: &str,
+        matched: &mut Vec<Target>,
+    ) -> Option<ByShape> {
+        // Made afresh: a row read by shape is shaped once.
+        crate::text::shape_afresh(raw, &mut self.shape);
+        match self.known.get(self.shape.as_slice()) {
+            Some(&Some(by)) => Some(by),
+            Some(None) => None,
+            None => {
+                let h = self.seen.hasher().hash_one(&self.shape);
+                if self.seen.insert(h) {
+                    if self.seen.len() > MAX_SEEN {
+                        self.seen.clear();
+                    }
+                    return None;
+                }
+                let by = by_shape(pre, cur, &self.shape, matched);
+                if self.known.len() >= MAX_SHAPES {
+                    self.known.clear();
+                }
+                self.known.insert(self.shape.as_slice().into(), by);
+                None
+            }
+        }
     }
 }
 

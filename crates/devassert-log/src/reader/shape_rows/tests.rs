@@ -151,3 +151,13 @@ fn a_known_shape_with_a_catalog_number_is_read_in_full() {
     assert!(!full.ends_with("\n[]"), "its log patterns are met: {full}");
     assert_eq!(facts(&log, usize::MAX, false), full);
 }
+
+proptest! {
+    /// A prefix's shape is as long as its shape made.
+    #[test]
+    fn a_shape_is_as_long_as_made(a in "[0-9a: ]{0,12}") {
+        let mut sa = Vec::new();
+        crate::text::shape_afresh(a.as_bytes(), &mut sa);
+        prop_assert_eq!(crate::text::shape_len(a.as_bytes()), sa.len());
+    }
+}
