@@ -51,8 +51,8 @@ pub struct Prefilter {
     digit_literals: LazyKind,
     /// Where those literals may be (None: a literal is too short to tell).
     digit_grams: Option<DigitGrams>,
-    /// Those of digits alone, searched for (see `by_shape`).
-    all_digit_literals: Vec<Vec<u8>>,
+    /// Those of digits alone, and the shapes of the others (see `by_shape`).
+    shape_literals: by_shape::ShapeLiterals,
     /// Literal id → requirement sets it satisfies.
     literal_sets: Vec<Vec<usize>>,
     /// Literals that end a line (`-1` then `$`: `-1\n`), as (what precedes the
@@ -166,17 +166,13 @@ impl Prefilter {
         };
         let triggers = build(TRIGGERS, false).unwrap_or_else(fallback);
         let unfiltered = unfiltered || search.is_none();
-        let ends = literals
+        let ends: Vec<_> = literals
             .iter()
             .enumerate()
             .filter_map(|(i, (l, fold))| Some((l.strip_suffix(b"\n")?.to_vec(), *fold, i)))
             .collect();
         let digit_grams = DigitGrams::new(&literals);
-        let all_digits = literals.iter().map(|(l, _)| l);
-        let all_digit_literals = all_digits
-            .filter(|l| by_shape::all_digits(l))
-            .cloned()
-            .collect();
+        let shape_literals = by_shape::ShapeLiterals::new(&literals, &ends);
         let log_regex = patterns
             .iter()
             .enumerate()
@@ -197,7 +193,7 @@ impl Prefilter {
             digit_free: LazyKind::new(Some(false)),
             digit_literals: LazyKind::new(Some(true)),
             digit_grams,
-            all_digit_literals,
+            shape_literals,
             literal_sets,
             ends,
             patterns,

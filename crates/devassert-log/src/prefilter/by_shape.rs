@@ -33,60 +33,78 @@ impl Prefilter {
     /// shape in the line's (a run of digits in the literal lies in a run of
     /// the line's), so where none is and [`Prefilter::all_digit_literal_in`]
     /// finds none in a line of the shape, [`Prefilter::digit_or_end_sets_met`]
-    /// is false for it. (Asked once a shape: each literal is shaped.)
+    /// is false for it.
     pub fn digit_or_end_may_be_in_shape(&self, shape: &[u8]) -> bool {
         let built = self.digit_literals.get(&self.literals);
         if built.iter().any(|c| c.ac.is_none()) {
             // Every literal of the kind counts as found (see `walk`).
             return true;
         }
-        let mut s = Vec::new();
-        let mut in_shape = |l: &[u8], folded: bool, at_end: bool| {
-            shape_afresh(l, &mut s);
-            if s.is_empty() {
-                return true;
-            }
-            let hay = if at_end {
-                shape.trim_ascii_end()
+        let same = |w: &[u8], s: &[u8], folded: bool| {
+            if folded {
+                w.eq_ignore_ascii_case(s)
             } else {
-                shape
-            };
-            let same = |w: &[u8]| {
-                if folded {
-                    w.eq_ignore_ascii_case(&s)
-                } else {
-                    w == s.as_slice()
-                }
-            };
-            if at_end {
-                hay.len() >= s.len() && same(&hay[hay.len() - s.len()..])
-            } else {
-                hay.windows(s.len()).any(same)
+                w == s
             }
         };
-        let digit = |l: &[u8]| l.iter().any(u8::is_ascii_digit) && !all_digits(l);
-        self.literals
+        let end = shape.trim_ascii_end();
+        let lits = &self.shape_literals;
+        lits.with_digits
             .iter()
-            .filter(|(l, _)| digit(l))
-            .any(|(l, folded)| in_shape(l, *folded, false))
-            || self
+            .any(|(s, f)| shape.windows(s.len()).any(|w| same(w, s, *f)))
+            || lits
                 .ends
                 .iter()
-                .any(|(stem, folded, _)| in_shape(stem, *folded, true))
+                .any(|(s, f)| end.len() >= s.len() && same(&end[end.len() - s.len()..], s, *f))
     }
 
     /// Whether one of the catalog's literals of digits alone (`255`) is in
     /// `hay` (where it is, it is in a run of digits).
     pub fn all_digit_literal_in(&self, hay: &[u8]) -> bool {
         // Short rows: each first digit found, then compared.
-        self.all_digit_literals.iter().any(|l| {
+        self.shape_literals.all_digits.iter().any(|l| {
             let first = l.first().copied().unwrap_or(b'0');
             memchr::memchr_iter(first, hay).any(|i| hay[i..].starts_with(l))
         })
     }
 }
 
-/// A literal of digits alone (and at least one).
-pub(super) fn all_digits(l: &[u8]) -> bool {
-    !l.is_empty() && l.iter().all(u8::is_ascii_digit)
+/// The catalog's literals as the questions above ask for them, found once.
+pub(super) struct ShapeLiterals {
+    /// Those of digits alone.
+    all_digits: Vec<Vec<u8>>,
+    /// The shapes of the others with a digit, and of those that end a line
+    /// (each with whether it is folded; none empty: an empty one is in
+    /// every line, and `digit_literals` then holds the shape `0`).
+    with_digits: Vec<(Vec<u8>, bool)>,
+    ends: Vec<(Vec<u8>, bool)>,
+}
+
+impl ShapeLiterals {
+    pub(super) fn new(literals: &[(Vec<u8>, bool)], ends: &[(Vec<u8>, bool, usize)]) -> Self {
+        let shaped = |l: &[u8], f: bool| {
+            let mut s = Vec::new();
+            shape_afresh(l, &mut s);
+            if s.is_empty() {
+                s.push(b'0');
+            }
+            (s, f)
+        };
+        let digits = |l: &[u8]| l.iter().any(u8::is_ascii_digit);
+        let all_digits = |l: &[u8]| !l.is_empty() && l.iter().all(u8::is_ascii_digit);
+        ShapeLiterals {
+            all_digits: literals
+                .iter()
+                .map(|(l, _)| l)
+                .filter(|l| all_digits(l))
+                .cloned()
+                .collect(),
+            with_digits: literals
+                .iter()
+                .filter(|(l, _)| (digits(l) && !all_digits(l)) || l.is_empty())
+                .map(|(l, f)| shaped(l, *f))
+                .collect(),
+            ends: ends.iter().map(|(l, f, _)| shaped(l, *f)).collect(),
+        }
+    }
 }
