@@ -51,7 +51,7 @@ pub struct Prefilter {
     digit_literals: LazyKind,
     /// Where those literals may be (None: a literal is too short to tell).
     digit_grams: Option<DigitGrams>,
-    /// Those of digits alone, and the shapes of the others (see `by_shape`).
+    /// Those asked about by shape (see `by_shape`).
     shape_literals: by_shape::ShapeLiterals,
     /// Literal id → requirement sets it satisfies.
     literal_sets: Vec<Vec<usize>>,
@@ -172,7 +172,6 @@ impl Prefilter {
             .filter_map(|(i, (l, fold))| Some((l.strip_suffix(b"\n")?.to_vec(), *fold, i)))
             .collect();
         let digit_grams = DigitGrams::new(&literals);
-        let shape_literals = by_shape::ShapeLiterals::new(&literals, &ends);
         let log_regex = patterns
             .iter()
             .enumerate()
@@ -188,12 +187,12 @@ impl Prefilter {
             id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             search,
             triggers,
+            shape_literals: by_shape::ShapeLiterals::new(&literals, &ends),
             literals,
             catalog: LazyKind::new(None),
             digit_free: LazyKind::new(Some(false)),
             digit_literals: LazyKind::new(Some(true)),
             digit_grams,
-            shape_literals,
             literal_sets,
             ends,
             patterns,
@@ -327,6 +326,23 @@ impl Prefilter {
         let digits = self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, seen);
         let any = free | digits | self.end_sets(hay, seen);
         any.then_some(&*seen)
+    }
+
+    /// Whether `hay`'s literals without a digit (`free`), else with one or ending it, meet sets.
+    pub fn kind_sets_met(&self, hay: &[u8], free: bool, seen: &mut Vec<u64>) -> bool {
+        seen.clear();
+        seen.resize(self.sets.div_ceil(64), 0);
+        if free {
+            return self.walk(&self.digit_free, hay, seen);
+        }
+        (self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, seen))
+            | self.end_sets(hay, seen)
+    }
+
+    /// The literals asked about by shape, where those with a digit built.
+    pub fn shape_literals(&self) -> Option<&by_shape::ShapeLiterals> {
+        let built = self.digit_literals.get(&self.literals);
+        by_shape::all_built(built).then_some(&self.shape_literals)
     }
 
     /// Marks in `seen` the sets of the literals of `kind` that `hay` holds;

@@ -33,43 +33,12 @@
 
 use super::memo::read_alone;
 use super::memo_rows::MAX_ROW;
+use super::shape_memo::{ByShape, Look};
 use super::state::Reader;
 use crate::clean;
 use crate::device_line::{searcher, Searcher};
 use crate::prefilter::{Prefilter, Target};
 use crate::unwrap;
-use std::collections::{HashMap, HashSet};
-
-/// Shapes kept at most, each at most `MAX_ROW` bytes: about 0.5 MiB.
-const MAX_SHAPES: usize = 1024;
-/// Shapes seen once, by hash, before they are looked at.
-const MAX_SEEN: usize = 8192;
-
-/// What rows of a known shape are read by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct ByShape {
-    /// The length of their prefixes' shape.
-    prefixes: usize,
-    /// Whether they may hold one of the catalog's literals with a digit
-    /// (but for those of digits alone, looked for in each row) or one that
-    /// ends a line (else none of them does: see
-    /// `Prefilter::digit_or_end_may_be_in_shape`).
-    digit_literals: bool,
-}
-
-#[derive(Default)]
-pub(super) struct ShapeRows {
-    /// Shapes looked at: how rows of each are read by shape, where they are.
-    known: HashMap<Box<[u8]>, Option<ByShape>, ahash::RandomState>,
-    seen: HashSet<u64, ahash::RandomState>,
-    /// The shape last made (kept to reuse its allocation).
-    shape: Vec<u8>,
-    /// The catalog's sets a row met (kept to reuse its allocation).
-    sets: Vec<u64>,
-    /// No row is read by shape: the full path, for the tests to compare.
-    #[cfg(test)]
-    pub(super) off: bool,
-}
 
 impl Reader {
     /// Whether `raw` was read as a row of a known shape (see the module):
@@ -88,9 +57,16 @@ impl Reader {
             return false;
         };
         let memo = &mut self.shape_rows;
-        let by = memo.look(raw, self.pre, cur, &mut self.traceback_rows.matched);
-        let Some(by) = by else {
-            return false;
+        let by = match memo.look(raw) {
+            Look::Known(by) => by,
+            Look::Not => return false,
+            Look::Second => {
+                // Looked at (and read as any row).
+                let matched = &mut self.traceback_rows.matched;
+                let by = by_shape(self.pre, cur, memo.shape(), matched);
+                memo.keep(by);
+                return false;
+            }
         };
         // What may read a digit's value, asked of this row.
         let (text, prefix) = clean::parse_prefixes(cur);
@@ -98,11 +74,14 @@ impl Reader {
         if crate::text::shape_len(prefixes) != by.prefixes
             || text.as_bytes().first().is_some_and(u8::is_ascii_digit)
             || super::notebook::notebook_place(text).is_some()
-            || self.pre.all_digit_literal_in(text.as_bytes())
+            || self
+                .pre
+                .shape_literals()
+                .is_some_and(|l| l.all_digits_in(text.as_bytes()))
             || (by.digit_literals
                 && self
                     .pre
-                    .digit_or_end_sets_met(text.as_bytes(), &mut memo.sets))
+                    .kind_sets_met(text.as_bytes(), false, &mut memo.sets))
         {
             return false;
         }
@@ -126,41 +105,6 @@ impl Reader {
         self.traceback_line(text, prefix.rank.or(self.lines.input_rank));
         self.groups.earlier.clear();
         true
-    }
-}
-
-impl ShapeRows {
-    /// How rows of `raw`'s shape are read by shape, when they are (`cur`:
-    /// `raw` as text): its shape is made and looked up; a shape seen the
-    /// second time is looked at (and the row read as any row).
-    fn look(
-        &mut self,
-        raw: &[u8],
-        pre: &Prefilter,
-        cur: &str,
-        matched: &mut Vec<Target>,
-    ) -> Option<ByShape> {
-        // Made afresh: a row read by shape is shaped once.
-        crate::text::shape_afresh(raw, &mut self.shape);
-        match self.known.get(self.shape.as_slice()) {
-            Some(&Some(by)) => Some(by),
-            Some(None) => None,
-            None => {
-                let h = self.seen.hasher().hash_one(&self.shape);
-                if self.seen.insert(h) {
-                    if self.seen.len() > MAX_SEEN {
-                        self.seen.clear();
-                    }
-                    return None;
-                }
-                let by = by_shape(pre, cur, &self.shape, matched);
-                if self.known.len() >= MAX_SHAPES {
-                    self.known.clear();
-                }
-                self.known.insert(self.shape.as_slice().into(), by);
-                None
-            }
-        }
     }
 }
 
@@ -191,12 +135,14 @@ fn by_shape(
         && BLOCKING.find(b).is_none()
         && SERIALIZE.find(b).is_none()
         && CU.find(b).is_none()
-        && !pre.digit_free_sets_met(t)
+        && !pre.kind_sets_met(t, true, &mut Vec::new())
         && read_alone(pre, cur, matched).is_some();
     let prefixes = crate::text::shape_len(&b[..b.len() - t.len()]);
     ok.then(|| ByShape {
         prefixes,
-        digit_literals: pre.digit_or_end_may_be_in_shape(&shape[prefixes..]),
+        digit_literals: pre
+            .shape_literals()
+            .is_none_or(|l| l.may_be_in_shape(&shape[prefixes..])),
     })
 }
 

@@ -38,7 +38,7 @@ pub struct Reader {
     /// Rows only the traceback builder reads, and their text (see `memo`).
     pub(super) traceback_rows: super::memo_rows::TracebackRows,
     /// Rows the builder alone reads, known by their shape (see `shape_rows`).
-    pub(super) shape_rows: super::shape_rows::ShapeRows,
+    pub(super) shape_rows: super::shape_memo::ShapeRows,
     /// The catalog's literal walk over lines that differ only in numbers.
     pub(super) sets_memo: crate::prefilter::SetsMemo,
     /// The catalog regexes whose lines it wants no more (see `prefilter`).

@@ -1,5 +1,5 @@
+use super::super::shape_memo::ByShape;
 use super::super::state::Reader;
-use super::ByShape;
 use devassert_core::Catalog;
 use proptest::prelude::*;
 
