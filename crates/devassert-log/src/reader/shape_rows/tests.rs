@@ -120,23 +120,25 @@ fn the_unique_rows_are_read_by_shape() {
     let mut r = Reader::new(Catalog::builtin());
     r.begin_input("log");
     r.feed(log.as_bytes());
-    let shape = b"json.decoder.JSONDecodeError: Extra data: line 0 column 0 (char 0)";
-    assert_eq!(
-        r.shape_rows.known.get(&shape[..]),
-        Some(&Some(ByShape {
-            prefixes: 0,
-            digit_literals: false
-        }))
-    );
-    // The logged line too, behind its time stamp (`0-0-0 0:0:0,0 - `).
-    let shape = b"0-0-0 0:0:0,0 - WARNING - loader - skipping sample 0 of shard 0";
-    assert_eq!(
-        r.shape_rows.known.get(&shape[..]),
-        Some(&Some(ByShape {
-            prefixes: 16,
-            digit_literals: false
-        }))
-    );
+    // The exception line, and the logged line behind its time stamp
+    // (`0-0-0 0:0:0,0 - `, a prefix whose shape is 16 bytes).
+    let rows: [(&[u8], usize); 2] = [
+        (
+            b"json.decoder.JSONDecodeError: Extra data: line 0 column 0 (char 0)",
+            0,
+        ),
+        (
+            b"0-0-0 0:0:0,0 - WARNING - loader - skipping sample 0 of shard 0",
+            16,
+        ),
+    ];
+    for (shape, prefixes) in rows {
+        let by = ByShape {
+            prefixes,
+            digit_literals: false,
+        };
+        assert_eq!(r.shape_rows.known.get(shape), Some(&Some(by)));
+    }
 }
 
 /// A row of a known shape that holds a catalog literal of digits alone
