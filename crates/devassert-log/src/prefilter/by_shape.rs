@@ -20,8 +20,9 @@ pub(super) fn all_built(kind: &[CatalogLiterals]) -> bool {
 
 /// The catalog's literals as the questions above ask for them, found once.
 pub struct ShapeLiterals {
-    /// Those of digits alone.
+    /// Those of digits alone, and the digits they start with.
     all_digits: Vec<Vec<u8>>,
+    firsts: Vec<u8>,
     /// The shapes of the others with a digit, and of those that end a line
     /// (each with whether it is folded; an empty literal, in every line,
     /// has the shape `0`).
@@ -41,13 +42,18 @@ impl ShapeLiterals {
         };
         let digits = |l: &[u8]| l.iter().any(u8::is_ascii_digit);
         let all_digits = |l: &[u8]| !l.is_empty() && l.iter().all(u8::is_ascii_digit);
+        let all: Vec<Vec<u8>> = literals
+            .iter()
+            .map(|(l, _)| l)
+            .filter(|l| all_digits(l))
+            .cloned()
+            .collect();
+        let mut firsts: Vec<u8> = all.iter().filter_map(|l| l.first().copied()).collect();
+        firsts.sort_unstable();
+        firsts.dedup();
         ShapeLiterals {
-            all_digits: literals
-                .iter()
-                .map(|(l, _)| l)
-                .filter(|l| all_digits(l))
-                .cloned()
-                .collect(),
+            all_digits: all,
+            firsts,
             with_digits: literals
                 .iter()
                 .filter(|(l, _)| (digits(l) && !all_digits(l)) || l.is_empty())
@@ -81,10 +87,16 @@ impl ShapeLiterals {
     /// Whether one of the literals of digits alone (`255`) is in `hay`
     /// (where it is, it is in a run of digits).
     pub fn all_digits_in(&self, hay: &[u8]) -> bool {
-        // Short rows: each first digit found, then compared.
-        self.all_digits.iter().any(|l| {
-            let first = l.first().copied().unwrap_or(b'0');
-            memchr::memchr_iter(first, hay).any(|i| hay[i..].starts_with(l))
+        // Short rows: each first digit of a literal found (once for the
+        // literals it starts), then the literals compared.
+        self.firsts.iter().any(|&first| {
+            let starts = |l: &&Vec<u8>| l.first() == Some(&first);
+            memchr::memchr_iter(first, hay).any(|i| {
+                self.all_digits
+                    .iter()
+                    .filter(starts)
+                    .any(|l| hay[i..].starts_with(l))
+            })
         })
     }
 }

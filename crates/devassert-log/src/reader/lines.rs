@@ -419,6 +419,10 @@ pub(super) fn header_next(rest: &[u8]) -> bool {
     // Most next rows are no header, and their first byte after the
     // indentation tells (a byte `trim` may skip, or that may start a
     // Unicode space, is looked at whole).
+    // Python's own header, the most common next row, is known at once.
+    if rest.starts_with(b"Traceback (most recent call last):\n") {
+        return true;
+    }
     let first = rest.iter().find(|&&b| b != b' ' && b != b'\t');
     if !first.is_some_and(|&b| matches!(b, b'T' | b'\r' | 0x0b | 0x0c) || b >= 0x80) {
         return false;

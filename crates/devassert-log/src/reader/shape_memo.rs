@@ -19,6 +19,9 @@ pub(super) struct ByShape {
     /// ends a line (else none of them does: see
     /// `Prefilter::digit_or_end_may_be_in_shape`).
     pub(super) digit_literals: bool,
+    /// Whether they may hold a notebook place (`notebook::may_hold_place`:
+    /// else none of them does).
+    pub(super) notebook: bool,
 }
 
 #[derive(Default)]

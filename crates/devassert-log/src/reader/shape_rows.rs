@@ -73,7 +73,7 @@ impl Reader {
         let prefixes = &raw[..raw.len() - text.len()];
         if crate::text::shape_len(prefixes) != by.prefixes
             || text.as_bytes().first().is_some_and(u8::is_ascii_digit)
-            || super::notebook::notebook_place(text).is_some()
+            || (by.notebook && super::notebook::notebook_place(text).is_some())
             || self
                 .pre
                 .shape_literals()
@@ -140,6 +140,7 @@ fn by_shape(
     let prefixes = crate::text::shape_len(&b[..b.len() - t.len()]);
     ok.then(|| ByShape {
         prefixes,
+        notebook: super::notebook::may_hold_place(text),
         digit_literals: pre
             .shape_literals()
             .is_none_or(|l| l.may_be_in_shape(&shape[prefixes..])),

@@ -136,6 +136,7 @@ fn the_unique_rows_are_read_by_shape() {
         let by = ByShape {
             prefixes,
             digit_literals: false,
+            notebook: false,
         };
         assert_eq!(r.shape_rows.known.get(shape), Some(&Some(by)));
     }
