@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 mod prefix;
 
-pub use prefix::{strip_prefixes, Prefix, Stamp};
+pub use prefix::{parse_prefixes, strip_prefixes, Prefix, Stamp};
 
 // Looked for in every line read: searchers built once (`str::contains`
 // builds one per call).

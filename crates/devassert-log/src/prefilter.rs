@@ -24,6 +24,7 @@ use digit_grams::DigitGrams;
 use sets_memo::Memo;
 use triggers::TRIGGERS;
 
+mod by_shape;
 mod catalog_literals;
 mod digit_grams;
 mod retired;
@@ -50,6 +51,8 @@ pub struct Prefilter {
     digit_literals: LazyKind,
     /// Where those literals may be (None: a literal is too short to tell).
     digit_grams: Option<DigitGrams>,
+    /// Those asked about by shape (see `by_shape`).
+    shape_literals: by_shape::ShapeLiterals,
     /// Literal id → requirement sets it satisfies.
     literal_sets: Vec<Vec<usize>>,
     /// Literals that end a line (`-1` then `$`: `-1\n`), as (what precedes the
@@ -163,7 +166,7 @@ impl Prefilter {
         };
         let triggers = build(TRIGGERS, false).unwrap_or_else(fallback);
         let unfiltered = unfiltered || search.is_none();
-        let ends = literals
+        let ends: Vec<_> = literals
             .iter()
             .enumerate()
             .filter_map(|(i, (l, fold))| Some((l.strip_suffix(b"\n")?.to_vec(), *fold, i)))
@@ -184,6 +187,7 @@ impl Prefilter {
             id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             search,
             triggers,
+            shape_literals: by_shape::ShapeLiterals::new(&literals, &ends),
             literals,
             catalog: LazyKind::new(None),
             digit_free: LazyKind::new(Some(false)),
@@ -322,6 +326,23 @@ impl Prefilter {
         let digits = self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, seen);
         let any = free | digits | self.end_sets(hay, seen);
         any.then_some(&*seen)
+    }
+
+    /// Whether `hay`'s literals without a digit (`free`), else with one or ending it, meet sets.
+    pub fn kind_sets_met(&self, hay: &[u8], free: bool, seen: &mut Vec<u64>) -> bool {
+        seen.clear();
+        seen.resize(self.sets.div_ceil(64), 0);
+        if free {
+            return self.walk(&self.digit_free, hay, seen);
+        }
+        (self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, seen))
+            | self.end_sets(hay, seen)
+    }
+
+    /// The literals asked about by shape, where those with a digit built.
+    pub fn shape_literals(&self) -> Option<&by_shape::ShapeLiterals> {
+        let built = self.digit_literals.get(&self.literals);
+        by_shape::all_built(built).then_some(&self.shape_literals)
     }
 
     /// Marks in `seen` the sets of the literals of `kind` that `hay` holds;

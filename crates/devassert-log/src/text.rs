@@ -53,8 +53,8 @@ pub fn shape_into(text: &[u8], out: &mut Vec<u8>) {
     });
 }
 
-/// [`shape_into`], not remembered.
-fn shape_afresh(text: &[u8], out: &mut Vec<u8>) {
+/// [`shape_into`], not remembered (for a text asked once).
+pub fn shape_afresh(text: &[u8], out: &mut Vec<u8>) {
     out.clear();
     // The text between runs of digits is copied at once: pushing byte by
     // byte was most of the cost of the three checks that key by shape.
@@ -66,6 +66,19 @@ fn shape_afresh(text: &[u8], out: &mut Vec<u8>) {
         rest = &rest[d + run..];
     }
     out.extend_from_slice(rest);
+}
+
+/// The length of `text`'s shape (see [`shape_into`]), not made (a
+/// prefix's: short, a byte at a time).
+pub fn shape_len(text: &[u8]) -> usize {
+    let mut digit = false;
+    let mut len = 0;
+    for b in text {
+        let d = b.is_ascii_digit();
+        len += usize::from(!(d && digit));
+        digit = d;
+    }
+    len
 }
 
 /// Where the first ASCII digit of `b` is, eight bytes a step: a line's

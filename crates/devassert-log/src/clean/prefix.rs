@@ -54,7 +54,8 @@ pub fn strip_prefixes(s: &str) -> (&str, Prefix) {
     })
 }
 
-pub(super) fn parse_prefixes(mut s: &str) -> (&str, Prefix) {
+/// [`strip_prefixes`], not remembered (for a line asked once).
+pub fn parse_prefixes(mut s: &str) -> (&str, Prefix) {
     let mut p = Prefix::default();
     for _ in 0..6 {
         let t = s.trim_start();

@@ -77,7 +77,7 @@ impl Reader {
     pub(super) fn read_carry(&mut self) -> Vec<u8> {
         let line = std::mem::take(&mut self.lines.carry);
         self.lines.carry_started = false;
-        if self.take_known_row(&line) {
+        if self.take_known_row(&line, None) {
             // Read as the builder's row it is (see `memo`).
         } else if self.wants_every_line() || self.pre.line_matters(&line, self.retired.bits()) {
             self.take_row(&line, 0, line.len());
@@ -124,7 +124,7 @@ impl Reader {
                 let e = p + memchr(b'\n', &region[p..]).unwrap_or(region.len() - p);
                 let row = &region[p..e.min(p + MAX_LINE)];
                 // A repeated row of a traceback that the builder alone reads (see `memo`).
-                if self.take_known_row(row) {
+                if self.take_known_row(row, region.get(e + 1..)) {
                     p = e + 1;
                     continue;
                 }
@@ -241,7 +241,7 @@ impl Reader {
                     // This row is read alone, as with nothing waiting: a
                     // repeated traceback row goes to the builder (see `memo`;
                     // the row was not asked while a row waited).
-                    if self.take_known_row(raw) {
+                    if self.take_known_row(raw, region.get(end + 1..)) {
                         return;
                     }
                     self.lines.plain = plain;
@@ -355,20 +355,7 @@ impl Reader {
     /// Sets `Lines::released` so the header is read as a waiting row's next
     /// would be, whatever else is open.
     fn released_by_header(&mut self, region: &[u8], end: usize, cur: &str) -> bool {
-        let Some(rest) = region.get(end + 1..) else {
-            return false;
-        };
-        // Most next rows are no header, and their first byte after the
-        // indentation tells (a byte `trim` may skip, or that may start a
-        // Unicode space, is looked at whole).
-        let first = rest.iter().find(|&&b| b != b' ' && b != b'\t');
-        if !first.is_some_and(|&b| matches!(b, b'T' | b'\r' | 0x0b | 0x0c) || b >= 0x80) {
-            return false;
-        }
-        let Some(e) = memchr(b'\n', rest) else {
-            return false;
-        };
-        if !crate::traceback::is_header(unwrap::row(&rest[..e]).trim()) {
+        if !region.get(end + 1..).is_some_and(header_next) {
             return false;
         }
         let body = clean::strip_prefixes(cur).0.trim();
@@ -424,6 +411,23 @@ impl Reader {
             }
         });
     }
+}
+
+/// Whether the row that starts `rest` (the bytes after a row's `\n`) is a
+/// traceback header (see `released_by_header`).
+pub(super) fn header_next(rest: &[u8]) -> bool {
+    // Most next rows are no header, and their first byte after the
+    // indentation tells (a byte `trim` may skip, or that may start a
+    // Unicode space, is looked at whole).
+    // Python's own header, the most common next row, is known at once.
+    if rest.starts_with(b"Traceback (most recent call last):\n") {
+        return true;
+    }
+    let first = rest.iter().find(|&&b| b != b' ' && b != b'\t');
+    if !first.is_some_and(|&b| matches!(b, b'T' | b'\r' | 0x0b | 0x0c) || b >= 0x80) {
+        return false;
+    }
+    memchr(b'\n', rest).is_some_and(|e| crate::traceback::is_header(unwrap::row(&rest[..e]).trim()))
 }
 
 /// What `take_row` looks for in a plain row instead of every marker.

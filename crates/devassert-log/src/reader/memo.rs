@@ -24,13 +24,15 @@ use std::rc::Rc;
 impl Reader {
     /// Whether the row was read as a known traceback row (see the module):
     /// what `take_row`, `take_line`, `take_piece`, `read_line` and
-    /// `text_line` would have done with it. Asked once per row, before
-    /// `take_row` (a row is counted as seen when asked).
-    pub(super) fn take_known_row(&mut self, raw: &[u8]) -> bool {
+    /// `text_line` would have done with it; else whether it was read as a
+    /// row of a known shape (see `shape_rows`; `rest`: the bytes after the
+    /// row's `\n`, where known). Asked once per row, before `take_row` (a
+    /// row is counted as seen when asked).
+    pub(super) fn take_known_row(&mut self, raw: &[u8], rest: Option<&[u8]>) -> bool {
         let Some(at) = self.known_index(raw) else {
             // Read otherwise: a block being recorded ends before it (see `block`).
             self.end_recording();
-            return false;
+            return self.take_shape_row(raw, rest);
         };
         let Some(k) = self.traceback_rows.rows.get(at).map(|r| &r.known) else {
             return false;
@@ -135,27 +137,40 @@ impl Reader {
 /// path, no DSA key, no notebook place, no host error, no
 /// `CUDA_LAUNCH_BLOCKING`, no catalog pattern. A check added to
 /// `take_row`, `take_line`, `read_line` or `text_line` must be added here
-/// too, or a repeated traceback row would skip it.
-fn builder_only(pre: &Prefilter, raw: &[u8], matched: &mut Vec<Target>) -> Option<Known> {
+/// too (or in [`read_alone`]), or a repeated traceback row would skip it.
+pub(super) fn builder_only(
+    pre: &Prefilter,
+    raw: &[u8],
+    matched: &mut Vec<Target>,
+) -> Option<Known> {
+    // `take_row`: no carriage return (a row ending in one is read
+    // otherwise), no terminal cut.
+    if raw.last() == Some(&b'\r') {
+        return None;
+    }
+    let cur = clean::lossy(raw);
+    if unwrap::full_width(raw)
+        && (unwrap::cut_marked(&cur, true, false).is_some() || unwrap::prefixed_cut(&cur))
+    {
+        return None;
+    }
+    read_alone(pre, &cur, matched)
+}
+
+/// [`builder_only`]'s checks of row `cur` (as `unwrap::row` reads it) but
+/// the terminal cut: what `take_line` does with it, read at once.
+pub(super) fn read_alone(pre: &Prefilter, cur: &str, matched: &mut Vec<Target>) -> Option<Known> {
     static MARKER: Searcher = searcher!(b"ssertion ");
     static CU: Searcher = searcher!(b".cu");
     static ESCAPED_BREAK: Searcher = searcher!(b"\\n");
     static BLOCKING: Searcher = searcher!(b"CUDA_LAUNCH_BLOCKING");
     static SERIALIZE: Searcher = searcher!(b"AMD_SERIALIZE_KERNEL");
-    // `take_row`: no marker (so not glued either), no carriage return (a
-    // row ending in one is read otherwise), no terminal cut.
-    if raw.last() == Some(&b'\r') {
-        return None;
-    }
-    let cur = clean::lossy(raw);
-    if unwrap::has_marker(&cur)
-        || (unwrap::full_width(raw)
-            && (unwrap::cut_marked(&cur, true, false).is_some() || unwrap::prefixed_cut(&cur)))
-    {
+    // `take_row`: no marker (so not glued either).
+    if unwrap::has_marker(cur) {
         return None;
     }
     // `read_line`: one segment, no `repr`'d pieces.
-    let mut segments = clean::readable(&cur);
+    let mut segments = clean::readable(cur);
     if segments.len() != 1 {
         return None;
     }

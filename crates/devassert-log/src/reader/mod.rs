@@ -36,6 +36,8 @@ mod quiet;
 mod repr;
 mod route;
 mod searched;
+mod shape_memo;
+mod shape_rows;
 mod state;
 mod thread_set;
 

@@ -14,11 +14,17 @@ pub(super) fn notebook_place(t: &str) -> Option<String> {
     // `/ipykernel_`): one scan turns away the lines that start otherwise and
     // hold neither, as most do, instead of `place`'s two searches (the two
     // rows of every logged traceback that never repeat are read in full).
-    let b = t.as_bytes();
-    if !matches!(b.first(), Some(b'C' | b'I' | b'F')) && memchr::memchr2(b'<', b'_', b).is_none() {
+    if !may_hold_place(t) {
         return None;
     }
     place(t)
+}
+
+/// Whether `t` may hold a notebook place: it starts with `C`, `I` or `F`,
+/// or holds a `<` or a `_` (a function of its shape: no digit is read).
+pub(super) fn may_hold_place(t: &str) -> bool {
+    let b = t.as_bytes();
+    matches!(b.first(), Some(b'C' | b'I' | b'F')) || memchr::memchr2(b'<', b'_', b).is_some()
 }
 
 /// [`notebook_place`] without its first scan.

@@ -37,6 +37,8 @@ pub struct Reader {
     pub(super) quiet_hosts: super::quiet::QuietShapes,
     /// Rows only the traceback builder reads, and their text (see `memo`).
     pub(super) traceback_rows: super::memo_rows::TracebackRows,
+    /// Rows the builder alone reads, known by their shape (see `shape_rows`).
+    pub(super) shape_rows: super::shape_memo::ShapeRows,
     /// The catalog's literal walk over lines that differ only in numbers.
     pub(super) sets_memo: crate::prefilter::SetsMemo,
     /// The catalog regexes whose lines it wants no more (see `prefilter`).
@@ -60,6 +62,7 @@ impl Reader {
             unmarked: Default::default(),
             quiet_hosts: Default::default(),
             traceback_rows: Default::default(),
+            shape_rows: Default::default(),
             sets_memo: Default::default(),
             retired: pre.retired(),
         }
