@@ -320,12 +320,8 @@ impl Prefilter {
                 any
             }
         };
-        let seen = memo.sets_mut();
-        // The literals with a digit (a separate, costly walk) only where
-        // one of them may be.
-        let digits = self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, seen);
-        let any = free | digits | self.end_sets(hay, seen);
-        any.then_some(&*seen)
+        let any = free | self.digit_or_end_sets(hay, memo.sets_mut());
+        any.then(|| memo.sets())
     }
 
     /// Whether `hay`'s literals without a digit (`free`), else with one or ending it, meet sets.
@@ -335,6 +331,11 @@ impl Prefilter {
         if free {
             return self.walk(&self.digit_free, hay, seen);
         }
+        self.digit_or_end_sets(hay, seen)
+    }
+
+    /// Marks the sets of `hay`'s literals with a digit (where one may be) and ending it; any?
+    fn digit_or_end_sets(&self, hay: &[u8], seen: &mut [u64]) -> bool {
         (self.may_hold_digit_literal(hay) && self.walk(&self.digit_literals, hay, seen))
             | self.end_sets(hay, seen)
     }

@@ -157,14 +157,18 @@ pub(super) fn builder_only(
     read_alone(pre, &cur, matched)
 }
 
+// What `read_alone` looks for, whose answer there may read digits (a
+// dangling path's line, a variable's value): `shape_rows` turns away every
+// row that holds one.
+pub(super) static CU: Searcher = searcher!(b".cu");
+pub(super) static BLOCKING: Searcher = searcher!(b"CUDA_LAUNCH_BLOCKING");
+pub(super) static SERIALIZE: Searcher = searcher!(b"AMD_SERIALIZE_KERNEL");
+
 /// [`builder_only`]'s checks of row `cur` (as `unwrap::row` reads it) but
 /// the terminal cut: what `take_line` does with it, read at once.
 pub(super) fn read_alone(pre: &Prefilter, cur: &str, matched: &mut Vec<Target>) -> Option<Known> {
     static MARKER: Searcher = searcher!(b"ssertion ");
-    static CU: Searcher = searcher!(b".cu");
     static ESCAPED_BREAK: Searcher = searcher!(b"\\n");
-    static BLOCKING: Searcher = searcher!(b"CUDA_LAUNCH_BLOCKING");
-    static SERIALIZE: Searcher = searcher!(b"AMD_SERIALIZE_KERNEL");
     // `take_row`: no marker (so not glued either).
     if unwrap::has_marker(cur) {
         return None;

@@ -31,12 +31,11 @@
 //! frame), one narrower than a terminal is not asked, and a prefixed row
 //! as wide is left to `take_row`.
 
-use super::memo::read_alone;
+use super::memo::{read_alone, BLOCKING, CU, SERIALIZE};
 use super::memo_rows::MAX_ROW;
 use super::shape_memo::{ByShape, Look};
 use super::state::Reader;
 use crate::clean;
-use crate::device_line::{searcher, Searcher};
 use crate::prefilter::{Prefilter, Target};
 use crate::unwrap;
 
@@ -86,13 +85,14 @@ impl Reader {
             return false;
         }
         // Read at once as `take_row` reads it (see the module).
-        let released = unwrap::full_width(raw) && {
+        let full = unwrap::full_width(raw);
+        let released = full && {
             let Some(rest) = rest else {
                 return false;
             };
             super::lines::header_next(rest)
         };
-        if unwrap::full_width(raw) && !released && !prefixes.is_empty() {
+        if full && !released && !prefixes.is_empty() {
             return false;
         }
         // What `take_line` does with the row, its text stepping the builder.
@@ -117,9 +117,6 @@ fn by_shape(
     shape: &[u8],
     matched: &mut Vec<Target>,
 ) -> Option<ByShape> {
-    static CU: Searcher = searcher!(b".cu");
-    static BLOCKING: Searcher = searcher!(b"CUDA_LAUNCH_BLOCKING");
-    static SERIALIZE: Searcher = searcher!(b"AMD_SERIALIZE_KERNEL");
     let b = cur.as_bytes();
     let (text, _) = clean::strip_prefixes(cur);
     // `clean` leaves the row whole: its one segment's text is the row's end.
