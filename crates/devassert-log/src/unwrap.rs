@@ -51,6 +51,20 @@ pub fn prefixed_cut(row: &str) -> bool {
     prefixed(row) && !readable(row)
 }
 
+/// The columns a row fills on a terminal: its escape sequences take none,
+/// an East Asian wide character two.
+pub fn columns(row: &str) -> usize {
+    let wide = |c: char| {
+        matches!(u32::from(c),
+            0x1100..=0x115f | 0x2e80..=0xa4cf | 0xac00..=0xd7a3 | 0xf900..=0xfaff
+            | 0xfe30..=0xfe4f | 0xff00..=0xff60 | 0xffe0..=0xffe6 | 0x20000..=0x3fffd)
+    };
+    crate::clean::strip_escapes(row)
+        .chars()
+        .map(|c| if wide(c) { 2 } else { 1 })
+        .sum()
+}
+
 /// Two rows as one: a padded first row (a word-wrapping terminal) broke at
 /// a space, a full one anywhere.
 fn join(a: &str, b: &str) -> String {
@@ -138,8 +152,9 @@ pub enum Kind {
     /// A whole assertion with no place (XPU's `AssertHandler::printMessage`):
     /// the place may follow alone on the next row.
     Placeless,
-    /// A prefixed row as wide as the widest row (the terminal's width, given):
-    /// the rows after it without a prefix are the rest of its line.
+    /// A prefixed row as wide as the widest row (the terminal's width, given,
+    /// in [`columns`]): the rows after it without a prefix are the rest of its
+    /// line.
     Prefixed(usize),
 }
 
@@ -224,9 +239,11 @@ pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
     match kind {
         Kind::Prefixed(width) => {
             // In a log whose lines all carry a prefix, a row without one goes
-            // on with the row before, unless it is a line of its own.
+            // on with the row before, unless it is a line of its own. The rows
+            // a terminal wraps one line into are never wider than the first.
             let n = next.trim();
-            if n.is_empty() || prefixed(next) {
+            let cols = columns(next);
+            if n.is_empty() || prefixed(next) || cols > width {
                 return Resume::Apart;
             }
             let joined = if rows == 1 && crate::clean::strip_prefixes(text).0.trim().is_empty() {
@@ -239,7 +256,7 @@ pub fn resume(kind: Kind, text: &str, rows: usize, next: &str) -> Resume {
             } else {
                 joined()
             };
-            if next.len() >= width && rows + 1 < MAX_ROWS && !readable(&joined) {
+            if cols == width && rows + 1 < MAX_ROWS && !readable(&joined) {
                 Resume::More(joined)
             } else {
                 Resume::Joined(joined)

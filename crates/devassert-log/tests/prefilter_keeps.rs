@@ -343,3 +343,28 @@ fn every_pattern_is_found_in_a_large_buffer() {
         catalog.log_patterns().len()
     );
 }
+
+/// Found by the property above: a prefixed row as wide as the widest, then
+/// an unprefixed row wider than it. A terminal never wraps one line into a
+/// row wider than its first, so the second row is a line of its own, and the
+/// third (`UNet…`) is not glued to its last word (`…tmpUNet`).
+#[test]
+fn a_row_wider_than_the_prefixed_one_before_it_is_not_its_rest() {
+    let raws = [
+        "[rank3]: input value should be between 0~1, but got i\u{e899e}loss ",
+        "\u{1b}[31mtmpToken indices sequence length is longer than the specified maximum sequence length for this model (\u{17e4}6 > 94)tmp\u{1b}[0m",
+        "UNetTArGEt -\u{17e4}6 Is OUT Of BoUNDS\r 46%|████▌     | 460/1000",
+    ];
+    let lines: Vec<Made> = raws
+        .iter()
+        .map(|raw| Made {
+            texts: readable(raw)
+                .into_iter()
+                .map(|(body, _)| body.trim().to_string())
+                .collect(),
+            raw: raw.to_string(),
+        })
+        .collect();
+    let missing = missed(&lines, &read(&lines, 0));
+    assert!(missing.is_empty(), "missed:\n{}", missing.join("\n"));
+}

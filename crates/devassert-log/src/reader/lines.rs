@@ -319,7 +319,9 @@ impl Reader {
                 None => walk().map(|ends| crate::device_line::parse_last_with(&cur, ends)),
             };
             let kind = match unwrap::cut_after(&cur, in_tb, last) {
-                None | Some(unwrap::Kind::Code) if prefixed => Some(unwrap::Kind::Prefixed(width)),
+                None | Some(unwrap::Kind::Code) if prefixed => {
+                    Some(unwrap::Kind::Prefixed(unwrap::columns(&cur)))
+                }
                 k => k,
             };
             if let Some(kind) = kind {

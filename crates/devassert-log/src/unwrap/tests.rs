@@ -63,14 +63,14 @@ fn prefixed_rows_go_on_in_unprefixed_ones() {
     let p = "(VllmWorker rank=0 pid=31877) ERROR 05-14 10:22:33 [multiproc_executor.py:671] RuntimeError: CUDA error: device-side as";
     assert!(prefixed(p));
     assert!(!prefixed("sert triggered"));
-    let Resume::Joined(t) = resume(Kind::Prefixed(p.len()), p, 1, "sert triggered") else {
+    let Resume::Joined(t) = resume(Kind::Prefixed(columns(p)), p, 1, "sert triggered") else {
         panic!("not joined");
     };
     assert!(t.ends_with("device-side assert triggered"), "{t}");
     // The next line of the same process carries its own prefix.
     assert!(matches!(
         resume(
-            Kind::Prefixed(p.len()),
+            Kind::Prefixed(columns(p)),
             p,
             1,
             "(VllmWorker rank=0 pid=31877) ERROR 05-14 10:22:33 [multiproc_executor.py:671] x"
@@ -169,4 +169,23 @@ fn rows_before_cross_regions() {
         e,
         vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec(), b"d".to_vec()]
     );
+}
+
+#[test]
+fn a_row_wider_than_the_prefixed_row_is_not_its_rest() {
+    let p = "[rank0]: RuntimeError: CUDA error: device-side assert triggered, compile with TORC";
+    let wide = "H_USE_CUDA_DSA to enable device-side assertions and a row longer than the prefixed one";
+    assert!(columns(wide) > columns(p));
+    assert!(matches!(
+        resume(Kind::Prefixed(columns(p)), p, 1, wide),
+        Resume::Apart
+    ));
+    // Escape codes take no columns, wide characters two.
+    assert_eq!(columns("\u{1b}[31mab\u{1b}[0m"), 2);
+    assert_eq!(columns("日本"), 4);
+    let narrower = &wide[..20];
+    assert!(matches!(
+        resume(Kind::Prefixed(columns(p)), p, 1, narrower),
+        Resume::Joined(_)
+    ));
 }
