@@ -102,6 +102,35 @@ fn torch_for_r_counts_from_1_so_a_lookup_is_off_by_one_and_a_label_negative() {
 }
 
 #[test]
+fn a_categorical_features_table_ranks_ids_counted_from_1_first() {
+    // A recommender's user table, sized by the number of distinct users while
+    // the raw ids run from 1: no position or tokenizer story fits it.
+    let tb = "Traceback (most recent call last):\n\
+              \x20 File \"/srv/rec/train.py\", line 52, in <module>\n    scores = model(users, items)\n\
+              \x20 File \"/srv/rec/ncf.py\", line 31, in forward\n    u = self.user_embedding(users)\n";
+    let kernel = "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1289: indexSelectLargeIndex: block: [3,0,0], thread: [9,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n";
+    let f = first(&format!(
+        "{kernel}{tb}RuntimeError: CUDA error: device-side assert triggered\n"
+    ));
+    assert_eq!(f["rule"], "DA101", "{f}");
+    assert_eq!(cause_ids(&f).first(), Some(&"off_by_one"), "{f}");
+    // Without the kernel line (DA001), and through a library's frames alone.
+    let f = first(
+        "Traceback (most recent call last):\n\
+         \x20 File \"/opt/venv/lib/python3.10/site-packages/torchfm/layer.py\", line 60, in forward\n    x = x + x.new_tensor(self.offsets).unsqueeze(0)\n\
+         RuntimeError: CUDA error: device-side assert triggered\n",
+    );
+    assert_eq!(f["rule"], "DA001", "{f}");
+    assert_eq!(cause_ids(&f).first(), Some(&"off_by_one"), "{f}");
+    // A language model's token table is no categorical feature.
+    let f = first(&format!(
+        "{kernel}{}RuntimeError: CUDA error: device-side assert triggered\n",
+        tb.replace("self.user_embedding(users)", "self.embed_tokens(input_ids)")
+    ));
+    assert_ne!(cause_ids(&f).first(), Some(&"off_by_one"), "{f}");
+}
+
+#[test]
 fn vs_codes_banner_gives_the_innermost_frame() {
     let f = first(
         "Exception has occurred: RuntimeError\nCUDA error: device-side assert triggered\n\

@@ -24,6 +24,7 @@ RULES = {
             "ignore_label_not_ignored": {"why": "a label map with 255 / -1 borders reached a loss or F.one_hot", "fixes": ["map void labels to ignore_index (e.g. `mask[mask == 255] = -100`) or pass `ignore_index=255`"]},
             "bce_on_logits": {"why": "raw logits (outside [0, 1]) were given to BCELoss / F.binary_cross_entropy", "fixes": ["use `BCEWithLogitsLoss` / `F.binary_cross_entropy_with_logits` on logits"]},
             "nan_inf_probs": {"why": "NaN / inf / negative probabilities reached torch.multinomial", "fixes": ["check logits for NaN/inf before sampling; avoid temperature 0"]},
+            "off_by_one": {"why": "ids or class labels are counted from 1: the largest equals the table size or the number of classes", "fixes": ["count ids and labels from 0 (subtract 1 from 1-based ones), or size the table `max_id + 1`"]},
             "unknown": {"why": "none of the above: the log does not say which kernel failed, so the causes above are guesses from the traceback or, where it says nothing, from how common each is", "fixes": ["rerun under `devassert run -- python train.py ...` to capture the assertion line and stop at the real op"]},
         },
     },

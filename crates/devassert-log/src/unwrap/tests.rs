@@ -174,7 +174,8 @@ fn rows_before_cross_regions() {
 #[test]
 fn a_row_wider_than_the_prefixed_row_is_not_its_rest() {
     let p = "[rank0]: RuntimeError: CUDA error: device-side assert triggered, compile with TORC";
-    let wide = "H_USE_CUDA_DSA to enable device-side assertions and a row longer than the prefixed one";
+    let wide =
+        "H_USE_CUDA_DSA to enable device-side assertions and a row longer than the prefixed one";
     assert!(columns(wide) > columns(p));
     assert!(matches!(
         resume(Kind::Prefixed(columns(p)), p, 1, wide),
