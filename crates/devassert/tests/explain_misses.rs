@@ -131,6 +131,32 @@ fn a_categorical_features_table_ranks_ids_counted_from_1_first() {
 }
 
 #[test]
+fn positions_indexing_a_rotary_cache_or_a_position_table_are_a_sequence_too_long() {
+    // `x[idx]` (IndexKernel), not an embedding lookup: a rotary cache, and a
+    // learned position table's weight, indexed by position ids.
+    let kernel = "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [7,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.\n";
+    for (function, code) in [
+        (
+            "apply_rotary_pos_emb",
+            "cos = cos[position_ids].unsqueeze(1)",
+        ),
+        ("forward", "return self.weight[position_ids]"),
+    ] {
+        let f = first(&format!(
+            "{kernel}Traceback (most recent call last):\n\
+             \x20 File \"/srv/lm/model.py\", line 88, in {function}\n    {code}\n\
+             RuntimeError: CUDA error: device-side assert triggered\n"
+        ));
+        assert_eq!(f["rule"], "DA111", "{f}");
+        assert_eq!(
+            cause_ids(&f).first(),
+            Some(&"seq_len_gt_max_positions"),
+            "{f}"
+        );
+    }
+}
+
+#[test]
 fn vs_codes_banner_gives_the_innermost_frame() {
     let f = first(
         "Exception has occurred: RuntimeError\nCUDA error: device-side assert triggered\n\

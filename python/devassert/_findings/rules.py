@@ -135,6 +135,7 @@ RULES = {
             "negative_index": {"why": "an index < -size (e.g. -1 markers on an empty dim, or -100 padding)", "fixes": ["mask -1 / -100 markers before indexing"]},
             "token_id_ge_vocab": {"why": "during generation / beam search a token id >= the vocab / embedding size is used to index scores or embeddings (tokenizer vocab larger than the checkpoint)", "fixes": ["check `len(tokenizer) <= model.get_input_embeddings().num_embeddings`; use the checkpoint's tokenizer"]},
             "label_ge_num_classes": {"why": "class labels used as an index (`logits[range(B), labels]`, one-hot tables) are >= the number of classes", "fixes": ["check `labels.max() < num_classes`"]},
+            "seq_len_gt_max_positions": {"why": "position ids past a position table or rotary cache indexed with them (`pe[positions]`, `cos[position_ids]`): a sequence longer than the model's maximum", "fixes": ["truncate inputs (and labels fed to a decoder) to the model's maximum positions (`model.config.max_position_embeddings`; tokenizer `truncation=True, max_length=...`)"]},
             "unknown": {"why": "not established from the log", "fixes": []},
         },
     },
@@ -874,6 +875,18 @@ FACT_CAUSES = [
         "requires": "0", "prior": 0.1,
         "fits": "n_past + n_wrapped > 0",
         "why": "class labels used as an index are >= the number of classes",
+        "support": [
+        ],
+        "refute": [
+        ],
+        "fix": [
+        ],
+    },
+    {
+        "id": "seq_len_gt_max_positions", "kind": "index",
+        "requires": "0", "prior": 0.1,
+        "fits": "n_past + n_wrapped > 0",
+        "why": "position ids used as an index run past the position table",
         "support": [
         ],
         "refute": [
