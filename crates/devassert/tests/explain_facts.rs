@@ -372,6 +372,34 @@ fn an_index_assert_from_a_detection_framework_is_a_class_id_past_the_classes() {
     assert_eq!(ids(&first(&plain))[0], "index_ge_dim_size");
 }
 
+/// A real log (corpus 224, split tune9): a one-stage detector's focal loss
+/// (RetinaNet's, copied into EfficientDet ports) marks the class column of
+/// its matched boxes, `assigned_annotations[…, 4]`, and a class id runs past
+/// the classes. The code line the poster kept says so; without it the
+/// index equal to the dim's size leads.
+#[test]
+fn a_one_stage_detectors_class_column_is_a_class_id_past_the_classes() {
+    let f = real("224");
+    assert_eq!(f["rule"], "DA111", "{f}");
+    assert_eq!(ids(&f)[0], "label_ge_num_classes", "{f}");
+    let log = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real/224.log"),
+    )
+    .expect("corpus log 224");
+    let plain: String = log
+        .lines()
+        .filter(|l| !l.contains("annotations"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(ids(&first(&plain))[0], "index_ge_dim_size");
+    // A YOLO training's frame path says the same.
+    let yolo = first(
+        "Traceback (most recent call last):\n  File \"/work/yolov5/utils/loss.py\", line 150, in build_targets\n    t[range(n), tcls[i]] = self.cp\n\
+         IndexError: index 80 is out of bounds for dimension 1 with size 80\n",
+    );
+    assert_eq!(ids(&yolo)[0], "label_ge_num_classes", "{yolo}");
+}
+
 /// A cross-entropy assert with nothing else: negative labels (a -1 in the
 /// label column) rank above LM labels past the vocabulary (corpus tuning
 /// splits: as common as labels past C; LM labels past the vocabulary unseen).
