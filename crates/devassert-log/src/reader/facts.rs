@@ -5,7 +5,7 @@
 
 use super::kept::{CpuHit, HostEvent};
 use super::state::Reader;
-use crate::clean::Stamp;
+use crate::clean::{self, Stamp};
 use crate::device_line;
 use crate::errors::HostKind;
 use crate::prefilter::Target;
@@ -184,6 +184,27 @@ impl Reader {
                 first_time: time,
             }),
         }
+    }
+
+    /// Whether a row, behind its prefixes, states one of the catalog's
+    /// host-side messages (`Target 5 is out of bounds.`).
+    pub(super) fn states_host_message(&mut self, row: &str) -> bool {
+        let mut matched = std::mem::take(&mut self.matched);
+        let mut found = false;
+        clean::each_readable(row, |body, _| {
+            if !found {
+                let c = device_line::without_coordinates(body);
+                self.pre.catalog_matches_memo(
+                    &c,
+                    |t| matches!(t, Target::Cpu(_)),
+                    &mut matched,
+                    &mut self.sets_memo,
+                );
+                found = !matched.is_empty();
+            }
+        });
+        self.matched = matched;
+        found
     }
 
     /// The catalog's evidence in a line: `log` patterns (their first

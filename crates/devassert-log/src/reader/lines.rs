@@ -306,9 +306,12 @@ impl Reader {
             // A prefixed row as wide as any goes on in the unprefixed rows
             // after it (a code row behind a prefix included).
             // As wide as other rows, or padded to its width by a wrapper.
+            // A row that already states a host message is a line of its own
+            // (the reader takes one message a line).
             let prefixed = width == self.lines.widest
                 && (self.lines.widest_rows > 1 || cur.ends_with(' '))
-                && unwrap::prefixed_cut(&cur);
+                && unwrap::prefixed_cut(&cur)
+                && !self.states_host_message(&cur);
             // A glued line of one echo's repeats: its last piece is the
             // walk's last occurrence (see `glued`).
             let plan = device
