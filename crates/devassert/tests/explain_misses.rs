@@ -157,6 +157,24 @@ fn positions_indexing_a_rotary_cache_or_a_position_table_are_a_sequence_too_long
 }
 
 #[test]
+fn an_inference_engines_failure_ranks_token_ids_before_labels() {
+    // A server computes no loss: its engine's log lines say so, with or
+    // without the kernel line.
+    let engine = "ERROR 03-02 11:20:05 [core.py:412] EngineCore encountered a fatal error.\n\
+                  ERROR 03-02 11:20:05 [core.py:412]   File \"/opt/venv/lib/python3.12/site-packages/vllm/v1/worker/gpu_model_runner.py\", line 1210, in execute_model\n\
+                  ERROR 03-02 11:20:05 [core.py:412] RuntimeError: CUDA error: device-side assert triggered\n";
+    let f = first(engine);
+    assert_eq!(f["rule"], "DA001", "{f}");
+    let ids = cause_ids(&f);
+    assert_eq!(ids.first(), Some(&"token_id_ge_vocab"), "{f}");
+    assert!(ids[..2].iter().all(|c| *c != "label_ge_num_classes"), "{f}");
+    let gather = "../aten/src/ATen/native/cuda/ScatterGatherKernel.cu:144: operator(): block: [0,0,0], thread: [5,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && \"index out of bounds\"` failed.\n";
+    let f = first(&format!("{gather}{engine}"));
+    assert_eq!(f["rule"], "DA121", "{f}");
+    assert_eq!(cause_ids(&f).first(), Some(&"token_id_ge_vocab"), "{f}");
+}
+
+#[test]
 fn vs_codes_banner_gives_the_innermost_frame() {
     let f = first(
         "Exception has occurred: RuntimeError\nCUDA error: device-side assert triggered\n\
