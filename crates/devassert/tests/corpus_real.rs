@@ -23,17 +23,18 @@ const KEYS: &[&str] = &[
 
 /// The splits of README.md: `tune` / `holdout` by URL hash; `fresh`: logs
 /// added after the first measurement (issue 36), as untouched as the holdout
-/// for the measurement that added them; `tune2` / `fresh2` … `tune9` /
-/// `fresh9`: the later batches of issue 36, each split by a rule fixed before
+/// for the measurement that added them; `tune2` / `fresh2` … `tune10` /
+/// `fresh10`: the later batches of issue 36, each split by a rule fixed before
 /// it was measured.
 const SPLITS: &[&str] = &[
     "tune", "holdout", "fresh", "tune2", "fresh2", "tune3", "fresh3", "tune4", "fresh4", "tune5",
-    "fresh5", "tune6", "fresh6", "tune7", "fresh7", "tune8", "fresh8", "tune9", "fresh9",
+    "fresh5", "tune6", "fresh6", "tune7", "fresh7", "tune8", "fresh8", "tune9", "fresh9", "tune10",
+    "fresh10",
 ];
 
 /// The splits explain may be tuned on; the others are only measured.
 const TUNING_SPLITS: &[&str] = &[
-    "tune", "tune2", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9",
+    "tune", "tune2", "tune3", "tune4", "tune5", "tune6", "tune7", "tune8", "tune9", "tune10",
 ];
 
 fn corpus() -> PathBuf {
