@@ -8,7 +8,8 @@ use std::sync::OnceLock;
 
 /// `(pattern, bound_is_rows_minus_one)`: named groups `value`, `low`, `high`.
 const PATTERNS: &[(&str, bool)] = &[
-    (r"Target (?P<value>-?\d+) is out of bounds", false),
+    // `bound` alone: the message retyped or cut in a post (DA201's).
+    (r"Target (?P<value>-?\d+) is out of bounds?\b", false),
     (
         r"index (?P<value>-?\d+) is out of bounds for dimension \d+ with size (?P<high>\d+)",
         false,
@@ -188,6 +189,10 @@ mod tests {
         assert_eq!(
             stated("IndexError: Target 10 is out of bounds.").values,
             vec![Scalar::Int(10)]
+        );
+        assert_eq!(
+            stated("Target -1 is out of bound").values,
+            vec![Scalar::Int(-1)]
         );
         let s = stated("IndexError: index 5 is out of bounds for dimension 0 with size 5");
         assert_eq!(

@@ -175,6 +175,17 @@ fn an_inference_engines_failure_ranks_token_ids_before_labels() {
 }
 
 #[test]
+fn a_target_message_retyped_without_its_s_is_the_loss_with_its_value() {
+    // A post's sentence quoting the message as `… out of bound`.
+    let f = first("Training stops with Target 12 is out of bound\n");
+    assert_eq!(f["rule"], "DA201", "{f}");
+    assert_eq!(f["values"], serde_json::json!([12]), "{f}");
+    // Not another word that starts the same.
+    let f = first("Target 12 is out of boundary checks\n");
+    assert_ne!(f["rule"], "DA201", "{f}");
+}
+
+#[test]
 fn vs_codes_banner_gives_the_innermost_frame() {
     let f = first(
         "Exception has occurred: RuntimeError\nCUDA error: device-side assert triggered\n\
