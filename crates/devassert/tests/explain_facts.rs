@@ -128,9 +128,18 @@ fn the_truncation_fix_counts_the_position_offset() {
 }
 
 fn real(id: &str) -> Value {
+    first(&real_without(id, None))
+}
+
+/// A corpus log's text, less its lines holding `drop`.
+fn real_without(id: &str, drop: Option<&str>) -> String {
     let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(format!("tests/corpus/real/{id}.log"));
-    first(&std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("corpus log {id}: {e}")))
+    let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("corpus log {id}: {e}"));
+    text.lines()
+        .filter(|l| drop.is_none_or(|d| !l.contains(d)))
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 fn cause<'a>(f: &'a Value, id: &str) -> &'a Value {
@@ -360,15 +369,7 @@ fn an_index_assert_from_a_detection_framework_is_a_class_id_past_the_classes() {
         why(&f, "label_ge_num_classes").contains("object-detection framework"),
         "{f}"
     );
-    let log = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real/136.log"),
-    )
-    .expect("corpus log 136");
-    let plain: String = log
-        .lines()
-        .filter(|l| !l.contains("d2."))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let plain = real_without("136", Some("d2."));
     assert_eq!(ids(&first(&plain))[0], "index_ge_dim_size");
 }
 
@@ -382,15 +383,7 @@ fn a_one_stage_detectors_class_column_is_a_class_id_past_the_classes() {
     let f = real("224");
     assert_eq!(f["rule"], "DA111", "{f}");
     assert_eq!(ids(&f)[0], "label_ge_num_classes", "{f}");
-    let log = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real/224.log"),
-    )
-    .expect("corpus log 224");
-    let plain: String = log
-        .lines()
-        .filter(|l| !l.contains("annotations"))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let plain = real_without("224", Some("annotations"));
     assert_eq!(ids(&first(&plain))[0], "index_ge_dim_size");
     // A YOLO training's frame path says the same.
     let yolo = first(
