@@ -28,19 +28,23 @@ import sys
 import tomllib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-OP_FAMILIES = {"index_select", "embedding_bag", "nll_loss", "nll_loss2d", "gather_scatter",
-               "index", "bce", "multinomial", "ctc_loss", "one_hot", "bincount", "inductor",
-               "custom_kernel", "unknown"}
+VOCABULARY = os.path.join(HERE, "..", "crates", "devassert-core", "src", "vocabulary.rs")
 
 
 def _vocabulary(name):
     """A string list of crates/devassert-core/src/vocabulary.rs, the one source of the contract's ids."""
-    with open(os.path.join(HERE, "..", "crates", "devassert-core", "src", "vocabulary.rs"), encoding="utf-8") as f:
+    with open(VOCABULARY, encoding="utf-8") as f:
         body = re.search(r"pub const " + name + r": &\[&str\] = &\[(.*?)\];", f.read(), re.S)
     return set(re.findall(r'"(\w+)"', body.group(1)))
 
 
+def _op_families():
+    """The op families of vocabulary.rs: the names `OpFamily::as_str` gives."""
+    with open(VOCABULARY, encoding="utf-8") as f:
+        return set(re.findall(r'OpFamily::\w+ => "(\w+)"', f.read()))
+
+
+OP_FAMILIES = _op_families()
 CAUSES = _vocabulary("CAUSE_IDS")
 TOP_KEYS = ["id", "name", "op_family", "title", "summary", "severity", "internal", "ops",
             "bad_argument", "bound", "guard", "fixes"]
